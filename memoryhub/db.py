@@ -112,7 +112,8 @@ def embedded_database(var_dir: Path, name: str = "memoryhub") -> EmbeddedDatabas
     pgdata = var_dir / "pgdata"
     # The wheel asks platformdirs for a runtime dir at import time; keep it inside var/.
     os.environ.setdefault("XDG_RUNTIME_DIR", str(var_dir / "run"))
-    (var_dir / "run").mkdir(parents=True, exist_ok=True)
+    (var_dir / "run").mkdir(mode=0o700, parents=True, exist_ok=True)
+    (var_dir / "run").chmod(0o700)
     # Fast path: every process after the first finds the server up without taking the lock.
     server = _running_server(pgdata)
     if server is not None:

@@ -16,8 +16,6 @@ from django.db.models import Q
 from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
-from apps.core.models import TimeStampedModel
-
 from .querysets import EdgeQuerySet, MemoryQuerySet
 
 EMBEDDING_DIM = 384
@@ -62,8 +60,12 @@ class Tier(models.TextChoices):
     SCRATCH = "scratch"
 
 
-class Memory(TimeStampedModel):
+class Memory(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # Plain defaults, not auto_now: imports keep the timestamps they bring; services set
+    # updated_at on every change.
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    updated_at = models.DateTimeField(default=timezone.now)
     namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="memories")
     # The id a memory had in the system it was imported from (neutral format "id"), kept so
     # export -> import round-trips and benchmark relevance lists resolve.

@@ -1,0 +1,484 @@
+"""Every write to memories, tags and edges (SPEC section 3).
+
+All functions are keyword-only and atomic: a failure anywhere leaves nothing written. Work that
+background jobs derive from (PageRank) is queued with transaction.on_commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from apps.core.exceptions import ValidationFailed
+from apps.jobs import triggers
+
+from . import embeddings
+from .chunking import chunk_markdown
+from .models import CausalEdge, Memory, Namespace, Relation, Tag
+from .tags import infer_tags
+from .validation import MemoryInput, validate_memory_input, validate_relation
+
+ON_DUPLICATE = ("report", "skip", "supersede")
+NAMESPACE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,99}$")
+
+
+@dataclass
+class WriteResult:
+    memory: Memory
+    created: bool
+    duplicate_of: Memory | None = None
+    near_duplicates: list[dict] = field(default_factory=list)
+    chunks: list[Memory] = field(default_factory=list)
+    inferred_tags: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "id": str(self.memory.id),
+            "created": self.created,
+            "duplicate_of": str(self.duplicate_of.id) if self.duplicate_of else None,
+            "near_duplicates": self.near_duplicates,
+            "chunks": [str(c.id) for c in self.chunks],
+            "inferred_tags": self.inferred_tags,
+        }
+
+
+def content_hash(content: str) -> str:
+    return hashlib.sha256(content.strip().encode()).hexdigest()
+
+
+def embedding_text(title: str, content: str) -> str:
+    return f"{title}\n{content}" if title and title not in content else content
+
+
+# --- namespaces ------------------------------------------------------------------------------
+
+
+def namespace_get_or_create(*, name: str, description: str = "") -> Namespace:
+    if not isinstance(name, str) or not NAMESPACE_RE.match(name):
+        raise ValidationFailed(
+            {"namespace": f"{name!r} is not a valid namespace name (a-z, 0-9, - and _)."}
+        )
+    namespace, _ = Namespace.objects.get_or_create(name=name, defaults={"description": description})
+    return namespace
+
+
+# --- create ----------------------------------------------------------------------------------
+
+
+def memory_create(
+    *,
+    namespace: Namespace,
+    content: str,
+    on_duplicate: str = "report",
+    **fields: Any,
+) -> WriteResult:
+    """Store one memory (chunked when long). Exact duplicates return the existing memory."""
+    return _create_many(namespace, [{"content": content, **fields}], on_duplicate, prefix=None)[0]
+
+
+def memory_batch_create(
+    *,
+    namespace: Namespace,
+    items: Sequence[dict],
+    on_duplicate: str = "report",
+    check_near_duplicates: bool = True,
+    dedupe: bool = True,
+    chunk: bool = True,
+    infer: bool = True,
+) -> list[WriteResult]:
+    """Store many memories in one transaction; embeddings are computed in batches.
+
+    A bad item anywhere fails the whole batch with errors named "items[i].field".
+    Imports pass dedupe=False, chunk=False and infer=False: they restore records exactly.
+    """
+    if not isinstance(items, list | tuple):
+        raise ValidationFailed({"items": "Must be a list of memory objects."})
+    if not items:
+        raise ValidationFailed({"items": "Must hold at least one memory."})
+    if len(items) > settings.MEMORY_BATCH_MAX_ITEMS:
+        raise ValidationFailed(
+            {"items": f"{len(items)} items; the limit is {settings.MEMORY_BATCH_MAX_ITEMS}."}
+        )
+    return _create_many(
+        namespace,
+        items,
+        on_duplicate,
+        prefix="items",
+        check_near=check_near_duplicates,
+        dedupe=dedupe,
+        chunk=chunk,
+        infer=infer,
+    )
+
+
+def _validate_all(items: Sequence[dict], prefix: str | None) -> list[MemoryInput]:
+    inputs, errors = [], {}
+    for i, item in enumerate(items):
+        try:
+            inputs.append(validate_memory_input(item, prefix=f"{prefix}[{i}]." if prefix else ""))
+        except ValidationFailed as exc:
+            errors.update(exc.errors)
+    if errors:
+        raise ValidationFailed(errors)
+    return inputs
+
+
+@dataclass
+class _Planned:
+    """One memory row about to be inserted, and the item it came from."""
+
+    item: int
+    row: Memory
+    tags: list[str]
+
+
+def _create_many(
+    namespace: Namespace,
+    items: Sequence[dict],
+    on_duplicate: str,
+    *,
+    prefix: str | None,
+    check_near: bool = True,
+    dedupe: bool = True,
+    chunk: bool = True,
+    infer: bool = True,
+) -> list[WriteResult]:
+    if on_duplicate not in ON_DUPLICATE:
+        raise ValidationFailed({"on_duplicate": f"Must be one of: {', '.join(ON_DUPLICATE)}."})
+    inputs = _validate_all(items, prefix)
+    model_name = embeddings.model_name()
+    now = timezone.now()
+
+    with transaction.atomic():
+        hashes = [content_hash(i.content) for i in inputs]
+        existing = {}
+        if dedupe:
+            existing = {
+                m.content_hash: m
+                for m in Memory.objects.in_namespace(namespace).filter(content_hash__in=set(hashes))
+            }
+        results: list[WriteResult | None] = [None] * len(inputs)
+        planned: list[_Planned] = []
+        first_of_hash: dict[str, int] = {}
+        for idx, (inp, digest) in enumerate(zip(inputs, hashes, strict=True)):
+            if digest in existing:
+                results[idx] = WriteResult(existing[digest], False, duplicate_of=existing[digest])
+                continue
+            if dedupe and digest in first_of_hash:  # the same text twice in one batch
+                continue
+            first_of_hash.setdefault(digest, idx)
+            inferred = infer_tags(inp.content, inp.category, inp.tags) if infer else []
+            results[idx] = WriteResult(memory=None, created=True, inferred_tags=inferred)  # type: ignore[arg-type]
+            planned.extend(
+                _plan_rows(idx, inp, digest, namespace, inp.tags + inferred, now, chunk=chunk)
+            )
+
+        vectors = embeddings.embed_texts(
+            [embedding_text(p.row.title, p.row.content) for p in planned]
+        )
+        for p, vector in zip(planned, vectors, strict=True):
+            p.row.embedding = vector
+            p.row.embedding_model = model_name
+
+        near = _near_duplicates(namespace, planned, vectors) if check_near else {}
+        if on_duplicate == "skip":
+            planned = _drop_skipped(planned, near, results)
+
+        try:
+            Memory.objects.bulk_create([p.row for p in planned], batch_size=500)
+        except IntegrityError as exc:
+            raise ValidationFailed({"id": f"An id in this request already exists: {exc}"}) from exc
+        _attach_tags(planned)
+
+        edges = _chunk_edges(planned)
+        for p in planned:
+            result = results[p.item]
+            if result.memory is None:
+                result.memory = p.row
+            result.chunks.append(p.row)
+            for dup in near.get(p.item, []):
+                if dup not in result.near_duplicates:
+                    result.near_duplicates.append(dup)
+                if on_duplicate == "supersede" and p.row.metadata.get("chunk_index", 0) == 0:
+                    edges.append(
+                        CausalEdge(
+                            namespace=namespace,
+                            source=p.row,
+                            target_id=dup["id"],
+                            relation=Relation.SUPERSEDES,
+                            strength=1.0,
+                        )
+                    )
+        for result in results:
+            if result is not None and len(result.chunks) == 1:
+                result.chunks = []  # only report chunks when a document was split
+        if edges:
+            CausalEdge.objects.bulk_create(edges, ignore_conflicts=True)
+            transaction.on_commit(lambda: triggers.graph_changed(namespace.pk))
+
+        # Items repeating an earlier item of this batch share its result.
+        for idx, digest in enumerate(hashes):
+            if results[idx] is None:
+                first = results[first_of_hash[digest]]
+                results[idx] = WriteResult(first.memory, False, duplicate_of=first.memory)
+    return results  # type: ignore[return-value]
+
+
+def _plan_rows(
+    idx: int,
+    inp: MemoryInput,
+    digest: str,
+    namespace: Namespace,
+    tags: list[str],
+    now,
+    *,
+    chunk: bool = True,
+) -> list[_Planned]:
+    created_at = inp.created_at or now
+    common = dict(
+        namespace=namespace,
+        category=inp.category,
+        file_path=inp.file_path,
+        source=inp.source,
+        trigger_phrases=inp.trigger_phrases,
+        tier=inp.tier,
+        importance=inp.importance,
+        created_at=created_at,
+        updated_at=inp.updated_at or created_at,
+    )
+    max_chars = settings.MEMORY_CHUNK_MAX_CHARS if chunk else len(inp.content) + 1
+    chunks = chunk_markdown(inp.content, max_chars)
+    if len(chunks) == 1:
+        row = Memory(
+            id=inp.id or uuid.uuid4(),
+            external_id=inp.external_id,
+            title=inp.title,
+            content=inp.content,
+            content_hash=digest,
+            metadata=inp.metadata,
+            **common,
+        )
+        return [_Planned(idx, row, tags)]
+    document_id = str(inp.id or uuid.uuid4())
+    rows = []
+    for chunk in chunks:
+        title = " — ".join(filter(None, [inp.title, chunk.title]))[:300]
+        metadata = {
+            **inp.metadata,
+            "document_id": document_id,
+            "chunk_index": chunk.index,
+            "chunk_count": len(chunks),
+        }
+        row = Memory(
+            id=uuid.UUID(document_id) if chunk.index == 0 else uuid.uuid4(),
+            external_id=inp.external_id if chunk.index == 0 else None,
+            title=title,
+            content=chunk.text,
+            # The first chunk carries the document's hash, so resubmitting it is a duplicate.
+            content_hash=digest if chunk.index == 0 else content_hash(chunk.text),
+            metadata=metadata,
+            **common,
+        )
+        rows.append(_Planned(idx, row, tags))
+    return rows
+
+
+def _near_duplicates(
+    namespace: Namespace, planned: list[_Planned], vectors: np.ndarray
+) -> dict[int, list[dict]]:
+    """Item index -> memories with cosine >= threshold (stored ones and earlier in the batch)."""
+    threshold = settings.MEMORY_NEAR_DUPLICATE_SIMILARITY
+    found: dict[int, list[dict]] = {}
+    if not planned:
+        return found
+    literals = ["[" + ",".join(f"{x:.7g}" for x in v) + "]" for v in vectors]
+    with connection.cursor() as cur:
+        cur.execute("SET LOCAL hnsw.ef_search = 40")
+        cur.execute(
+            """
+            SELECT q.pos, nd.id, nd.similarity
+              FROM unnest(%s::text[]) WITH ORDINALITY AS q(vec, pos)
+              CROSS JOIN LATERAL (
+                    SELECT m.id, 1 - (m.embedding <=> q.vec::vector) AS similarity
+                      FROM memories_memory m
+                     WHERE m.namespace_id = %s AND NOT m.archived AND m.embedding IS NOT NULL
+                     ORDER BY m.embedding <=> q.vec::vector
+                     LIMIT 1) nd
+             WHERE nd.similarity >= %s
+            """,
+            [literals, namespace.pk, threshold],
+        )
+        for pos, memory_id, similarity in cur.fetchall():
+            item = planned[pos - 1].item
+            found.setdefault(item, []).append(
+                {"id": str(memory_id), "similarity": round(float(similarity), 4)}
+            )
+    # Within the batch: compare each row with the earlier rows of other items.
+    sims = vectors @ vectors.T
+    for j in range(1, len(planned)):
+        for i in np.nonzero(sims[j, :j] >= threshold)[0]:
+            if planned[i].item != planned[j].item:
+                found.setdefault(planned[j].item, []).append(
+                    {"id": str(planned[i].row.id), "similarity": round(float(sims[j, i]), 4)}
+                )
+                break
+    return found
+
+
+def _drop_skipped(planned, near, results) -> list[_Planned]:
+    """on_duplicate=skip: a near-duplicate of a stored memory is not written; return that one."""
+    keep = []
+    for p in planned:
+        stored = [
+            d for d in near.get(p.item, []) if not any(str(q.row.id) == d["id"] for q in planned)
+        ]
+        if stored:
+            memory = Memory.objects.get(pk=stored[0]["id"])
+            results[p.item] = WriteResult(
+                memory, False, duplicate_of=memory, near_duplicates=stored
+            )
+        else:
+            keep.append(p)
+    return keep
+
+
+def _tag_ids(names: Iterable[str]) -> dict[str, int]:
+    names = set(names)
+    if not names:
+        return {}
+    Tag.objects.bulk_create([Tag(name=n) for n in names], ignore_conflicts=True)
+    return dict(Tag.objects.filter(name__in=names).values_list("name", "id"))
+
+
+def _attach_tags(planned: list[_Planned]) -> None:
+    ids = _tag_ids(t for p in planned for t in p.tags)
+    through = Memory.tags.through
+    links = [through(memory_id=p.row.id, tag_id=ids[t]) for p in planned for t in p.tags]
+    # One INSERT statement: the statement-level trigger then refreshes search vectors once.
+    through.objects.bulk_create(links, batch_size=5000, ignore_conflicts=True)
+
+
+def _chunk_edges(planned: list[_Planned]) -> list[CausalEdge]:
+    """Consecutive chunks of one document are linked (relates_to), so search can walk them."""
+    edges = []
+    for prev, nxt in zip(planned, planned[1:], strict=False):
+        if prev.item == nxt.item:
+            edges.append(
+                CausalEdge(
+                    namespace_id=prev.row.namespace_id,
+                    source=prev.row,
+                    target=nxt.row,
+                    relation=Relation.RELATES_TO,
+                    strength=0.8,
+                )
+            )
+    return edges
+
+
+# --- update, archive, delete ----------------------------------------------------------------
+
+UPDATABLE = {
+    "title",
+    "content",
+    "category",
+    "tags",
+    "file_path",
+    "source",
+    "trigger_phrases",
+    "tier",
+    "importance",
+    "metadata",
+}
+
+
+@transaction.atomic
+def memory_update(*, memory: Memory, **changes: Any) -> Memory:
+    """Change fields of one memory; content changes re-embed it and recompute its hash."""
+    unknown = set(changes) - UPDATABLE - {"archived"}
+    if unknown:
+        raise ValidationFailed({name: "Unknown or read-only field." for name in sorted(unknown)})
+    archived = changes.pop("archived", None)
+    if archived is not None and not isinstance(archived, bool):
+        raise ValidationFailed({"archived": "Must be true or false."})
+    current = {
+        "content": memory.content,
+        "title": memory.title,
+        "category": memory.category,
+        "tier": memory.tier,
+    }
+    checked = validate_memory_input({**current, **changes})
+    for name in changes.keys() - {"tags"}:
+        setattr(memory, name, getattr(checked, name))
+    if "content" in changes or "title" in changes:
+        memory.content_hash = content_hash(memory.content)
+        memory.embedding = embeddings.embed_texts([embedding_text(memory.title, memory.content)])[0]
+        memory.embedding_model = embeddings.model_name()
+    if archived is not None:
+        memory.archived = archived
+    memory.updated_at = timezone.now()
+    memory.save()
+    if "tags" in changes:
+        ids = _tag_ids(checked.tags)
+        memory.tags.set([ids[t] for t in checked.tags])
+    return memory
+
+
+def memory_archive(*, memory: Memory, archived: bool = True) -> Memory:
+    Memory.objects.filter(pk=memory.pk).update(archived=archived, updated_at=timezone.now())
+    memory.archived = archived
+    return memory
+
+
+def memories_archive(*, memories) -> int:
+    """Bulk archive (admin action)."""
+    return memories.update(archived=True, updated_at=timezone.now())
+
+
+@transaction.atomic
+def memory_delete(*, memory: Memory) -> None:
+    had_edges = CausalEdge.objects.touching([memory.pk]).exists()
+    namespace_id = memory.namespace_id
+    memory.delete()
+    if had_edges:
+        transaction.on_commit(lambda: triggers.graph_changed(namespace_id))
+
+
+# --- edges -------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def edge_create(
+    *, source: Memory, target: Memory, relation: str, strength: float = 1.0
+) -> CausalEdge:
+    """Link two memories of one namespace; linking again updates the strength."""
+    relation, strength = validate_relation(relation, strength)
+    if source.pk == target.pk:
+        raise ValidationFailed({"target": "A memory cannot be linked to itself."})
+    if source.namespace_id != target.namespace_id:
+        raise ValidationFailed(
+            {"target": "Belongs to another namespace; links stay within one namespace."}
+        )
+    edge, _ = CausalEdge.objects.update_or_create(
+        source=source,
+        target=target,
+        relation=relation,
+        defaults={"strength": strength, "namespace_id": source.namespace_id},
+    )
+    transaction.on_commit(lambda: triggers.graph_changed(source.namespace_id))
+    return edge
+
+
+@transaction.atomic
+def edge_delete(*, edge: CausalEdge) -> None:
+    namespace_id = edge.namespace_id
+    edge.delete()
+    transaction.on_commit(lambda: triggers.graph_changed(namespace_id))
