@@ -482,3 +482,44 @@ def edge_delete(*, edge: CausalEdge) -> None:
     namespace_id = edge.namespace_id
     edge.delete()
     transaction.on_commit(lambda: triggers.graph_changed(namespace_id))
+
+
+# --- bulk maintenance (admin actions) ---------------------------------------------------------
+
+
+@transaction.atomic
+def memories_reembed(*, memories) -> int:
+    """Recompute embeddings of the given memories with the current model, in batches."""
+    rows = list(memories.only("id", "title", "content"))
+    model_name = embeddings.model_name()
+    for start in range(0, len(rows), settings.EMBEDDING_BATCH_SIZE * 4):
+        batch = rows[start : start + settings.EMBEDDING_BATCH_SIZE * 4]
+        vectors = embeddings.embed_texts([embedding_text(m.title, m.content) for m in batch])
+        for memory, vector in zip(batch, vectors, strict=True):
+            memory.embedding, memory.embedding_model = vector, model_name
+        Memory.objects.bulk_update(batch, ["embedding", "embedding_model"])
+    return len(rows)
+
+
+@transaction.atomic
+def memories_merge(*, keep: Memory, others: Iterable[Memory]) -> Memory:
+    """Fold near-duplicates into `keep`: it gains their tags and supersedes them (archived)."""
+    others = [m for m in others if m.pk != keep.pk]
+    if any(m.namespace_id != keep.namespace_id for m in others):
+        raise ValidationFailed({"memories": "Only memories of one namespace can be merged."})
+    tag_ids = set(keep.tags.values_list("id", flat=True))
+    for other in others:
+        tag_ids |= set(other.tags.values_list("id", flat=True))
+        CausalEdge.objects.update_or_create(
+            source=keep,
+            target=other,
+            relation=Relation.SUPERSEDES,
+            defaults={"strength": 1.0, "namespace_id": keep.namespace_id},
+        )
+    keep.tags.set(tag_ids)
+    Memory.objects.filter(pk__in=[m.pk for m in others]).update(
+        archived=True, updated_at=timezone.now()
+    )
+    if others:
+        transaction.on_commit(lambda: triggers.graph_changed(keep.namespace_id))
+    return keep

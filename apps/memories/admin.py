@@ -1,0 +1,174 @@
+"""Admin for memories, tags, namespaces and edges. Writes go through the services."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import Count
+
+from apps.core.exceptions import ValidationFailed
+
+from . import services
+from .models import CausalEdge, Memory, Namespace, Tag
+
+
+@admin.register(Namespace)
+class NamespaceAdmin(admin.ModelAdmin):
+    list_display = ["name", "description", "memory_count", "created_at"]
+    search_fields = ["name", "description"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_memories=Count("memories"))
+
+    @admin.display(ordering="_memories", description="memories")
+    def memory_count(self, obj):
+        return obj._memories
+
+
+@admin.register(Tag)
+class TagAdmin(admin.ModelAdmin):
+    list_display = ["name", "memory_count"]
+    search_fields = ["name"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_memories=Count("memories"))
+
+    @admin.display(ordering="_memories", description="memories")
+    def memory_count(self, obj):
+        return obj._memories
+
+
+class OutgoingEdgeInline(admin.TabularInline):
+    model = CausalEdge
+    fk_name = "source"
+    fields = ["relation", "target", "strength", "created_at"]
+    readonly_fields = ["created_at"]
+    raw_id_fields = ["target"]
+    extra = 0
+
+
+@admin.register(Memory)
+class MemoryAdmin(admin.ModelAdmin):
+    list_display = [
+        "short_content",
+        "namespace",
+        "category",
+        "tier",
+        "importance",
+        "tag_list",
+        "archived",
+        "created_at",
+    ]
+    list_filter = ["namespace", "category", "tier", "archived", "created_at", "tags"]
+    search_fields = ["content", "title", "external_id", "file_path", "source"]
+    date_hierarchy = "created_at"
+    list_select_related = ["namespace"]
+    filter_horizontal = ["tags"]
+    readonly_fields = [
+        "id",
+        "external_id",
+        "content_hash",
+        "embedding_model",
+        "pagerank_score",
+        "stability",
+        "access_count",
+        "last_accessed_at",
+        "created_at",
+        "updated_at",
+    ]
+    fieldsets = [
+        (None, {"fields": ["namespace", "title", "content", "category", "tier", "tags"]}),
+        (
+            "Details",
+            {
+                "fields": [
+                    "importance",
+                    "file_path",
+                    "source",
+                    "trigger_phrases",
+                    "metadata",
+                    "archived",
+                ]
+            },
+        ),
+        ("Computed", {"classes": ["collapse"], "fields": readonly_fields}),
+    ]
+    inlines = [OutgoingEdgeInline]
+    actions = ["archive", "unarchive", "reembed", "merge"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("tags")
+
+    @admin.display(description="content")
+    def short_content(self, obj):
+        text = obj.title or obj.content
+        return text[:90] + ("…" if len(text) > 90 else "")
+
+    @admin.display(description="tags")
+    def tag_list(self, obj):
+        return ", ".join(t.name for t in obj.tags.all())
+
+    def save_model(self, request, obj, form, change):
+        fields = {
+            name: form.cleaned_data[name]
+            for name in form.changed_data
+            if name in services.UPDATABLE | {"archived"} and name != "tags"
+        }
+        try:
+            if change:
+                services.memory_update(memory=obj, **fields)
+            else:
+                data = {k: v for k, v in form.cleaned_data.items() if k in services.UPDATABLE}
+                data.pop("tags", None)
+                result = services.memory_create(namespace=obj.namespace, **data)
+                form.instance = obj = result.memory
+                if not result.created:
+                    messages.warning(request, "Identical content exists; showing that memory.")
+        except ValidationFailed as exc:
+            messages.error(request, exc.summary())
+            raise
+
+    @admin.action(description="Archive selected memories")
+    def archive(self, request, queryset):
+        count = services.memories_archive(memories=queryset)
+        self.message_user(request, f"Archived {count} memories.")
+
+    @admin.action(description="Unarchive selected memories")
+    def unarchive(self, request, queryset):
+        for memory in queryset:
+            services.memory_archive(memory=memory, archived=False)
+        self.message_user(request, f"Unarchived {queryset.count()} memories.")
+
+    @admin.action(description="Re-embed selected memories with the current model")
+    def reembed(self, request, queryset):
+        count = services.memories_reembed(memories=queryset)
+        self.message_user(request, f"Re-embedded {count} memories.")
+
+    @admin.action(description="Merge selected into the oldest (it supersedes the rest)")
+    def merge(self, request, queryset):
+        ordered = list(queryset.order_by("created_at"))
+        if len(ordered) < 2:
+            self.message_user(request, "Select at least two memories.", messages.WARNING)
+            return
+        try:
+            keep = services.memories_merge(keep=ordered[0], others=ordered[1:])
+        except ValidationFailed as exc:
+            self.message_user(request, exc.summary(), messages.ERROR)
+            return
+        self.message_user(request, f"Merged {len(ordered) - 1} memories into {keep}.")
+
+
+@admin.register(CausalEdge)
+class CausalEdgeAdmin(admin.ModelAdmin):
+    list_display = ["source", "relation", "target", "strength", "namespace", "created_at"]
+    list_filter = ["relation", "namespace"]
+    search_fields = ["source__content", "target__content"]
+    raw_id_fields = ["source", "target"]
+    list_select_related = ["source", "target", "namespace"]
+
+    def save_model(self, request, obj, form, change):
+        services.edge_create(
+            source=obj.source, target=obj.target, relation=obj.relation, strength=obj.strength
+        )
+
+    def delete_model(self, request, obj):
+        services.edge_delete(edge=obj)
