@@ -1,13 +1,40 @@
-"""The Celery app. With CELERY_BROKER_URL unset, tasks run eagerly in-process."""
+"""The Celery app. With CELERY_BROKER_URL unset, tasks run eagerly in-process.
+
+`celery -A memoryhub worker -B` runs a worker with the beat scheduler embedded (one machine);
+in a deployment run one `celery -A memoryhub beat` and any number of workers.
+"""
 
 from __future__ import annotations
 
 import os
 
 from celery import Celery
+from celery.schedules import crontab
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings.base")
 
 app = Celery("memoryhub")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+# Periodic jobs (docs/jobs.md). Writes also queue PageRank and feedback weights, debounced; the
+# periodic runs catch what no write signalled (deleted isolated memories, lost messages).
+_BEAT = {"kwargs": {"trigger": "beat"}}
+app.conf.beat_schedule = {
+    "pagerank-hourly": {
+        "task": "apps.jobs.tasks.pagerank_task",
+        "schedule": crontab(minute=5),
+        **_BEAT,
+    },
+    "feedback-weights-every-15-min": {
+        "task": "apps.jobs.tasks.feedback_weights_task",
+        "schedule": 15 * 60.0,
+        **_BEAT,
+    },
+    "decay-hourly": {"task": "apps.jobs.tasks.decay_task", "schedule": crontab(minute=35), **_BEAT},
+    "reembed-every-10-min": {
+        "task": "apps.jobs.tasks.reembed_task",
+        "schedule": 10 * 60.0,
+        **_BEAT,
+    },
+}

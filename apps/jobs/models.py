@@ -1,0 +1,61 @@
+"""A record of every background job run, shown in the admin (issue 5, SPEC section 6)."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from apps.memories.models import Namespace
+
+
+class Job(models.TextChoices):
+    PAGERANK = "pagerank"
+    FEEDBACK_WEIGHTS = "feedback_weights"
+    DECAY = "decay"
+    REEMBED = "reembed"
+
+
+class RunStatus(models.TextChoices):
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+class JobRun(models.Model):
+    """One execution of one job, over one namespace or (namespace empty) all of them.
+
+    `changes` holds what the run changed, e.g. {"memories_updated": 12, "namespaces": 2}; a run
+    that found everything up to date says so with zero counts. Rows are written outside the job's
+    own transaction, so a failed run is still recorded with its error.
+    """
+
+    job = models.CharField(max_length=30, choices=Job.choices)
+    namespace = models.ForeignKey(
+        Namespace, on_delete=models.CASCADE, null=True, blank=True, related_name="job_runs"
+    )
+    trigger = models.CharField(
+        max_length=20, default="manual", help_text="beat, write, command, admin or manual"
+    )
+    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.RUNNING)
+    started_at = models.DateTimeField(db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    duration_ms = models.FloatField(null=True, blank=True)
+    changes = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True, default="")
+    task_id = models.CharField(max_length=64, blank=True, default="")
+    worker = models.CharField(max_length=200, blank=True, default="")
+
+    class Meta:
+        ordering = ["-started_at"]
+        indexes = [models.Index(name="jobrun_job_started", fields=["job", "-started_at"])]
+
+    def __str__(self) -> str:
+        scope = self.namespace or "all namespaces"
+        return f"{self.job} ({scope}) {self.status} {self.started_at:%Y-%m-%d %H:%M:%S}"
+
+
+class LatestJobRun(JobRun):
+    """Admin view of only the most recent run per job and scope."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "latest job run"

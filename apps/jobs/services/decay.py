@@ -1,0 +1,71 @@
+"""Stability (0..1, 1 = fresh) from time since last access, scaled per tier (SPEC section 6).
+
+    stability = 0.5 ** (tier_scale * days_idle / (half_life_days * (1 + ln(1 + access_count))))
+
+`days_idle` counts from `last_accessed_at`, or from `created_at` for a memory never accessed.
+Tier scales: constitutional 0.1, core 0.5, normal 1.0, scratch 3.0, so a scratch note loses half
+its stability three times as fast as a normal one and a constitutional rule ten times slower.
+Each access stretches the half-life (a memory used often is remembered longer). The value is
+rounded to 6 decimals, which makes a re-run with the same clock a no-op.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from apps.memories.models import Memory, Namespace, Tier
+
+TIER_DECAY_SCALE = {
+    Tier.CONSTITUTIONAL: 0.1,
+    Tier.CORE: 0.5,
+    Tier.NORMAL: 1.0,
+    Tier.SCRATCH: 3.0,
+}
+
+
+def half_life_days() -> float:
+    return float(getattr(settings, "JOBS_DECAY_HALF_LIFE_DAYS", 30.0))
+
+
+def stability_value(
+    *, tier: str, days_idle: float, access_count: int = 0, half_life: float | None = None
+) -> float:
+    """The formula above in Python (the job runs the same formula in SQL)."""
+    half_life = half_life or half_life_days()
+    scale = TIER_DECAY_SCALE.get(tier, 1.0)
+    exponent = scale * max(days_idle, 0.0) / (half_life * (1.0 + math.log1p(access_count)))
+    return round(0.5**exponent, 6)
+
+
+def decay_update(*, namespace: Namespace, now: datetime | None = None, **_options) -> dict:
+    """Set-based: one UPDATE over the namespace; only rows whose rounded value moved change."""
+    now = now or timezone.now()
+    cases = " ".join(f"WHEN '{tier}' THEN {scale}" for tier, scale in TIER_DECAY_SCALE.items())
+    table = Memory._meta.db_table
+    sql = f"""
+        WITH fresh AS (
+            SELECT id, round(power(0.5::float8,
+                (CASE tier {cases} ELSE 1.0 END)
+                * greatest(extract(epoch FROM (%(now)s - coalesce(last_accessed_at, created_at)))
+                           / 86400.0, 0)
+                / (%(half_life)s * (1 + ln(1 + access_count)))
+            )::numeric, 6)::float8 AS value
+            FROM {table} WHERE namespace_id = %(ns)s
+        )
+        UPDATE {table} AS m SET stability = fresh.value FROM fresh
+        WHERE m.id = fresh.id AND m.stability IS DISTINCT FROM fresh.value
+    """
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql, {"now": now, "half_life": half_life_days(), "ns": namespace.pk})
+        updated = cursor.rowcount
+        cursor.execute(
+            f"SELECT count(*), coalesce(avg(stability), 0) FROM {table} WHERE namespace_id = %s",
+            [namespace.pk],
+        )
+        total, mean = cursor.fetchone()
+    return {"memories": total, "memories_updated": updated, "mean_stability": round(mean, 4)}
