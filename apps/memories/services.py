@@ -295,7 +295,7 @@ def _plan_rows(
 def _near_duplicates(
     namespace: Namespace, planned: list[_Planned], vectors: np.ndarray
 ) -> dict[int, list[dict]]:
-    """Item index -> memories with cosine >= threshold (stored ones and earlier in the batch)."""
+    """Item index -> up to 5 memories with cosine >= threshold (stored, or earlier in the batch)."""
     threshold = settings.MEMORY_NEAR_DUPLICATE_SIMILARITY
     found: dict[int, list[dict]] = {}
     if not planned:
@@ -312,7 +312,7 @@ def _near_duplicates(
                       FROM memories_memory m
                      WHERE m.namespace_id = %s AND NOT m.archived AND m.embedding IS NOT NULL
                      ORDER BY m.embedding <=> q.vec::vector
-                     LIMIT 1) nd
+                     LIMIT 5) nd
              WHERE nd.similarity >= %s
             """,
             [literals, namespace.pk, threshold],

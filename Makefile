@@ -1,0 +1,50 @@
+# memoryhub: `make run` serves everything on :8000, `make test` runs the checks and tests.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test install lint format migrate worker stop-db evaluate clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+# torch first and pinned: this machine's CPU build of 2.13.0 is on local disk.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $@
+
+install: $(VENV)/.installed
+
+migrate: install
+	$(BIN)/python manage.py migrate --noinput
+
+run: migrate
+	$(BIN)/python manage.py ensure_admin
+	$(BIN)/uvicorn memoryhub.asgi:application --host $(HOST) --port $(PORT)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+test: lint
+	$(BIN)/pytest
+
+worker: migrate
+	$(BIN)/celery -A memoryhub worker --beat --loglevel=info --concurrency=2
+
+evaluate: migrate
+	$(BIN)/python manage.py evaluate ../shared/benchmarks/locomo-dev --json var/evaluate.json
+
+stop-db: install
+	$(BIN)/python -c "from pathlib import Path; from memoryhub.db import stop_embedded; print('stopped' if stop_embedded(Path('var/pgdata')) else 'not running')"
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache
