@@ -1,3 +1,28 @@
-from django.urls import path  # noqa: F401
+"""REST API under /api/v1/, its OpenAPI schema at /api/v1/schema/ and docs at /api/docs/."""
 
-urlpatterns: list = []
+from __future__ import annotations
+
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from .views import catalog, edges, memories, search
+
+v1 = [
+    path("memories/", memories.MemoryListCreateApi.as_view(), name="memories"),
+    path("memories/batch/", memories.MemoryBatchApi.as_view(), name="memories-batch"),
+    path("memories/<uuid:pk>/", memories.MemoryDetailApi.as_view(), name="memory-detail"),
+    path("search/", search.SearchApi.as_view(), name="search"),
+    path("edges/", edges.EdgeListCreateApi.as_view(), name="edges"),
+    path("edges/<int:pk>/", edges.EdgeDetailApi.as_view(), name="edge-detail"),
+    path("tags/", catalog.TagListApi.as_view(), name="tags"),
+    path("namespaces/", catalog.NamespaceListApi.as_view(), name="namespaces"),
+    path("stats/", catalog.StatsApi.as_view(), name="stats"),
+    path("feedback/", catalog.FeedbackApi.as_view(), name="feedback"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+]
+
+app_name = "api"
+urlpatterns = [
+    path("v1/", include(v1)),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+]

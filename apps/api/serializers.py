@@ -1,0 +1,269 @@
+"""Small input and output serializers, one pair per operation. Validation here mirrors the
+services' limits so the OpenAPI schema states them; the services still check everything."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from rest_framework import serializers
+
+from apps.memories.models import Category, CausalEdge, Memory, Relation, Tier
+
+CONTENT_MAX = getattr(settings, "MEMORY_MAX_CONTENT_CHARS", 100_000)
+QUERY_MAX = getattr(settings, "SEARCH_QUERY_MAX_CHARS", 2000)
+BATCH_MAX = getattr(settings, "MEMORY_BATCH_MAX_ITEMS", 1000)
+MODES = ["hybrid", "semantic", "exact", "deep"]
+ON_DUPLICATE = ["report", "skip", "supersede"]
+
+
+class ErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    errors = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
+        help_text='Messages per field path, e.g. {"items[3].content": ["This field is required."]}',
+    )
+
+
+def _namespace_field():
+    return serializers.CharField(
+        required=False,
+        max_length=100,
+        help_text="Namespace name. Optional when the token is scoped to one namespace.",
+    )
+
+
+def _tags_field(**kwargs):
+    return serializers.ListField(
+        child=serializers.CharField(max_length=64), max_length=50, required=False, **kwargs
+    )
+
+
+# --- memories ----------------------------------------------------------------------------------
+
+
+class MemoryFieldsIn(serializers.Serializer):
+    content = serializers.CharField(max_length=CONTENT_MAX, trim_whitespace=False)
+    title = serializers.CharField(max_length=300, required=False, allow_blank=True)
+    category = serializers.ChoiceField(choices=Category.choices, required=False)
+    tags = _tags_field()
+    file_path = serializers.CharField(max_length=1000, required=False, allow_blank=True)
+    source = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    trigger_phrases = serializers.ListField(
+        child=serializers.CharField(max_length=200), max_length=20, required=False
+    )
+    tier = serializers.ChoiceField(choices=Tier.choices, required=False)
+    importance = serializers.FloatField(min_value=0, max_value=1, required=False)
+    metadata = serializers.DictField(required=False)
+    created_at = serializers.DateTimeField(required=False)
+    external_id = serializers.CharField(max_length=200, required=False)
+
+
+class MemoryCreateIn(MemoryFieldsIn):
+    namespace = _namespace_field()
+    on_duplicate = serializers.ChoiceField(choices=ON_DUPLICATE, default="report")
+
+
+class MemoryBatchIn(serializers.Serializer):
+    namespace = _namespace_field()
+    on_duplicate = serializers.ChoiceField(choices=ON_DUPLICATE, default="report")
+    items = MemoryFieldsIn(many=True, min_length=1, max_length=BATCH_MAX)
+
+
+class MemoryUpdateIn(serializers.Serializer):
+    content = serializers.CharField(max_length=CONTENT_MAX, trim_whitespace=False, required=False)
+    title = serializers.CharField(max_length=300, required=False, allow_blank=True)
+    category = serializers.ChoiceField(choices=Category.choices, required=False)
+    tags = _tags_field(help_text="Replaces the memory's tags.")
+    file_path = serializers.CharField(max_length=1000, required=False, allow_blank=True)
+    source = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    trigger_phrases = serializers.ListField(
+        child=serializers.CharField(max_length=200), max_length=20, required=False
+    )
+    tier = serializers.ChoiceField(choices=Tier.choices, required=False)
+    importance = serializers.FloatField(min_value=0, max_value=1, required=False)
+    metadata = serializers.DictField(required=False)
+    archived = serializers.BooleanField(required=False)
+
+
+class MemoryFilterIn(serializers.Serializer):
+    namespace = _namespace_field()
+    tags = serializers.CharField(
+        required=False, max_length=1000, help_text="Comma-separated; memories with any of them."
+    )
+    category = serializers.ChoiceField(choices=Category.choices, required=False)
+    file_path = serializers.CharField(required=False, max_length=1000)
+    after = serializers.DateTimeField(required=False)
+    before = serializers.DateTimeField(required=False)
+    archived = serializers.BooleanField(
+        required=False, default=False, help_text="List archived memories instead."
+    )
+
+
+class MemoryOut(serializers.ModelSerializer):
+    namespace = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    tags = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
+
+    class Meta:
+        model = Memory
+        fields = [
+            "id",
+            "namespace",
+            "external_id",
+            "title",
+            "content",
+            "category",
+            "tags",
+            "file_path",
+            "source",
+            "trigger_phrases",
+            "tier",
+            "importance",
+            "pagerank_score",
+            "access_count",
+            "archived",
+            "metadata",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class NearDuplicateOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    similarity = serializers.FloatField()
+
+
+class WriteResultOut(serializers.Serializer):
+    memory = MemoryOut()
+    created = serializers.BooleanField(help_text="False when identical content already existed.")
+    duplicate_of = serializers.UUIDField(allow_null=True)
+    near_duplicates = NearDuplicateOut(many=True)
+    chunks = serializers.ListField(child=serializers.UUIDField())
+    inferred_tags = serializers.ListField(child=serializers.CharField())
+
+
+class BatchResultOut(serializers.Serializer):
+    created = serializers.IntegerField()
+    results = WriteResultOut(many=True)
+
+
+# --- search ------------------------------------------------------------------------------------
+
+
+class SearchIn(serializers.Serializer):
+    query = serializers.CharField(max_length=QUERY_MAX)
+    mode = serializers.ChoiceField(choices=MODES, default="hybrid")
+    time_expr = serializers.CharField(required=False, max_length=200)
+    after = serializers.DateTimeField(required=False)
+    before = serializers.DateTimeField(required=False)
+    tags = _tags_field()
+    categories = serializers.ListField(
+        child=serializers.ChoiceField(choices=Category.choices), max_length=7, required=False
+    )
+    file_path = serializers.CharField(required=False, max_length=1000)
+    quality_boost = serializers.FloatField(min_value=0, max_value=1, default=0.0)
+    limit = serializers.IntegerField(min_value=1, max_value=100, default=10)
+    include_debug = serializers.BooleanField(default=False)
+    token_budget = serializers.IntegerField(min_value=50, max_value=20000, required=False)
+    namespace = _namespace_field()
+
+
+class SearchHitOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    content = serializers.CharField()
+    title = serializers.CharField(allow_blank=True)
+    category = serializers.CharField()
+    tags = serializers.ListField(child=serializers.CharField())
+    file_path = serializers.CharField(allow_blank=True)
+    created_at = serializers.DateTimeField()
+    score = serializers.FloatField()
+    why = serializers.DictField(help_text="Per-strategy ranks and the boosts that applied.")
+
+
+class SearchFlagsOut(serializers.Serializer):
+    evidence_gap = serializers.BooleanField()
+    fallback_retry = serializers.BooleanField()
+    contradictions = serializers.ListField(child=serializers.JSONField())
+
+
+class SearchOut(serializers.Serializer):
+    memories = SearchHitOut(many=True)
+    total = serializers.IntegerField()
+    query = serializers.CharField(allow_blank=True)
+    mode = serializers.CharField()
+    flags = SearchFlagsOut()
+    debug = serializers.DictField(required=False)
+    query_log_id = serializers.IntegerField(allow_null=True)
+    text = serializers.CharField(help_text="The assistant-facing markdown, within the budget.")
+
+
+# --- edges, tags, feedback, namespaces, stats ---------------------------------------------------
+
+
+class EdgeIn(serializers.Serializer):
+    source = serializers.UUIDField()
+    target = serializers.UUIDField()
+    relation = serializers.ChoiceField(choices=Relation.choices)
+    strength = serializers.FloatField(min_value=0, max_value=1, default=1.0)
+
+
+class EdgeFilterIn(serializers.Serializer):
+    namespace = _namespace_field()
+    memory = serializers.UUIDField(required=False, help_text="Edges touching this memory.")
+    relation = serializers.ChoiceField(choices=Relation.choices, required=False)
+
+
+class EdgeOut(serializers.ModelSerializer):
+    namespace = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = CausalEdge
+        fields = ["id", "namespace", "source", "target", "relation", "strength", "created_at"]
+        read_only_fields = fields
+
+
+class TagFilterIn(serializers.Serializer):
+    namespace = _namespace_field()
+
+
+class TagOut(serializers.Serializer):
+    name = serializers.CharField()
+    count = serializers.IntegerField(help_text="Active memories carrying the tag.")
+
+
+class FeedbackIn(serializers.Serializer):
+    query_log_id = serializers.IntegerField(min_value=1, max_value=2**62)
+    was_useful = serializers.BooleanField(required=False, allow_null=True, default=None)
+    result_feedback = serializers.DictField(
+        child=serializers.BooleanField(),
+        required=False,
+        help_text="{memory id: true if useful, false if not}",
+    )
+
+
+class FeedbackOut(serializers.Serializer):
+    query_log_id = serializers.IntegerField()
+    was_useful = serializers.BooleanField(allow_null=True)
+    result_feedback = serializers.DictField(child=serializers.BooleanField())
+
+
+class NamespaceOut(serializers.Serializer):
+    name = serializers.CharField()
+    description = serializers.CharField(allow_blank=True)
+    memory_count = serializers.IntegerField()
+    writable = serializers.BooleanField(help_text="False for a read-only token.")
+
+
+class NamespaceStatsOut(serializers.Serializer):
+    namespace = serializers.CharField()
+    memories = serializers.IntegerField()
+    archived = serializers.IntegerField()
+    edges = serializers.IntegerField()
+    tags = serializers.IntegerField()
+    searches = serializers.IntegerField()
+    searches_with_feedback = serializers.IntegerField()
+    evidence_gaps = serializers.IntegerField()
+
+
+class StatsOut(serializers.Serializer):
+    namespaces = NamespaceStatsOut(many=True)

@@ -1,0 +1,70 @@
+"""What every API view shares: token auth, the error shape, request-size limit, schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.openapi import AutoSchema
+from rest_framework.exceptions import ValidationError
+from rest_framework.generics import GenericAPIView
+from rest_framework.serializers import Serializer
+
+from apps.access.models import ApiToken
+
+from ..auth import ApiTokenAuthentication, HasApiToken
+from ..errors import RequestTooLarge, api_exception_handler
+from ..serializers import ErrorSerializer
+
+ERROR_RESPONSES = {
+    "400": "Invalid input; `errors` names each offending field.",
+    "401": "Missing or invalid API token.",
+    "403": "The token is read-only.",
+    "404": "Not found, or outside the token's namespaces.",
+    "413": "Request body too large.",
+}
+
+
+class ApiAutoSchema(AutoSchema):
+    """Documents the shared error responses on every operation."""
+
+    def _get_response_bodies(self, direction="response"):
+        responses = super()._get_response_bodies(direction)
+        for code, description in ERROR_RESPONSES.items():
+            if code not in responses:
+                body = self._get_response_for_code(ErrorSerializer, code, direction=direction)
+                body["description"] = description
+                responses[code] = body
+        return responses
+
+
+class TokenApiView(GenericAPIView):
+    authentication_classes = [ApiTokenAuthentication]
+    permission_classes = [HasApiToken]
+    pagination_class = None
+    schema = ApiAutoSchema()
+
+    @property
+    def token(self) -> ApiToken:
+        return self.request.auth
+
+    def get_exception_handler(self):
+        return api_exception_handler
+
+    def initial(self, request, *args, **kwargs):
+        limit = getattr(settings, "DATA_UPLOAD_MAX_MEMORY_SIZE", None)
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if limit and length > limit:
+            raise RequestTooLarge(f"Request body is {length} bytes; the limit is {limit}.")
+        super().initial(request, *args, **kwargs)
+
+    @staticmethod
+    def parse(serializer_class: type[Serializer], data: Any) -> dict[str, Any]:
+        if data is None or not hasattr(data, "get"):
+            raise ValidationError({"non_field_errors": ["Expected a JSON object."]})
+        serializer = serializer_class(data=data)
+        serializer.is_valid(raise_exception=True)
+        return dict(serializer.validated_data)

@@ -1,0 +1,63 @@
+"""Causal edges between memories of one namespace."""
+
+from __future__ import annotations
+
+from django.db.models import Q
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+
+from apps.access.scoping import edge_for_token, memory_for_token, namespace_for_token
+from apps.memories import services
+from apps.memories.models import CausalEdge
+
+from ..pagination import StrictLimitOffsetPagination
+from ..serializers import EdgeFilterIn, EdgeIn, EdgeOut
+from .base import TokenApiView
+
+
+class EdgeListCreateApi(TokenApiView):
+    pagination_class = StrictLimitOffsetPagination
+
+    @extend_schema(
+        operation_id="edges_list", parameters=[EdgeFilterIn], responses=EdgeOut(many=True)
+    )
+    def get(self, request):
+        filters = self.parse(EdgeFilterIn, request.query_params)
+        edges = CausalEdge.objects.filter(namespace__in=self.token.namespaces.all())
+        if filters.get("namespace"):
+            edges = edges.in_namespace(namespace_for_token(self.token, filters["namespace"]))
+        if filters.get("memory"):
+            memory = filters["memory"]
+            edges = edges.filter(Q(source_id=memory) | Q(target_id=memory))
+        if filters.get("relation"):
+            edges = edges.filter(relation=filters["relation"])
+        edges = edges.select_related("namespace").order_by("-created_at", "id")
+        page = self.paginate_queryset(edges)
+        return self.get_paginated_response(EdgeOut(page, many=True).data)
+
+    @extend_schema(
+        operation_id="edges_create",
+        request=EdgeIn,
+        responses={201: EdgeOut},
+        summary="Link two memories (linking again updates the strength).",
+    )
+    def post(self, request):
+        data = self.parse(EdgeIn, request.data)
+        source = memory_for_token(self.token, data["source"], write=True, field="source")
+        target = memory_for_token(self.token, data["target"], write=True, field="target")
+        edge = services.edge_create(
+            source=source, target=target, relation=data["relation"], strength=data["strength"]
+        )
+        return Response(EdgeOut(edge).data, status=status.HTTP_201_CREATED)
+
+
+class EdgeDetailApi(TokenApiView):
+    @extend_schema(operation_id="edges_read", responses=EdgeOut)
+    def get(self, request, pk):
+        return Response(EdgeOut(edge_for_token(self.token, pk)).data)
+
+    @extend_schema(operation_id="edges_delete", responses={204: None})
+    def delete(self, request, pk):
+        services.edge_delete(edge=edge_for_token(self.token, pk, write=True))
+        return Response(status=status.HTTP_204_NO_CONTENT)

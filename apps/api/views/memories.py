@@ -1,0 +1,126 @@
+"""Memories: list with filters, create, batch create, read, update, delete."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+
+from apps.access.scoping import memory_for_token, namespace_for_token
+from apps.memories import services
+from apps.memories.models import Memory
+
+from ..pagination import StrictLimitOffsetPagination
+from ..serializers import (
+    BatchResultOut,
+    MemoryBatchIn,
+    MemoryCreateIn,
+    MemoryFilterIn,
+    MemoryOut,
+    MemoryUpdateIn,
+    WriteResultOut,
+)
+from .base import TokenApiView
+
+
+def write_result_data(result) -> dict:
+    return {
+        "memory": MemoryOut(result.memory).data,
+        "created": result.created,
+        "duplicate_of": result.duplicate_of.id if result.duplicate_of else None,
+        "near_duplicates": [
+            {"id": d["id"], "similarity": d["similarity"]} for d in result.near_duplicates
+        ],
+        "chunks": [c.id for c in result.chunks],
+        "inferred_tags": list(result.inferred_tags),
+    }
+
+
+class MemoryListCreateApi(TokenApiView):
+    pagination_class = StrictLimitOffsetPagination
+
+    @extend_schema(
+        operation_id="memories_list",
+        parameters=[MemoryFilterIn],
+        responses=MemoryOut(many=True),
+        summary="List memories of the token's namespaces, newest first.",
+    )
+    def get(self, request):
+        filters = self.parse(MemoryFilterIn, request.query_params)
+        memories = Memory.objects.for_token(self.token)
+        if filters.get("namespace"):
+            memories = memories.in_namespace(namespace_for_token(self.token, filters["namespace"]))
+        tags = [t.strip() for t in filters.get("tags", "").split(",") if t.strip()]
+        memories = (
+            memories.filter(archived=filters["archived"])
+            .with_tags(tags)
+            .in_categories([filters.get("category", "")])
+            .created_between(filters.get("after"), filters.get("before"))
+        )
+        if filters.get("file_path"):
+            memories = memories.filter(file_path=filters["file_path"])
+        memories = memories.select_related("namespace").prefetch_related("tags")
+        page = self.paginate_queryset(memories.order_by("-created_at", "id"))
+        return self.get_paginated_response(MemoryOut(page, many=True).data)
+
+    @extend_schema(
+        operation_id="memories_create",
+        request=MemoryCreateIn,
+        responses={
+            201: WriteResultOut,
+            200: OpenApiResponse(WriteResultOut, description="Identical content existed."),
+        },
+        summary="Store one memory (long markdown is chunked; duplicates are reported).",
+    )
+    def post(self, request):
+        data = self.parse(MemoryCreateIn, request.data)
+        namespace = namespace_for_token(self.token, data.pop("namespace", None), write=True)
+        result = services.memory_create(namespace=namespace, **data)
+        code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
+        return Response(write_result_data(result), status=code)
+
+
+class MemoryBatchApi(TokenApiView):
+    @extend_schema(
+        operation_id="memories_batch_create",
+        request=MemoryBatchIn,
+        responses={201: BatchResultOut},
+        summary="Store many memories in one transaction (all or none).",
+    )
+    def post(self, request):
+        data = self.parse(MemoryBatchIn, request.data)
+        namespace = namespace_for_token(self.token, data.get("namespace"), write=True)
+        results = services.memory_batch_create(
+            namespace=namespace,
+            items=[dict(item) for item in data["items"]],
+            on_duplicate=data["on_duplicate"],
+        )
+        body = {
+            "created": sum(1 for r in results if r.created),
+            "results": [write_result_data(r) for r in results],
+        }
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class MemoryDetailApi(TokenApiView):
+    @extend_schema(operation_id="memories_read", responses=MemoryOut)
+    def get(self, request, pk):
+        return Response(MemoryOut(memory_for_token(self.token, pk, field="id")).data)
+
+    @extend_schema(
+        operation_id="memories_update",
+        request=MemoryUpdateIn,
+        responses=MemoryOut,
+        summary="Change some fields; new content is re-embedded.",
+    )
+    def patch(self, request, pk):
+        changes = self.parse(MemoryUpdateIn, request.data)
+        memory = memory_for_token(self.token, pk, write=True, field="id")
+        if changes:
+            memory = services.memory_update(memory=memory, **changes)
+        return Response(MemoryOut(memory).data)
+
+    @extend_schema(operation_id="memories_delete", responses={204: None})
+    def delete(self, request, pk):
+        services.memory_delete(memory=memory_for_token(self.token, pk, write=True, field="id"))
+        return Response(status=status.HTTP_204_NO_CONTENT)

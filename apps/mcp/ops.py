@@ -1,0 +1,144 @@
+"""The synchronous body of each MCP tool: resolve the token's scope, call one service or
+selector, shape the result. Runs in a worker thread (see runtime.run_sync)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_types import CallToolResult
+
+from apps.access.models import ApiToken
+from apps.access.scoping import memory_for_token, namespace_for_token, query_log_for_token
+from apps.memories import services as memory_services
+
+from .dates import parse_when
+from .render import (
+    edge_to_dict,
+    memory_markdown,
+    memory_to_dict,
+    tool_result,
+    write_result_markdown,
+)
+
+
+def search(
+    token: ApiToken,
+    *,
+    namespace: str | None,
+    query: str,
+    after: str | None = None,
+    before: str | None = None,
+    token_budget: int | None = None,
+    **params: Any,
+) -> CallToolResult:
+    from apps.search.services import render_markdown
+    from apps.search.services import search as search_service
+
+    ns = namespace_for_token(token, namespace)
+    response = search_service(
+        namespace=ns,
+        query=query,
+        after=parse_when(after, "after"),
+        before=parse_when(before, "before"),
+        token_budget=token_budget,
+        **params,
+    )
+    return tool_result(render_markdown(response, token_budget=token_budget), response.to_dict())
+
+
+def remember(token: ApiToken, *, namespace: str | None, **fields: Any) -> CallToolResult:
+    ns = namespace_for_token(token, namespace, write=True)
+    fields["created_at"] = parse_when(fields.get("created_at"), "created_at")
+    result = memory_services.memory_create(namespace=ns, **_drop_none(fields))
+    return tool_result(write_result_markdown(result), result.to_dict())
+
+
+def remember_batch(
+    token: ApiToken, *, namespace: str | None, items: list[dict[str, Any]], on_duplicate: str
+) -> CallToolResult:
+    ns = namespace_for_token(token, namespace, write=True)
+    for index, item in enumerate(items):
+        item["created_at"] = parse_when(item.get("created_at"), f"items[{index}].created_at")
+    results = memory_services.memory_batch_create(
+        namespace=ns, items=[_drop_none(i) for i in items], on_duplicate=on_duplicate
+    )
+    created = sum(1 for r in results if r.created)
+    lines = [f"Stored {created} new memories in '{ns.name}' ({len(results) - created} existing)."]
+    lines += [f"{i + 1}. {write_result_markdown(r)}" for i, r in enumerate(results)]
+    return tool_result(
+        "\n".join(lines),
+        {"created": created, "results": [r.to_dict() for r in results]},
+    )
+
+
+def link(
+    token: ApiToken, *, source_id: str, target_id: str, relation: str, strength: float
+) -> CallToolResult:
+    source = memory_for_token(token, source_id, write=True, field="source_id")
+    target = memory_for_token(token, target_id, write=True, field="target_id")
+    edge = memory_services.edge_create(
+        source=source, target=target, relation=relation, strength=strength
+    )
+    text = f"Linked `{source.id}` -{relation}-> `{target.id}` (strength {edge.strength:.2f})."
+    return tool_result(text, edge_to_dict(edge))
+
+
+def feedback(
+    token: ApiToken,
+    *,
+    query_log_id: int,
+    was_useful: bool | None,
+    result_feedback: dict[str, bool] | None,
+) -> CallToolResult:
+    from apps.search.feedback import feedback_record
+
+    log = query_log_for_token(token, query_log_id, write=True)
+    log = feedback_record(
+        query_log_id=log.pk,
+        namespace=log.namespace,
+        was_useful=was_useful,
+        result_feedback=result_feedback,
+    )
+    return tool_result(
+        f"Thanks: feedback recorded for search {log.pk}.",
+        {
+            "query_log_id": log.pk,
+            "was_useful": log.was_useful,
+            "result_feedback": log.result_feedback,
+        },
+    )
+
+
+def get(token: ApiToken, *, memory_id: str) -> CallToolResult:
+    memory = memory_for_token(token, memory_id)
+    data = memory_to_dict(memory, with_edges=True)
+    text = memory_markdown(memory)
+    if data["edges"]:
+        text += "\n\nLinks:\n" + "\n".join(
+            f"- `{e['source']}` -{e['relation']}-> `{e['target']}`" for e in data["edges"]
+        )
+    return tool_result(text, data)
+
+
+def update(token: ApiToken, *, memory_id: str, **fields: Any) -> CallToolResult:
+    memory = memory_for_token(token, memory_id, write=True)
+    changes = _drop_none(fields)
+    if changes:
+        memory = memory_services.memory_update(memory=memory, **changes)
+    text = memory_markdown(memory, heading=f"Updated: {', '.join(changes) or 'nothing changed'}.")
+    return tool_result(text, memory_to_dict(memory))
+
+
+def forget(token: ApiToken, *, memory_id: str, permanent: bool) -> CallToolResult:
+    memory = memory_for_token(token, memory_id, write=True)
+    if permanent:
+        memory_services.memory_delete(memory=memory)
+        text = f"Deleted memory `{memory_id}` permanently."
+    else:
+        memory_services.memory_archive(memory=memory)
+        text = f"Archived memory `{memory.id}`: search no longer returns it."
+    return tool_result(text, {"id": str(memory_id), "deleted": permanent, "archived": True})
+
+
+def _drop_none(fields: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in fields.items() if v is not None}

@@ -1,0 +1,92 @@
+"""Shape service results for the model: short markdown plus JSON-safe structured content."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.serializers.json import DjangoJSONEncoder
+from mcp_types import CallToolResult, TextContent
+
+from apps.memories.models import CausalEdge, Memory
+
+
+def json_safe(value: Any) -> Any:
+    """UUIDs, datetimes and decimals as JSON strings, the way the REST API writes them."""
+    return json.loads(json.dumps(value, cls=DjangoJSONEncoder))
+
+
+def tool_result(text: str, structured: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=json_safe(structured)
+    )
+
+
+def memory_to_dict(memory: Memory, *, with_edges: bool = False) -> dict[str, Any]:
+    data = {
+        "id": str(memory.id),
+        "namespace": memory.namespace.name,
+        "title": memory.title,
+        "content": memory.content,
+        "category": memory.category,
+        "tags": sorted(tag.name for tag in memory.tags.all()),
+        "file_path": memory.file_path,
+        "source": memory.source,
+        "trigger_phrases": list(memory.trigger_phrases),
+        "tier": memory.tier,
+        "importance": memory.importance,
+        "archived": memory.archived,
+        "metadata": memory.metadata,
+        "created_at": memory.created_at,
+        "updated_at": memory.updated_at,
+    }
+    if with_edges:
+        data["edges"] = [edge_to_dict(e) for e in _edges_of(memory)]
+    return data
+
+
+def _edges_of(memory: Memory) -> list[CausalEdge]:
+    return list(CausalEdge.objects.touching([memory.pk]).order_by("created_at"))
+
+
+def edge_to_dict(edge: CausalEdge) -> dict[str, Any]:
+    return {
+        "id": edge.pk,
+        "source": str(edge.source_id),
+        "target": str(edge.target_id),
+        "relation": edge.relation,
+        "strength": edge.strength,
+        "created_at": edge.created_at,
+    }
+
+
+def memory_markdown(memory: Memory, *, heading: str = "") -> str:
+    tags = ", ".join(sorted(tag.name for tag in memory.tags.all())) or "none"
+    lines = [heading] if heading else []
+    lines.append(f"**{memory.title or 'Memory'}** (`{memory.id}`)")
+    lines.append(
+        f"category: {memory.category} · tier: {memory.tier} · tags: {tags}"
+        + (f" · file: {memory.file_path}" if memory.file_path else "")
+        + (" · archived" if memory.archived else "")
+    )
+    lines.append(f"created: {memory.created_at:%Y-%m-%d %H:%M} UTC")
+    lines.append("")
+    lines.append(memory.content)
+    return "\n".join(lines)
+
+
+def write_result_markdown(result) -> str:
+    """One line per stored memory, then what the write path noticed (duplicates, tags)."""
+    memory = result.memory
+    if result.duplicate_of is not None and not result.created:
+        text = f"Already stored: identical content exists as `{result.duplicate_of.id}`."
+    else:
+        text = f"Stored memory `{memory.id}` in '{memory.namespace.name}' ({memory.category})."
+    if result.chunks:
+        text += f" Split into {len(result.chunks)} linked chunks."
+    if result.inferred_tags:
+        text += f" Inferred tags: {', '.join(result.inferred_tags)}."
+    if result.near_duplicates:
+        near = ", ".join(f"`{d['id']}` ({d['similarity']:.2f})" for d in result.near_duplicates)
+        text += f" Near-duplicates: {near} — consider update_memory or link_memories (supersedes)."
+    return text

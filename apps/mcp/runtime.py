@@ -1,0 +1,63 @@
+"""Glue between the async MCP server and the synchronous Django services.
+
+Every service call runs in a worker thread (the ORM is synchronous and the embedding model is
+CPU-bound, so neither may run on the event loop) and opens and closes its own database
+connection there, as a Django request would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from asgiref.sync import sync_to_async
+from django.db import close_old_connections
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+
+from apps.access.models import ApiToken
+from apps.access.services import token_authenticate
+from apps.core.exceptions import NotFound, PermissionDenied, ValidationFailed
+
+T = TypeVar("T")
+
+# The ASGI scope key under which the HTTP auth wrapper leaves the authenticated token.
+SCOPE_TOKEN_KEY = "memoryhub.api_token"
+
+# Set by `manage.py mcp_stdio`: a stdio server process serves exactly one token.
+_stdio_raw_token: str | None = None
+
+
+def configure_stdio_token(raw: str) -> None:
+    global _stdio_raw_token
+    _stdio_raw_token = raw
+
+
+def _call_in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    close_old_connections()
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        close_old_connections()
+
+
+async def run_sync(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run `fn` in a worker thread and turn service errors into tool errors the model can read."""
+    try:
+        return await sync_to_async(_call_in_thread, thread_sensitive=False)(fn, *args, **kwargs)
+    except ValidationFailed as exc:
+        raise ToolError(f"Invalid arguments: {exc.summary()}") from exc
+    except (NotFound, PermissionDenied) as exc:
+        raise ToolError(str(exc)) from exc
+
+
+async def current_token(ctx: Context) -> ApiToken:
+    """The token of this call: from the HTTP request, or the one the stdio server was given."""
+    request = ctx.request_context.request
+    if request is not None:
+        token = request.scope.get(SCOPE_TOKEN_KEY)
+    else:
+        token = await run_sync(token_authenticate, _stdio_raw_token)
+    if token is None:
+        raise ToolError("Not authenticated: a valid API token is required.")
+    return token

@@ -1,0 +1,142 @@
+"""The memoryhub MCP server: one tool set, served over streamable HTTP (mounted at /mcp in the
+project's ASGI app) and over stdio (`manage.py mcp_stdio`)."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import ToolAnnotations
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from apps.access.services import token_authenticate
+
+from . import tools
+from .legacy import LEGACY_TOOLS
+from .runtime import SCOPE_TOKEN_KEY
+
+INSTRUCTIONS = (
+    "memoryhub stores what you learn and finds it again. Before answering questions about this "
+    "project, call memory_search; store decisions, patterns, warnings and facts with remember. "
+    "If a search says the evidence is weak, say so rather than guessing."
+)
+
+READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False)
+DESTRUCTIVE = ToolAnnotations(readOnlyHint=False, destructiveHint=True, openWorldHint=False)
+
+
+def build_server() -> MCPServer:
+    server = MCPServer("memoryhub", instructions=INSTRUCTIONS, version="1.0.0")
+    for fn, hints in [
+        (tools.memory_search, READ),
+        (tools.remember, WRITE),
+        (tools.remember_batch, WRITE),
+        (tools.link_memories, WRITE),
+        (tools.memory_feedback, WRITE),
+        (tools.get_memory, READ),
+        (tools.update_memory, WRITE),
+        (tools.forget, DESTRUCTIVE),
+        *[(fn, READ) for fn in LEGACY_TOOLS],
+    ]:
+        server.add_tool(fn, annotations=hints)
+    return server
+
+
+def _transport_security() -> TransportSecuritySettings:
+    """DNS-rebinding protection that trusts the same hosts Django does."""
+    hosts = list(getattr(settings, "ALLOWED_HOSTS", []))
+    if not hosts or "*" in hosts:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    allowed_hosts: list[str] = []
+    allowed_origins: list[str] = []
+    for host in hosts:
+        host = host.lstrip(".")  # Django's ".example.com" form; subdomains not expanded here
+        allowed_hosts += [host, f"{host}:*"]
+        allowed_origins += [
+            f"{scheme}://{host}{port}" for scheme in ("http", "https") for port in ("", ":*")
+        ]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+    )
+
+
+class BearerTokenGate:
+    """Refuse any MCP HTTP request without a valid `Authorization: Bearer <token>`; hand the
+    authenticated token to the tools through the ASGI scope."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        raw = _bearer(scope)
+        token = await sync_to_async(_authenticate, thread_sensitive=False)(raw) if raw else None
+        if token is None:
+            await _unauthorized(send, "missing" if not raw else "invalid")
+            return
+        await self.app({**scope, SCOPE_TOKEN_KEY: token}, receive, send)
+
+
+def _authenticate(raw: str):
+    from django.db import close_old_connections
+
+    close_old_connections()
+    try:
+        return token_authenticate(raw)
+    finally:
+        close_old_connections()
+
+
+def _bearer(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name == b"authorization":
+            scheme, _, credentials = value.decode("latin-1").partition(" ")
+            if scheme.lower() == "bearer" and credentials.strip():
+                return credentials.strip()
+    return None
+
+
+async def _unauthorized(send: Send, reason: str) -> None:
+    body = json.dumps(
+        {
+            "error": "unauthorized",
+            "detail": f"API token {reason}: send 'Authorization: Bearer <token>' "
+            "(create one with `python manage.py create_token --namespace NAME`).",
+        }
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", b'Bearer realm="memoryhub"'),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+@cache
+def http_app() -> ASGIApp:
+    """The streamable HTTP app (a Starlette app serving the path /mcp; its lifespan runs the
+    session manager). Stateless, so any web process can answer any request."""
+    server = build_server()
+    app = server.streamable_http_app(
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        json_response=True,
+        max_request_body_size=getattr(settings, "DATA_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024 * 1024),
+        transport_security=_transport_security(),
+    )
+    return app

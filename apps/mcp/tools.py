@@ -1,0 +1,332 @@
+"""The MCP tools: argument schemas and descriptions an assistant can act on.
+
+Each tool validates its arguments (pydantic, from the annotations below), resolves the calling
+token and hands over to the synchronous body in `ops`, off the event loop.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from django.conf import settings
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult
+from pydantic import BaseModel, ConfigDict, Field
+
+from . import ops
+from .runtime import current_token, run_sync
+
+Mode = Literal["hybrid", "semantic", "exact", "deep"]
+Category = Literal["decision", "pattern", "warning", "learning", "fact", "note", "conversation"]
+Tier = Literal["constitutional", "core", "normal", "scratch"]
+Relation = Literal["caused", "supersedes", "contradicts", "depends_on", "relates_to"]
+OnDuplicate = Annotated[
+    Literal["report", "skip", "supersede"],
+    Field(
+        description="When a near-duplicate exists: report it and store anyway (default), skip "
+        "storing and return the existing memory, or store and link it as superseding the old one."
+    ),
+]
+
+QUERY_MAX = getattr(settings, "SEARCH_QUERY_MAX_CHARS", 2000)
+CONTENT_MAX = getattr(settings, "MEMORY_MAX_CONTENT_CHARS", 100_000)
+BATCH_MAX = getattr(settings, "MEMORY_BATCH_MAX_ITEMS", 1000)
+
+NamespaceArg = Annotated[
+    str | None,
+    Field(
+        description="Namespace to use. Optional when the token is scoped to a single namespace.",
+        max_length=100,
+    ),
+]
+Query = Annotated[
+    str,
+    Field(
+        description="What to look for, in natural language or keywords.",
+        min_length=1,
+        max_length=QUERY_MAX,
+    ),
+]
+Limit = Annotated[int, Field(description="Maximum number of memories to return.", ge=1, le=100)]
+DateArg = Annotated[
+    str | None,
+    Field(description="ISO 8601 date or date-time, e.g. 2024-03-01 or 2024-03-01T09:30:00Z."),
+]
+MemoryId = Annotated[str, Field(description="The memory's id (a UUID).")]
+Tags = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=64)]] | None,
+    Field(description="Tags (lowercase words or kebab-case).", max_length=50),
+]
+
+
+class MemoryItem(BaseModel):
+    """One memory for remember_batch."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: Annotated[str, Field(min_length=1, max_length=CONTENT_MAX)]
+    title: Annotated[str | None, Field(max_length=300)] = None
+    category: Category = "note"
+    tags: Tags = None
+    file_path: Annotated[str | None, Field(max_length=1000)] = None
+    source: Annotated[str | None, Field(max_length=200)] = None
+    trigger_phrases: list[Annotated[str, Field(max_length=200)]] | None = None
+    tier: Tier = "normal"
+    importance: Annotated[float, Field(ge=0, le=1)] = 0.5
+    metadata: dict[str, Any] | None = None
+    created_at: DateArg = None
+
+
+async def memory_search(
+    ctx: Context,
+    query: Query,
+    mode: Annotated[
+        Mode,
+        Field(
+            description="hybrid (default: keyword + semantic + graph fused), semantic (meaning "
+            "only), exact (substring/phrase), deep (also searches up to 3 query variants)."
+        ),
+    ] = "hybrid",
+    time_expr: Annotated[
+        str | None,
+        Field(
+            description="Natural time filter, e.g. 'yesterday', 'last week', '3 days ago', "
+            "'since March'.",
+            max_length=200,
+        ),
+    ] = None,
+    after: DateArg = None,
+    before: DateArg = None,
+    tags: Tags = None,
+    categories: Annotated[
+        list[Category] | None, Field(description="Only memories of these categories.")
+    ] = None,
+    file_path: Annotated[
+        str | None, Field(description="Only memories from this source file.", max_length=1000)
+    ] = None,
+    quality_boost: Annotated[
+        float,
+        Field(description="0..1: how much a memory's quality score lifts it.", ge=0, le=1),
+    ] = 0.0,
+    limit: Limit = 10,
+    include_debug: Annotated[
+        bool,
+        Field(description="Explain the ranking: intent, weights, per-strategy ranks, timings."),
+    ] = False,
+    token_budget: Annotated[
+        int | None,
+        Field(description="Cap the answer text at about this many tokens.", ge=50, le=20000),
+    ] = None,
+    namespace: NamespaceArg = None,
+) -> CallToolResult:
+    """Find stored memories that answer a question. Returns the best matches (id, content,
+    score, why each ranked). When the result starts with a weak-evidence warning, treat the
+    memories as hints, not facts. Pass the returned query_log_id to memory_feedback."""
+    token = await current_token(ctx)
+    return await run_sync(
+        ops.search,
+        token,
+        namespace=namespace,
+        query=query,
+        mode=mode,
+        time_expr=time_expr,
+        after=after,
+        before=before,
+        tags=tags,
+        categories=categories,
+        file_path=file_path,
+        quality_boost=quality_boost,
+        limit=limit,
+        include_debug=include_debug,
+        token_budget=token_budget,
+    )
+
+
+async def remember(
+    ctx: Context,
+    content: Annotated[
+        str,
+        Field(
+            description="What to remember, self-contained (markdown is fine; long documents are "
+            "split into linked chunks).",
+            min_length=1,
+            max_length=CONTENT_MAX,
+        ),
+    ],
+    title: Annotated[str | None, Field(description="A short title.", max_length=300)] = None,
+    category: Annotated[
+        Category,
+        Field(
+            description="decision (a choice and why), pattern (how things are done), warning "
+            "(a pitfall), learning, fact, note, conversation."
+        ),
+    ] = "note",
+    tags: Tags = None,
+    file_path: Annotated[
+        str | None, Field(description="Source file this is about.", max_length=1000)
+    ] = None,
+    source: Annotated[
+        str | None, Field(description="Where it came from (tool, url, person).", max_length=200)
+    ] = None,
+    trigger_phrases: Annotated[
+        list[Annotated[str, Field(max_length=200)]] | None,
+        Field(description="Phrases that should find this memory.", max_length=20),
+    ] = None,
+    tier: Annotated[
+        Tier,
+        Field(description="constitutional (always true rules), core, normal, scratch (fades)."),
+    ] = "normal",
+    importance: Annotated[float, Field(description="Quality score 0..1.", ge=0, le=1)] = 0.5,
+    metadata: Annotated[dict[str, Any] | None, Field(description="Free-form JSON.")] = None,
+    created_at: DateArg = None,
+    on_duplicate: OnDuplicate = "report",
+    namespace: NamespaceArg = None,
+) -> CallToolResult:
+    """Store one memory. Identical content is not stored twice (the existing id is returned);
+    near-duplicates are reported so you can update or link instead."""
+    token = await current_token(ctx)
+    return await run_sync(
+        ops.remember,
+        token,
+        namespace=namespace,
+        content=content,
+        title=title,
+        category=category,
+        tags=tags,
+        file_path=file_path,
+        source=source,
+        trigger_phrases=trigger_phrases,
+        tier=tier,
+        importance=importance,
+        metadata=metadata,
+        created_at=created_at,
+        on_duplicate=on_duplicate,
+    )
+
+
+async def remember_batch(
+    ctx: Context,
+    items: Annotated[
+        list[MemoryItem],
+        Field(description="Memories to store together.", min_length=1, max_length=BATCH_MAX),
+    ],
+    on_duplicate: OnDuplicate = "report",
+    namespace: NamespaceArg = None,
+) -> CallToolResult:
+    """Store many memories in one transaction: all are stored or, on any error, none."""
+    token = await current_token(ctx)
+    payload = [item.model_dump() for item in items]
+    return await run_sync(
+        ops.remember_batch, token, namespace=namespace, items=payload, on_duplicate=on_duplicate
+    )
+
+
+async def link_memories(
+    ctx: Context,
+    source_id: MemoryId,
+    target_id: MemoryId,
+    relation: Annotated[
+        Relation,
+        Field(
+            description="caused, supersedes (source replaces target), contradicts, depends_on, "
+            "relates_to."
+        ),
+    ] = "relates_to",
+    strength: Annotated[float, Field(description="0..1.", ge=0, le=1)] = 1.0,
+) -> CallToolResult:
+    """Link two memories of the same namespace with a causal edge."""
+    token = await current_token(ctx)
+    return await run_sync(
+        ops.link,
+        token,
+        source_id=source_id,
+        target_id=target_id,
+        relation=relation,
+        strength=strength,
+    )
+
+
+async def memory_feedback(
+    ctx: Context,
+    query_log_id: Annotated[
+        int, Field(description="The query_log_id a memory_search returned.", ge=1)
+    ],
+    was_useful: Annotated[bool | None, Field(description="Did the search help overall?")] = None,
+    result_feedback: Annotated[
+        dict[str, bool] | None,
+        Field(description="Per result: {memory id: true if useful, false if not}."),
+    ] = None,
+) -> CallToolResult:
+    """Say whether a search helped; this tunes future rankings."""
+    token = await current_token(ctx)
+    return await run_sync(
+        ops.feedback,
+        token,
+        query_log_id=query_log_id,
+        was_useful=was_useful,
+        result_feedback=result_feedback,
+    )
+
+
+async def get_memory(ctx: Context, memory_id: MemoryId) -> CallToolResult:
+    """Read one memory in full, with its links."""
+    token = await current_token(ctx)
+    return await run_sync(ops.get, token, memory_id=memory_id)
+
+
+async def update_memory(
+    ctx: Context,
+    memory_id: MemoryId,
+    content: Annotated[
+        str | None,
+        Field(description="New content (re-embedded).", min_length=1, max_length=CONTENT_MAX),
+    ] = None,
+    title: Annotated[str | None, Field(description="New title.", max_length=300)] = None,
+    category: Annotated[Category | None, Field(description="New category.")] = None,
+    tags: Annotated[Tags, Field(description="Replaces the memory's tags.")] = None,
+    file_path: Annotated[
+        str | None, Field(description="New source file path.", max_length=1000)
+    ] = None,
+    source: Annotated[str | None, Field(description="New source.", max_length=200)] = None,
+    trigger_phrases: Annotated[
+        list[Annotated[str, Field(max_length=200)]] | None,
+        Field(description="Replaces the trigger phrases.", max_length=20),
+    ] = None,
+    tier: Annotated[Tier | None, Field(description="New tier.")] = None,
+    importance: Annotated[
+        float | None, Field(description="New quality score 0..1.", ge=0, le=1)
+    ] = None,
+    metadata: Annotated[
+        dict[str, Any] | None, Field(description="Replaces the metadata JSON.")
+    ] = None,
+) -> CallToolResult:
+    """Correct or refine a memory. Only the fields given change; new content is re-embedded."""
+    token = await current_token(ctx)
+    return await run_sync(
+        ops.update,
+        token,
+        memory_id=memory_id,
+        content=content,
+        title=title,
+        category=category,
+        tags=tags,
+        file_path=file_path,
+        source=source,
+        trigger_phrases=trigger_phrases,
+        tier=tier,
+        importance=importance,
+        metadata=metadata,
+    )
+
+
+async def forget(
+    ctx: Context,
+    memory_id: MemoryId,
+    permanent: Annotated[
+        bool,
+        Field(description="false (default): archive, so search skips it; true: delete for good."),
+    ] = False,
+) -> CallToolResult:
+    """Forget a memory that is wrong or obsolete."""
+    token = await current_token(ctx)
+    return await run_sync(ops.forget, token, memory_id=memory_id, permanent=permanent)
