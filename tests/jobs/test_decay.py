@@ -1,0 +1,50 @@
+"""Decay: stability falls with idle time, at tier-specific speeds, and re-runs are no-ops."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from apps.jobs.models import Job
+from apps.jobs.services import job_execute
+from apps.jobs.services.decay import stability_value
+from apps.memories.models import Memory, Tier
+
+
+def test_stability_by_tier_and_idle_time(namespace, memories_factory):
+    now = timezone.now()
+    idle = now - timedelta(days=30)
+    rows = {
+        tier: memories_factory(namespace, 1, tier=tier, last_accessed_at=idle)[0]
+        for tier in Tier.values
+    }
+    fresh = memories_factory(namespace, 1, last_accessed_at=now)[0]
+    used = memories_factory(namespace, 1, last_accessed_at=idle, access_count=20)[0]
+
+    run = job_execute(Job.DECAY, namespace_id=namespace.pk, now=now)
+
+    stability = dict(Memory.objects.filter(namespace=namespace).values_list("id", "stability"))
+    by_tier = {tier: stability[m.pk] for tier, m in rows.items()}
+    assert by_tier[Tier.SCRATCH] < by_tier[Tier.NORMAL] < by_tier[Tier.CORE]
+    assert by_tier[Tier.CORE] < by_tier[Tier.CONSTITUTIONAL] < 1.0
+    # Default half-life 30 days: a normal memory idle 30 days is at one half.
+    assert by_tier[Tier.NORMAL] == pytest.approx(0.5, abs=1e-5)
+    assert by_tier[Tier.SCRATCH] == pytest.approx(0.125, abs=1e-5)
+    for tier, value in by_tier.items():
+        assert value == pytest.approx(stability_value(tier=tier, days_idle=30), abs=1e-6)
+    assert stability[fresh.pk] == pytest.approx(1.0, abs=1e-5)
+    assert by_tier[Tier.NORMAL] < stability[used.pk] < 1.0  # frequent use slows decay
+    assert run.changes["memories_updated"] == 5  # the fresh one stays at 1.0
+
+    again = job_execute(Job.DECAY, namespace_id=namespace.pk, now=now)
+    assert again.changes["memories_updated"] == 0
+
+
+def test_never_accessed_counts_from_creation(namespace, memories_factory):
+    memory = memories_factory(namespace, 1)[0]
+    Memory.objects.filter(pk=memory.pk).update(created_at=timezone.now() - timedelta(days=60))
+    job_execute(Job.DECAY, namespace_id=namespace.pk)
+    memory.refresh_from_db()
+    assert memory.stability == pytest.approx(0.25, abs=1e-4)
