@@ -91,13 +91,15 @@ def edge_for_token(token: ApiToken, edge_id: int, *, write: bool = False) -> Cau
 
 def query_log_for_token(token: ApiToken, query_log_id: int, *, write: bool = False):
     """A logged search of one of the token's namespaces (feedback is given against it)."""
+    from apps.search import querylog
     from apps.search.models import QueryLog
 
-    log = (
-        QueryLog.objects.filter(pk=query_log_id, namespace__in=token.namespaces.all())
-        .select_related("namespace")
-        .first()
-    )
+    logs = QueryLog.objects.filter(pk=query_log_id, namespace__in=token.namespaces.all())
+    log = logs.select_related("namespace").first()
+    if log is None:
+        # The log row is written just after the search returns; feedback may be quicker.
+        querylog.flush()
+        log = logs.select_related("namespace").first()
     if log is None:
         raise NotFound(f"Search {query_log_id} does not exist or this token cannot access it.")
     if write:

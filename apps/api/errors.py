@@ -10,7 +10,7 @@ from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
 from rest_framework import status
-from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.exceptions import APIException, NotAuthenticated, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
@@ -28,8 +28,11 @@ def flatten_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
     if isinstance(detail, dict):
         out: dict[str, list[str]] = {}
         for key, value in detail.items():
-            name = "" if key == "non_field_errors" else str(key)
-            path = f"{prefix}.{name}" if prefix and name else (prefix or name)
+            if isinstance(key, int):  # a ListSerializer's errors, keyed by item index
+                path = f"{prefix}[{key}]"
+            else:
+                name = "" if key == "non_field_errors" else str(key)
+                path = f"{prefix}.{name}" if prefix and name else (prefix or name)
             out.update(flatten_errors(value, path))
         return out
     if isinstance(detail, list):
@@ -59,7 +62,11 @@ def api_exception_handler(exc: Exception, context: dict) -> Response | None:
     response = exception_handler(exc, context)
     if response is None:
         return None
-    if isinstance(exc, ValidationError):
+    if isinstance(exc, NotAuthenticated):
+        response.data = {
+            "detail": "An API token is required: send 'Authorization: Bearer <token>'."
+        }
+    elif isinstance(exc, ValidationError):
         errors = flatten_errors(exc.detail)
         response.data = {"detail": _summary(errors), "errors": errors}
     elif isinstance(response.data, dict) and "detail" in response.data:

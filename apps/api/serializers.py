@@ -178,12 +178,20 @@ class SearchHitOut(serializers.Serializer):
     created_at = serializers.DateTimeField()
     score = serializers.FloatField()
     why = serializers.DictField(help_text="Per-strategy ranks and the boosts that applied.")
+    flags = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text='e.g. "contradiction:<other id>"',
+    )
 
 
 class SearchFlagsOut(serializers.Serializer):
     evidence_gap = serializers.BooleanField()
     fallback_retry = serializers.BooleanField()
-    contradictions = serializers.ListField(child=serializers.JSONField())
+    contradictions = serializers.ListField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text="Pairs of result ids that contradict each other.",
+    )
 
 
 class SearchOut(serializers.Serializer):

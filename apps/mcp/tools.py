@@ -47,6 +47,14 @@ Query = Annotated[
         max_length=QUERY_MAX,
     ),
 ]
+SearchQuery = Annotated[
+    str,
+    Field(
+        description="What to look for, in natural language or keywords. An empty query lists "
+        "the newest memories that pass the filters.",
+        max_length=QUERY_MAX,
+    ),
+]
 Limit = Annotated[int, Field(description="Maximum number of memories to return.", ge=1, le=100)]
 DateArg = Annotated[
     str | None,
@@ -79,7 +87,7 @@ class MemoryItem(BaseModel):
 
 async def memory_search(
     ctx: Context,
-    query: Query,
+    query: SearchQuery,
     mode: Annotated[
         Mode,
         Field(

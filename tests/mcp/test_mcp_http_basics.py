@@ -138,7 +138,7 @@ def test_remember_batch_is_all_or_nothing(asgi_server, tokens, embedding_model):
 def test_bad_arguments_are_tool_errors_not_crashes(asgi_server, tokens):
     calls = [
         ("memory_search", {"query": "x", "limit": 500}),
-        ("memory_search", {"query": ""}),
+        ("retrieve_memory", {"query": ""}),
         ("memory_search", {}),
         ("memory_search", {"query": "x", "after": "not a date"}),
         ("memory_search", {"query": "x" * 5000}),

@@ -73,18 +73,18 @@ class StatsApi(TokenApiView):
         namespaces = _scope(self, filters.get("namespace"))
         memories = _by_namespace(
             Memory.objects.filter(namespace__in=namespaces),
-            memories=Count("id", filter=Q(archived=False)),
-            archived=Count("id", filter=Q(archived=True)),
-            tags=Count("tags", distinct=True, filter=Q(archived=False)),
+            n_memories=Count("id", filter=Q(archived=False)),
+            n_archived=Count("id", filter=Q(archived=True)),
+            n_tags=Count("tags", distinct=True, filter=Q(archived=False)),
         )
         edges = _by_namespace(
-            CausalEdge.objects.filter(namespace__in=namespaces), edges=Count("id")
+            CausalEdge.objects.filter(namespace__in=namespaces), n_edges=Count("id")
         )
         searches = _by_namespace(
             QueryLog.objects.filter(namespace__in=namespaces),
-            searches=Count("id"),
-            searches_with_feedback=Count("id", filter=Q(feedback_at__isnull=False)),
-            evidence_gaps=Count("id", filter=Q(evidence_gap=True)),
+            n_searches=Count("id"),
+            n_searches_with_feedback=Count("id", filter=Q(feedback_at__isnull=False)),
+            n_evidence_gaps=Count("id", filter=Q(evidence_gap=True)),
         )
         rows = []
         for ns in namespaces:
@@ -97,8 +97,10 @@ class StatsApi(TokenApiView):
 
 
 def _by_namespace(queryset, **aggregates) -> dict[int, dict]:
+    """{namespace id: {name: value}}; aggregate names carry an "n_" prefix so they never
+    shadow a model field (which would turn a FILTER clause into an aggregate of an aggregate)."""
     rows = queryset.values("namespace").annotate(**aggregates).order_by()
-    return {row.pop("namespace"): row for row in rows}
+    return {row["namespace"]: {k[2:]: row[k] for k in aggregates} for row in rows}
 
 
 class FeedbackApi(TokenApiView):
