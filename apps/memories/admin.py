@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import Count
 
@@ -9,6 +10,40 @@ from apps.core.exceptions import ValidationFailed
 
 from . import services
 from .models import CausalEdge, Memory, Namespace, Tag
+from .validation import validate_memory_input
+
+
+class MemoryAdminForm(forms.ModelForm):
+    """Runs the write path's validation so the form shows the same errors as the API."""
+
+    class Meta:
+        model = Memory
+        fields = [
+            "namespace",
+            "title",
+            "content",
+            "category",
+            "tier",
+            "tags",
+            "importance",
+            "file_path",
+            "source",
+            "trigger_phrases",
+            "metadata",
+            "archived",
+        ]
+
+    def clean(self):
+        data = super().clean()
+        payload = {k: data[k] for k in services.UPDATABLE - {"tags"} if data.get(k) is not None}
+        payload["tags"] = [t.name for t in data.get("tags") or []]
+        try:
+            validate_memory_input(payload)
+        except ValidationFailed as exc:
+            for field, problems in exc.errors.items():
+                name = field.split("[")[0]
+                self.add_error(name if name in self.fields else None, problems)
+        return data
 
 
 @admin.register(Namespace)
@@ -92,6 +127,7 @@ class MemoryAdmin(admin.ModelAdmin):
         ),
         ("Computed", {"classes": ["collapse"], "fields": readonly_fields}),
     ]
+    form = MemoryAdminForm
     inlines = [OutgoingEdgeInline]
     actions = ["archive", "unarchive", "reembed", "merge"]
 
@@ -113,19 +149,19 @@ class MemoryAdmin(admin.ModelAdmin):
             for name in form.changed_data
             if name in services.UPDATABLE | {"archived"} and name != "tags"
         }
-        try:
-            if change:
-                services.memory_update(memory=obj, **fields)
-            else:
-                data = {k: v for k, v in form.cleaned_data.items() if k in services.UPDATABLE}
-                data.pop("tags", None)
-                result = services.memory_create(namespace=obj.namespace, **data)
-                form.instance = obj = result.memory
-                if not result.created:
-                    messages.warning(request, "Identical content exists; showing that memory.")
-        except ValidationFailed as exc:
-            messages.error(request, exc.summary())
-            raise
+        if change:
+            services.memory_update(memory=obj, **fields)
+            return
+        data = {k: v for k, v in form.cleaned_data.items() if k in services.UPDATABLE}
+        data["tags"] = [t.name for t in data.get("tags") or []]
+        result = services.memory_create(namespace=obj.namespace, **data)
+        # save_related() then sets the form's tags: make them the stored set (inferred too).
+        form.cleaned_data["tags"] = list(result.memory.tags.all())
+        # The admin goes on with `obj` (tags, log entry, redirect): make it the stored row.
+        obj.pk, obj._state.adding, obj._state.db = result.memory.pk, False, "default"
+        form.instance = obj
+        if not result.created:
+            messages.warning(request, "Identical content exists; showing that memory.")
 
     @admin.action(description="Archive selected memories")
     def archive(self, request, queryset):
