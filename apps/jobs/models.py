@@ -53,6 +53,23 @@ class JobRun(models.Model):
         return f"{self.job} ({scope}) {self.status} {self.started_at:%Y-%m-%d %H:%M:%S}"
 
 
+class JobCursor(models.Model):
+    """How far a job has consumed an append-only log, per namespace (e.g. decay's position in
+    QueryLog). Moved in the same transaction as the writes it accounts for: exactly once."""
+
+    job = models.CharField(max_length=30, choices=Job.choices)
+    namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="+")
+    position = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["job", "namespace"], name="jobcursor_job_ns_uniq")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.job}:{self.namespace_id}@{self.position:%Y-%m-%d %H:%M:%S}"
+
+
 class LatestJobRun(JobRun):
     """Admin view of only the most recent run per job and scope."""
 

@@ -48,3 +48,30 @@ def test_never_accessed_counts_from_creation(namespace, memories_factory):
     job_execute(Job.DECAY, namespace_id=namespace.pk)
     memory.refresh_from_db()
     assert memory.stability == pytest.approx(0.25, abs=1e-4)
+
+
+def test_search_results_count_as_accesses_exactly_once(namespace, memories_factory):
+    from apps.search.models import QueryLog
+
+    seen, unseen = memories_factory(namespace, 2)
+    now = timezone.now()
+    for minutes_ago in (90, 30, 0.5):  # the last one is too fresh: counted by a later run
+        log = QueryLog.objects.create(
+            namespace=namespace, query="q", results=[{"id": str(seen.pk), "ranks": {}}]
+        )
+        QueryLog.objects.filter(pk=log.pk).update(created_at=now - timedelta(minutes=minutes_ago))
+    Memory.objects.filter(namespace=namespace).update(created_at=now - timedelta(days=30))
+
+    run = job_execute(Job.DECAY, namespace_id=namespace.pk, now=now)
+    job_execute(Job.DECAY, namespace_id=namespace.pk, now=now)  # again: nothing counted twice
+
+    seen.refresh_from_db()
+    unseen.refresh_from_db()
+    assert seen.access_count == 2 and unseen.access_count == 0
+    assert seen.last_accessed_at == now - timedelta(minutes=30)
+    assert run.changes["memories_accessed"] == 1
+    assert seen.stability > 0.99 and unseen.stability == pytest.approx(0.5, abs=1e-5)
+
+    job_execute(Job.DECAY, namespace_id=namespace.pk, now=now + timedelta(minutes=5))
+    seen.refresh_from_db()
+    assert seen.access_count == 3

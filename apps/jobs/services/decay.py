@@ -2,7 +2,8 @@
 
     stability = 0.5 ** (tier_scale * days_idle / (half_life_days * (1 + ln(1 + access_count))))
 
-`days_idle` counts from `last_accessed_at`, or from `created_at` for a memory never accessed.
+`days_idle` counts from `last_accessed_at`, or from `created_at` for a memory never accessed;
+the job first folds new search-log accesses into those columns (access.py).
 Tier scales: constitutional 0.1, core 0.5, normal 1.0, scratch 3.0, so a scratch note loses half
 its stability three times as fast as a normal one and a constitutional rule ten times slower.
 Each access stretches the half-life (a memory used often is remembered longer). The value is
@@ -19,6 +20,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.memories.models import Memory, Namespace, Tier
+
+from .access import accesses_record
 
 TIER_DECAY_SCALE = {
     Tier.CONSTITUTIONAL: 0.1,
@@ -45,6 +48,7 @@ def stability_value(
 def decay_update(*, namespace: Namespace, now: datetime | None = None, **_options) -> dict:
     """Set-based: one UPDATE over the namespace; only rows whose rounded value moved change."""
     now = now or timezone.now()
+    accessed = accesses_record(namespace=namespace, now=now)
     cases = " ".join(f"WHEN '{tier}' THEN {scale}" for tier, scale in TIER_DECAY_SCALE.items())
     table = Memory._meta.db_table
     sql = f"""
@@ -68,4 +72,9 @@ def decay_update(*, namespace: Namespace, now: datetime | None = None, **_option
             [namespace.pk],
         )
         total, mean = cursor.fetchone()
-    return {"memories": total, "memories_updated": updated, "mean_stability": round(mean, 4)}
+    return {
+        "memories": total,
+        "memories_updated": updated,
+        "memories_accessed": accessed,
+        "mean_stability": round(mean, 4),
+    }
