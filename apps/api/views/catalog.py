@@ -73,8 +73,8 @@ class StatsApi(TokenApiView):
         namespaces = _scope(self, filters.get("namespace"))
         memories = _by_namespace(
             Memory.objects.filter(namespace__in=namespaces),
-            n_memories=Count("id", filter=Q(archived=False)),
-            n_archived=Count("id", filter=Q(archived=True)),
+            n_memories=Count("id", distinct=True, filter=Q(archived=False)),
+            n_archived=Count("id", distinct=True, filter=Q(archived=True)),
             n_tags=Count("tags", distinct=True, filter=Q(archived=False)),
         )
         edges = _by_namespace(
