@@ -1,0 +1,44 @@
+"""Every write to memories, tags and edges (SPEC section 3).
+
+All functions are keyword-only and atomic: a failure anywhere leaves nothing written. Work that
+background jobs derive from (PageRank) is queued with transaction.on_commit.
+"""
+
+from .change import (
+    UPDATABLE,
+    memories_archive,
+    memories_merge,
+    memories_reembed,
+    memory_archive,
+    memory_delete,
+    memory_update,
+)
+from .create import (
+    ON_DUPLICATE,
+    WriteResult,
+    content_hash,
+    embedding_text,
+    memory_batch_create,
+    memory_create,
+)
+from .edges import edge_create, edge_delete
+from .namespaces import namespace_get_or_create
+
+__all__ = [
+    "ON_DUPLICATE",
+    "UPDATABLE",
+    "WriteResult",
+    "content_hash",
+    "edge_create",
+    "edge_delete",
+    "embedding_text",
+    "memories_archive",
+    "memories_merge",
+    "memories_reembed",
+    "memory_archive",
+    "memory_batch_create",
+    "memory_create",
+    "memory_delete",
+    "memory_update",
+    "namespace_get_or_create",
+]
