@@ -7,7 +7,7 @@ namespace becomes one PageRank run JOBS_DEBOUNCE_SECONDS (default 10) later.
 Without a broker (eager mode, `make run` alone) there is no worker to queue for, so the job runs
 inline, after the commit: feedback weights always (bounded work: at most the latest 100 entries
 per strategy), PageRank only while the namespace has at most JOBS_INLINE_MAX_MEMORIES (default
-5000) memories, which keeps it to a few tens of milliseconds. Larger namespaces keep their scores
+2000) memories, which keeps it to a few tens of milliseconds. Larger namespaces keep their scores
 until `manage.py run_job pagerank` (or a worker) recomputes them.
 """
 
@@ -53,7 +53,7 @@ def _run_inline(job: str, namespace_id: int) -> None:
     from apps.memories.models import Memory
 
     if job == Job.PAGERANK:
-        limit = int(getattr(settings, "JOBS_INLINE_MAX_MEMORIES", 5000))
+        limit = int(getattr(settings, "JOBS_INLINE_MAX_MEMORIES", 2000))
         if Memory.objects.filter(namespace_id=namespace_id).count() > limit:
             logger.info("jobs: namespace %s too large for inline PageRank; skipped", namespace_id)
             return

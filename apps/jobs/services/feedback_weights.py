@@ -12,7 +12,8 @@ result's `ranks`). Its outcome is:
 Per strategy, the job takes its latest 100 entries (by `feedback_at`), and once there are at
 least 10: usefulness_rate = useful / entries and weight = 0.2 + usefulness_rate x 1.6 (0.2..1.8).
 With fewer than 10 the stored weight is 1.0 (neutral, as when no row exists) and the row only
-shows the sample so far. Strategies without any entry have no row.
+shows the sample so far. Strategies without any entry have no row. At most the latest 5000
+searches with feedback are read, which bounds the work for a strategy that rarely takes part.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from apps.search.models import QueryLog, Strategy, StrategyWeights
 
 WINDOW = 100
 MIN_ENTRIES = 10
+MAX_SEARCHES_SCANNED = 5000  # bounds the work when a strategy rarely takes part
 STRATEGIES = frozenset(Strategy.values)
 
 
@@ -70,7 +72,7 @@ def feedback_weights_update(*, namespace: Namespace, **_options) -> dict:
         .order_by("-feedback_at", "-id")
         .only("id", "results", "was_useful", "result_feedback")
     )
-    counts = usefulness(logs.iterator(chunk_size=200))
+    counts = usefulness(logs[:MAX_SEARCHES_SCANNED].iterator(chunk_size=200))
     with transaction.atomic():
         before = {
             w.strategy: (w.weight, w.usefulness_rate, w.sample_size)
