@@ -82,3 +82,24 @@ def test_admin_shows_the_last_run_of_each_job_with_errors(
     assert detail.status_code == 200 and "vector index missing" in detail.content.decode()
     history = admin_client.get(reverse("admin:jobs_jobrun_changelist"))
     assert len(history.context["cl"].result_list) == 4
+
+
+def test_admin_action_runs_the_selected_jobs_again(admin_client, namespace, memories_factory):
+    memories_factory(namespace, 2)
+    first = job_execute(Job.PAGERANK, namespace_id=namespace.pk)
+    response = admin_client.post(
+        reverse("admin:jobs_jobrun_changelist"),
+        {"action": "run_again", "_selected_action": [first.pk]},
+        follow=True,
+    )
+    assert response.status_code == 200 and "Started 1 job(s)." in response.content.decode()
+    again = JobRun.objects.exclude(pk=first.pk).get()  # no broker in tests: ran in-process
+    assert again.trigger == "admin" and again.status == "succeeded"
+
+
+def test_a_job_for_a_deleted_namespace_is_a_quiet_no_op(namespace):
+    gone = namespace.pk
+    namespace.delete()
+    run = job_execute(Job.PAGERANK, namespace_id=gone)
+    assert run.pk is None and run.changes == {"namespaces": 0}
+    assert not JobRun.objects.exists()

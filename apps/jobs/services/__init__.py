@@ -47,6 +47,11 @@ def job_execute(
     Raises whatever the job raised, after recording it on the JobRun.
     """
     fn = JOBS[job]
+    if namespace_id is not None and not Namespace.objects.filter(pk=namespace_id).exists():
+        # Deleted while its debounced run waited in the queue: nothing to do, nothing to record.
+        return JobRun(
+            job=job, trigger=trigger, status=RunStatus.SUCCEEDED, changes={"namespaces": 0}
+        )
     run = JobRun.objects.create(
         job=job,
         namespace_id=namespace_id,
@@ -92,7 +97,9 @@ def _finish(run, started, status, totals, per_namespace, error) -> None:
     run.duration_ms = round((time.perf_counter() - started) * 1000, 1)
     run.changes = {**totals, "per_namespace": per_namespace}
     run.error = error[-20_000:]
-    run.save(update_fields=["status", "finished_at", "duration_ms", "changes", "error"])
+    fields = ["status", "finished_at", "duration_ms", "changes", "error"]
+    # update(), not save(): the row may be gone if its namespace was deleted meanwhile.
+    JobRun.objects.filter(pk=run.pk).update(**{f: getattr(run, f) for f in fields})
     _prune(run.job)
 
 
