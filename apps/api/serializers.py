@@ -25,16 +25,37 @@ class ErrorSerializer(serializers.Serializer):
 
 
 def _namespace_field():
-    return serializers.CharField(
+    return serializers.RegexField(
+        r"^[a-z0-9][a-z0-9_-]{0,99}$",
         required=False,
         max_length=100,
         help_text="Namespace name. Optional when the token is scoped to one namespace.",
     )
 
 
+TAG_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:/ -]{0,63}$"  # stored lowercased, spaces as "-"
+
+
 def _tags_field(**kwargs):
     return serializers.ListField(
-        child=serializers.CharField(max_length=64), max_length=50, required=False, **kwargs
+        child=serializers.RegexField(
+            TAG_PATTERN,
+            max_length=64,
+            error_messages={"invalid": "A tag is letters, digits, spaces and _ . : / -."},
+        ),
+        max_length=50,
+        required=False,
+        **kwargs,
+    )
+
+
+def _content_field(**kwargs):
+    return serializers.RegexField(
+        r"\S",
+        max_length=CONTENT_MAX,
+        trim_whitespace=False,
+        error_messages={"invalid": "Must contain some text."},
+        **kwargs,
     )
 
 
@@ -42,7 +63,7 @@ def _tags_field(**kwargs):
 
 
 class MemoryFieldsIn(serializers.Serializer):
-    content = serializers.CharField(max_length=CONTENT_MAX, trim_whitespace=False)
+    content = _content_field()
     title = serializers.CharField(max_length=300, required=False, allow_blank=True)
     category = serializers.ChoiceField(choices=Category.choices, required=False)
     tags = _tags_field()
@@ -70,7 +91,7 @@ class MemoryBatchIn(serializers.Serializer):
 
 
 class MemoryUpdateIn(serializers.Serializer):
-    content = serializers.CharField(max_length=CONTENT_MAX, trim_whitespace=False, required=False)
+    content = _content_field(required=False)
     title = serializers.CharField(max_length=300, required=False, allow_blank=True)
     category = serializers.ChoiceField(choices=Category.choices, required=False)
     tags = _tags_field(help_text="Replaces the memory's tags.")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from django.urls import include, path
+from django.http import JsonResponse
+from django.urls import include, path, re_path
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from .views import catalog, edges, memories, search
@@ -10,7 +12,7 @@ from .views import catalog, edges, memories, search
 v1 = [
     path("memories/", memories.MemoryListCreateApi.as_view(), name="memories"),
     path("memories/batch/", memories.MemoryBatchApi.as_view(), name="memories-batch"),
-    path("memories/<uuid:pk>/", memories.MemoryDetailApi.as_view(), name="memory-detail"),
+    path("memories/<str:pk>/", memories.MemoryDetailApi.as_view(), name="memory-detail"),
     path("search/", search.SearchApi.as_view(), name="search"),
     path("edges/", edges.EdgeListCreateApi.as_view(), name="edges"),
     path("edges/<int:pk>/", edges.EdgeDetailApi.as_view(), name="edge-detail"),
@@ -25,4 +27,10 @@ app_name = "api"
 urlpatterns = [
     path("v1/", include(v1)),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    re_path(r"^.*/$", csrf_exempt(lambda request, *a, **kw: _not_found(request)), name="404"),
 ]
+
+
+def _not_found(request) -> JsonResponse:
+    """Unknown API paths answer JSON like the rest of the API, not Django's HTML page."""
+    return JsonResponse({"detail": f"No API endpoint at {request.path}."}, status=404)

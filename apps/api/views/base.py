@@ -8,6 +8,7 @@ from django.conf import settings
 from drf_spectacular.openapi import AutoSchema
 from rest_framework.exceptions import ValidationError
 from rest_framework.generics import GenericAPIView
+from rest_framework.metadata import SimpleMetadata
 from rest_framework.serializers import Serializer
 
 from apps.access.models import ApiToken
@@ -38,10 +39,24 @@ class ApiAutoSchema(AutoSchema):
         return responses
 
 
+class BasicMetadata(SimpleMetadata):
+    """OPTIONS answers name, description and formats; the OpenAPI schema documents the rest."""
+
+    def determine_metadata(self, request, view):
+        return {
+            "name": view.get_view_name(),
+            "description": view.get_view_description(),
+            "renders": [r.media_type for r in view.renderer_classes],
+            "parses": [p.media_type for p in view.parser_classes],
+            "schema": "/api/v1/schema/",
+        }
+
+
 class TokenApiView(GenericAPIView):
     authentication_classes = [ApiTokenAuthentication]
     permission_classes = [HasApiToken]
     pagination_class = None
+    metadata_class = BasicMetadata
     schema = ApiAutoSchema()
 
     @property

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import status
 from rest_framework.response import Response
 
@@ -102,6 +108,14 @@ class MemoryBatchApi(TokenApiView):
         return Response(body, status=status.HTTP_201_CREATED)
 
 
+MEMORY_ID = OpenApiParameter("id", OpenApiTypes.UUID, OpenApiParameter.PATH)
+
+
+@extend_schema_view(
+    get=extend_schema(parameters=[MEMORY_ID]),
+    patch=extend_schema(parameters=[MEMORY_ID]),
+    delete=extend_schema(parameters=[MEMORY_ID]),
+)
 class MemoryDetailApi(TokenApiView):
     @extend_schema(operation_id="memories_read", responses=MemoryOut)
     def get(self, request, pk):
