@@ -1,0 +1,86 @@
+"""python manage.py evaluate DIR [--json FILE] [--disable STAGE ...] [--mode MODE] [--keep]"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from apps.memories.models import Namespace
+from apps.search import evaluation, querylog
+from apps.search.params import MODES
+from apps.search.services import search
+from apps.search.stages import STAGES, unknown_stages
+
+
+class Command(BaseCommand):
+    help = (
+        "Load a dataset (SPEC section 7 format) into fresh namespaces, run every query through "
+        "search() and report recall@5/10/20, hit@10, nDCG@10, MRR and latency."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("directory", type=Path)
+        parser.add_argument("--json", dest="json_path", type=Path, help="Write the report here.")
+        parser.add_argument(
+            "--disable",
+            nargs="+",
+            action="extend",
+            default=[],
+            metavar="STAGE",
+            help=f"Stages to switch off: {', '.join(STAGES)}",
+        )
+        parser.add_argument("--mode", choices=MODES, default="hybrid")
+        parser.add_argument("--keep", action="store_true", help="Keep the loaded namespaces.")
+        parser.add_argument(
+            "--reuse",
+            metavar="PREFIX",
+            help="Query namespaces kept by an earlier --keep run (no import).",
+        )
+        parser.add_argument("--max-queries", type=int, default=0, help="Only the first N.")
+        parser.add_argument("--details", type=Path, help="Write per-query rows (JSON lines).")
+
+    def handle(self, *args, directory: Path, json_path, disable, mode, keep, reuse,
+               max_queries, details, verbosity, **options):  # fmt: skip
+        bad = unknown_stages(disable)
+        if bad:
+            raise CommandError(f"unknown stage(s) {', '.join(bad)}; known: {', '.join(STAGES)}")
+        if not (directory / "queries.jsonl").exists():
+            raise CommandError(f"{directory} has no queries.jsonl")
+        prefix = reuse or evaluation.new_prefix()
+        try:
+            if reuse:
+                queries = evaluation.read_queries(directory, prefix)
+            else:
+                self.stderr.write(f"loading {directory} into namespaces {prefix}*")
+                _, queries = evaluation.load_dataset(directory, prefix, progress=verbosity > 0)
+            if max_queries:
+                queries = queries[:max_queries]
+            self.stderr.write(f"running {len(queries)} queries (mode={mode}, "
+                              f"disabled={','.join(disable) or '-'})")  # fmt: skip
+            rows = evaluation.run_queries(queries, search, mode=mode, disabled=disable)
+        finally:
+            querylog.flush()
+            if not keep and not reuse:
+                Namespace.objects.filter(name__startswith=prefix).delete()
+            elif keep:
+                self.stderr.write(f"kept namespaces {prefix}* (reuse with --reuse {prefix})")
+        result = evaluation.report(rows)
+        result.update(mode=mode, disabled=list(disable), dataset=str(directory))
+        self.stdout.write(format_table(result))
+        if json_path:
+            json_path.write_text(json.dumps(result, indent=2))
+        if details:
+            with open(details, "w") as handle:
+                for row in rows:
+                    handle.write(json.dumps(row, default=str) + "\n")
+
+
+def format_table(result: dict) -> str:
+    keys = evaluation.KEYS
+    lines = [f"{'':14s}" + "".join(f"{k:>10s}" for k in keys)]
+    rows = [("overall", result["overall"])] + list(result["by_category"].items())
+    for name, metrics in rows:
+        lines.append(f"{name:14s}" + "".join(f"{metrics[k]:>10.3f}" for k in keys))
+    return "\n".join(lines)

@@ -1,0 +1,212 @@
+"""Stage 1: what the query asks for. Intent comes from the nearest centroid of example queries
+in embedding space (not keyword rules alone); entities are identifiers, file paths, quoted
+phrases and tag names known in the namespace; time phrases become an after/before range."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import datetime
+from functools import lru_cache
+
+import numpy as np
+
+from apps.search.types import QueryAnalysis
+
+from .timeexpr import find_time_phrase, parse_time_expression
+
+INTENT_EXAMPLES: dict[str, tuple[str, ...]] = {
+    "lookup": (
+        "what is the value of the timeout setting",
+        "what did she say about her job",
+        "which database do we use",
+        "where does he live",
+        "what is the name of her dog",
+    ),
+    "find_spec": (
+        "what are the requirements for the export feature",
+        "specification of the API response format",
+        "what does the design document say about caching",
+        "acceptance criteria for the login page",
+    ),
+    "fix_bug": (
+        "why does the build fail with an import error",
+        "how to fix the crash on startup",
+        "error connection refused when running tests",
+        "the page is broken after the upgrade, what went wrong",
+    ),
+    "understand": (
+        "how does the authentication flow work",
+        "explain the architecture of the search pipeline",
+        "why did we choose postgres over mongodb",
+        "why does she enjoy painting so much",
+    ),
+    "explore": (
+        "what do we know about performance",
+        "show me everything related to deployment",
+        "what are his hobbies and interests",
+        "tell me about the team's projects",
+    ),
+    "temporal": (
+        "when did we migrate the database",
+        "what changed last week",
+        "when did she move to the new city",
+        "what happened yesterday",
+        "how long ago did he start the job",
+    ),
+    "relation": (
+        "what depends on the billing module",
+        "what caused the outage",
+        "how is the cache related to the queue",
+        "what superseded the old deployment process",
+    ),
+}
+
+QUESTION_WORDS = ("how", "what", "why", "where", "when", "which", "who")
+STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "and",
+        "or",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "do",
+        "does",
+        "did",
+        "with",
+        "at",
+        "by",
+        "from",
+        "as",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "i",
+        "you",
+        "he",
+        "she",
+        "we",
+        "they",
+        "me",
+        "my",
+        "your",
+        "his",
+        "her",
+        "our",
+        "their",
+        "what",
+        "how",
+        "why",
+        "where",
+        "when",
+        "which",
+        "who",
+        "whom",
+        "about",
+        "into",
+        "than",
+        "then",
+        "so",
+        "if",
+        "not",
+        "no",
+    ]
+)
+IDENTIFIER = re.compile(r"\b(?:[A-Z][a-z0-9]+[A-Z]\w*|[a-z]+_[a-z0-9_]+|[a-z]+[A-Z]\w+)\b")
+FILE_PATH = re.compile(r"(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.(?:py|js|ts|tsx|md|go|rs|java|rb|"
+                       r"yml|yaml|json|toml|sql|html|css|sh|c|h|cpp)\b")  # fmt: skip
+QUOTED = re.compile(r"\"([^\"]{2,200})\"|'([^']{2,200})'")
+WORD = re.compile(r"[A-Za-z0-9][\w.+-]*")
+
+
+@lru_cache(maxsize=4)
+def _centroids(model_name: str) -> tuple[tuple[str, ...], np.ndarray]:
+    from apps.memories.embeddings import embed_texts
+
+    names = tuple(INTENT_EXAMPLES)
+    rows = []
+    for name in names:
+        vectors = embed_texts(list(INTENT_EXAMPLES[name]))
+        centroid = vectors.mean(axis=0)
+        rows.append(centroid / np.linalg.norm(centroid))
+    return names, np.vstack(rows)
+
+
+def classify_intent(vector: np.ndarray, model_name: str) -> tuple[str, dict[str, float]]:
+    names, matrix = _centroids(model_name)
+    sims = matrix @ vector
+    scores = {name: round(float(s), 4) for name, s in zip(names, sims, strict=True)}
+    return names[int(np.argmax(sims))], scores
+
+
+def keywords(text: str) -> tuple[str, ...]:
+    return tuple(w for w in WORD.findall(text.lower()) if w not in STOP and len(w) > 1)
+
+
+def find_entities(text: str, known_tags: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Identifiers, file paths, quoted phrases, and known tag names named in the query."""
+    paths = tuple(dict.fromkeys(FILE_PATH.findall(text)))
+    phrases = tuple(dict.fromkeys(a or b for a, b in QUOTED.findall(text)))
+    identifiers = tuple(dict.fromkeys(i for i in IDENTIFIER.findall(text) if i not in paths))
+    lowered = " " + re.sub(r"[^a-z0-9]+", " ", text.lower()) + " "
+    tags = tuple(
+        t for t in known_tags
+        if len(t) > 2 and f" {re.sub(r'[^a-z0-9]+', ' ', t.lower()).strip()} " in lowered
+    )  # fmt: skip
+    return {"identifiers": identifiers, "paths": paths, "phrases": phrases, "tags": tags}
+
+
+def analyse_query(
+    text: str,
+    *,
+    vector: np.ndarray | None,
+    model_name: str,
+    known_tags: Iterable[str] = (),
+    now: datetime,
+    enabled: bool = True,
+) -> QueryAnalysis:
+    words = keywords(text)
+    first = text.strip().lower().split(" ", 1)[0] if text.strip() else ""
+    is_question = first in QUESTION_WORDS or text.strip().endswith("?")
+    if not enabled:
+        return QueryAnalysis(text=text, keywords=words, is_question=is_question)
+    intent, scores = ("lookup", {})
+    if vector is not None:
+        intent, scores = classify_intent(vector, model_name)
+    found = find_entities(text, known_tags)
+    after = before = None
+    phrase = find_time_phrase(text)
+    if phrase:
+        parsed = parse_time_expression(phrase, now)
+        if parsed is not None:
+            after, before = parsed.after, parsed.before
+    if first == "when" or (phrase and intent not in ("relation",)):
+        intent = "temporal" if first == "when" or phrase else intent
+    return QueryAnalysis(
+        text=text,
+        intent=intent,
+        intent_scores=scores,
+        entities=found["identifiers"] + found["paths"] + found["phrases"] + found["tags"],
+        tag_entities=found["tags"],
+        file_paths=found["paths"],
+        phrases=found["phrases"],
+        keywords=words,
+        is_question=is_question,
+        after=after,
+        before=before,
+        time_phrase=phrase,
+    )

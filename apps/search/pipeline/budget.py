@@ -1,0 +1,65 @@
+"""Stage 12: assistant-facing markdown within a token budget, never cutting a memory."""
+
+from __future__ import annotations
+
+import math
+
+GAP_WARNING = (
+    "> **Warning: weak evidence.** No result stands out from the rest; the memories below may "
+    "not answer the question. Say so rather than rely on them."
+)
+
+
+NOTE_TOKENS = 20
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters per token for English text (no tokenizer on the hot path)."""
+    return max(1, math.ceil(len(text) / 4))
+
+
+def memory_block(item: dict, index: int, contradicted: set[str]) -> str:
+    title = item.get("title") or ""
+    head = f"### {index}. {title}".rstrip() if title else f"### {index}."
+    meta = [f"id `{item['id']}`", f"score {item['score']:.3f}", str(item.get("created_at", ""))]
+    if item.get("category"):
+        meta.append(item["category"])
+    if item.get("file_path"):
+        meta.append(f"file `{item['file_path']}`")
+    if item.get("tags"):
+        meta.append("tags " + ", ".join(item["tags"]))
+    lines = [head, " · ".join(m for m in meta if m)]
+    if item["id"] in contradicted:
+        lines.append("**Contradiction:** conflicts with another result below or above.")
+    lines.append("")
+    lines.append(item["content"])
+    return "\n".join(lines)
+
+
+def render(payload: dict, token_budget: int | None) -> str:
+    """payload: SearchResponse.to_dict(). Blocks are added whole until the budget is spent."""
+    flags = payload.get("flags", {})
+    contradicted = {x for pair in flags.get("contradictions", []) for x in pair}
+    parts = []
+    if flags.get("evidence_gap"):
+        parts.append(GAP_WARNING)
+    if flags.get("contradictions"):
+        listed = "; ".join(f"`{a}` vs `{b}`" for a, b in flags["contradictions"])
+        parts.append(f"> **Contradictions among the results:** {listed}")
+    memories = payload.get("memories", [])
+    parts.append(f"Found {len(memories)} memories for: {payload.get('query', '')}")
+    used = estimate_tokens("\n\n".join(parts))
+    omitted = 0
+    for index, item in enumerate(memories, start=1):
+        block = memory_block(item, index, contradicted)
+        cost = estimate_tokens(block) + 1
+        last = index == len(memories)
+        reserve = 0 if last else NOTE_TOKENS  # room for the "left out" note
+        if token_budget is not None and used + cost + reserve > token_budget:
+            omitted = len(memories) - index + 1
+            break
+        parts.append(block)
+        used += cost
+    if omitted:
+        parts.append(f"_({omitted} more results left out to stay within {token_budget} tokens.)_")
+    return "\n\n".join(parts)

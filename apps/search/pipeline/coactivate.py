@@ -1,0 +1,78 @@
+"""Stage 5 and the dialog-context step: scores flow along temporal and graph neighbours.
+
+Temporal neighbours are the memories just before and after one in time order (within the
+same scope and a maximum gap). Memories that share one timestamp (a conversation session
+imported with its session date) keep their source order: the natural order of their
+external ids ("D1:2" before "D1:10").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+
+CONTEXT_SHARE = 0.3
+COACTIVATION_SHARE = 0.2
+COACTIVATION_TOP = 5
+MAX_GAP = timedelta(hours=2)
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(text: str | None) -> tuple:
+    parts = _DIGITS.split(text or "")
+    return tuple(int(p) if p.isdigit() else p for p in parts)
+
+
+def temporal_neighbours(
+    rows: Iterable[tuple[str, datetime, str | None]], max_gap: timedelta = MAX_GAP
+) -> dict[str, tuple[str, ...]]:
+    """rows: (id, created_at, external_id). Returns id -> (previous, next) ids that exist."""
+    ordered = sorted(rows, key=lambda r: (r[1], natural_key(r[2]), str(r[0])))
+    neighbours: dict[str, list[str]] = {str(r[0]): [] for r in ordered}
+    for before, after in zip(ordered, ordered[1:], strict=False):
+        if after[1] - before[1] <= max_gap:
+            neighbours[str(before[0])].append(str(after[0]))
+            neighbours[str(after[0])].append(str(before[0]))
+    return {key: tuple(value) for key, value in neighbours.items()}
+
+
+def borrow_context(
+    scores: Mapping[str, float], neighbours: Mapping[str, Iterable[str]], share: float
+) -> dict[str, float]:
+    """Each memory adds `share` x the best score among its neighbours (a dialog turn is read
+    in the context of the turns around it)."""
+    out = {}
+    for key, value in scores.items():
+        best = max((scores.get(n, 0.0) for n in neighbours.get(key, ())), default=0.0)
+        out[key] = value + share * best
+    return out
+
+
+def coactivate(
+    scores: Mapping[str, float],
+    temporal: Mapping[str, Iterable[str]],
+    graph: Mapping[str, Iterable[tuple[str, float]]],
+    *,
+    share: float = COACTIVATION_SHARE,
+    top: int = COACTIVATION_TOP,
+) -> tuple[dict[str, float], set[str]]:
+    """The `top` memories spread `share` of their score to temporal neighbours and
+    (scaled by edge weight) to graph neighbours. `top` <= 0 spreads from every memory.
+    Returns new scores and the ids that received activation."""
+    out = dict(scores)
+    ordered = sorted(scores, key=lambda k: -scores[k])
+    sources = ordered if top <= 0 else ordered[:top]
+    received: set[str] = set()
+    gained: dict[str, float] = {}
+    for key in sources:
+        pairs = [(n, 1.0) for n in temporal.get(key, ())] + list(graph.get(key, ()))
+        for neighbour, weight in pairs:
+            gain = share * scores[key] * weight
+            if gain > gained.get(neighbour, 0.0):
+                gained[neighbour] = gain
+    for neighbour, gain in gained.items():
+        out[neighbour] = out.get(neighbour, 0.0) + gain
+        received.add(neighbour)
+    return out, received

@@ -1,0 +1,31 @@
+"""Stage 10: is the best result clearly better than the rest, or is this an evidence gap?"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+GAP_Z = 1.5
+MIN_SCORES = 3
+
+
+def top_z_score(scores: Sequence[float]) -> float | None:
+    """(top - mean) / stdev of the fused scores; None when it cannot be computed."""
+    if len(scores) < 2:
+        return None
+    stdev = statistics.pstdev(scores)
+    if stdev <= 1e-12:
+        return 0.0
+    return (max(scores) - statistics.fmean(scores)) / stdev
+
+
+def evidence_gap(scores: Sequence[float], threshold: float = GAP_Z) -> bool:
+    """True when nothing stands out (z < threshold) or there is nothing at all. With fewer
+    than three scores a z-score says nothing (two values always give z = 1), so only the
+    absolute checks in search() judge those."""
+    if not scores:
+        return True
+    if len(scores) < MIN_SCORES:
+        return False
+    z = top_z_score(scores)
+    return z is not None and z < threshold

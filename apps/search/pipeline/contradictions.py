@@ -1,0 +1,37 @@
+"""Stage 11: results that contradict each other: joined by a `contradicts` edge, or a
+lower-tier memory that is close in meaning to a constitutional one but differs in negation
+(one says "never"/"don't"/"not", the other does not)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from apps.memories.models import CausalEdge
+
+NEGATION = re.compile(r"\b(?:not|never|no|don't|do not|doesn't|avoid|stop|must not|shouldn't)\b",
+                      re.IGNORECASE)  # fmt: skip
+SIMILAR = 0.75
+
+
+def edge_pairs(namespace_id: int, ids: Sequence[str]) -> list[tuple[str, str]]:
+    rows = CausalEdge.objects.filter(
+        namespace_id=namespace_id, relation="contradicts", source_id__in=ids, target_id__in=ids
+    ).values_list("source_id", "target_id")
+    return [(str(a), str(b)) for a, b in rows]
+
+
+def tier_pairs(items: Sequence[tuple[str, str, str, object]]) -> list[tuple[str, str]]:
+    """items: (id, tier, content, embedding). Pairs (constitutional, other) that disagree."""
+    pairs = []
+    rules = [x for x in items if x[1] == "constitutional" and x[3] is not None]
+    for rule_id, _, rule_text, rule_vec in rules:
+        for other_id, tier, text, vec in items:
+            if other_id == rule_id or tier == "constitutional" or vec is None:
+                continue
+            similar = float(np.dot(np.asarray(rule_vec), np.asarray(vec))) >= SIMILAR
+            if similar and bool(NEGATION.search(rule_text)) != bool(NEGATION.search(text)):
+                pairs.append((rule_id, other_id))
+    return pairs

@@ -1,0 +1,78 @@
+"""Stage 4: fusion of the per-strategy candidate lists.
+
+- `weighted_rrf`: sum over strategies of weight / (k + rank), k = 60 (SPEC).
+- `score_fusion`: sum of weight x min-max-normalized score over the candidate pool. Every pool
+  member is scored by every strategy first (retrievers complete the missing scores), so a
+  memory ranked 150th by one strategy still carries that strategy's evidence.
+- `fuse_variants`: deep mode; RRF across the query variants plus a +0.10 bonus per extra
+  variant that found the memory (convergence).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+RRF_K = 60
+CONVERGENCE_BONUS = 0.10
+
+
+def ranks_of(scores: Mapping[str, float]) -> dict[str, int]:
+    """1-based ranks, best first; ties keep insertion order."""
+    ordered = sorted(scores, key=lambda key: -scores[key])
+    return {key: i + 1 for i, key in enumerate(ordered)}
+
+
+def weighted_rrf(
+    rankings: Mapping[str, Mapping[str, int]], weights: Mapping[str, float], k: int = RRF_K
+) -> dict[str, float]:
+    fused: dict[str, float] = {}
+    for strategy, ranks in rankings.items():
+        weight = float(weights.get(strategy, 1.0))
+        for key, rank in ranks.items():
+            fused[key] = fused.get(key, 0.0) + weight / (k + rank)
+    return fused
+
+
+def minmax(scores: Mapping[str, float]) -> dict[str, float]:
+    if not scores:
+        return {}
+    low, high = min(scores.values()), max(scores.values())
+    span = high - low
+    if span <= 1e-12:
+        return {key: 1.0 if high > 0 else 0.0 for key in scores}
+    return {key: (value - low) / span for key, value in scores.items()}
+
+
+def score_fusion(
+    normalized: Mapping[str, Mapping[str, float]],
+    weights: Mapping[str, float],
+    pool: Iterable[str],
+) -> dict[str, float]:
+    total = sum(float(weights.get(s, 0.0)) for s in normalized) or 1.0
+    fused = {}
+    for key in pool:
+        fused[key] = (
+            sum(
+                float(weights.get(s, 0.0)) * scores.get(key, 0.0)
+                for s, scores in normalized.items()
+            )
+            / total
+        )
+    return fused
+
+
+def fuse_variants(
+    variant_scores: list[Mapping[str, float]], k: int = RRF_K, bonus: float = CONVERGENCE_BONUS
+) -> tuple[dict[str, float], dict[str, int]]:
+    """Fuse the result lists of several query variants; returns scores and how many variants
+    found each memory. The RRF part is scaled so the best possible score is 1.0 per variant,
+    which keeps the +0.10 bonus meaningful next to it."""
+    fused: dict[str, float] = {}
+    found: dict[str, int] = {}
+    for scores in variant_scores:
+        for key, rank in ranks_of(scores).items():
+            fused[key] = fused.get(key, 0.0) + (k + 1) / (k + rank) / len(variant_scores)
+            found[key] = found.get(key, 0) + 1
+    for key, count in found.items():
+        fused[key] += bonus * (count - 1)
+    return fused, found

@@ -1,0 +1,89 @@
+"""Stages 6, 8, 9: boosts, per-file diversity and MMR. Pure functions over candidates."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from apps.search.types import Candidate
+
+TIER_DECAY_SCALE = {"constitutional": 0.1, "core": 0.5, "normal": 1.0, "scratch": 3.0}
+DECAY_WEIGHT = 0.2
+PAGERANK_WEIGHT = 0.1
+ENTITY_BOOST = 0.3
+MMR_LAMBDA = {"understand": 0.5, "fix_bug": 0.85}
+MMR_DEFAULT_LAMBDA = 0.7
+MMR_WINDOW = 20
+
+
+def entity_boost(
+    candidates: Sequence[Candidate], tag_entities: Sequence[str], factor: float = ENTITY_BOOST
+) -> None:
+    """Memories tagged with a tag the query names (a person, a component) gain `factor`."""
+    wanted = {t.lower() for t in tag_entities}
+    if not wanted:
+        return
+    for c in candidates:
+        if wanted.intersection(t.lower() for t in c.tags):
+            c.score *= 1.0 + factor
+            c.reasons.append("entity")
+
+
+def decay_factor(stability: float, tier: str) -> float:
+    """Multiplier from the stored stability (1 = fresh), scaled by tier: constitutional
+    memories hardly decay, scratch ones decay three times as fast as normal ones."""
+    scale = TIER_DECAY_SCALE.get(tier, 1.0)
+    loss = min(1.0, (1.0 - max(0.0, min(1.0, stability))) * scale)
+    return 1.0 - DECAY_WEIGHT * loss
+
+
+def apply_boosts(candidates: Sequence[Candidate], quality_boost: float = 0.0) -> None:
+    """Relevance blended with quality (0..1), times decay, plus a small pagerank share."""
+    for c in candidates:
+        score = (1.0 - quality_boost) * c.score + quality_boost * c.importance
+        score *= decay_factor(c.stability, c.tier)
+        score *= 1.0 + PAGERANK_WEIGHT * c.pagerank
+        c.score = score
+
+
+def diversify(candidates: Sequence[Candidate], max_per_file: int) -> list[Candidate]:
+    """Keep order; at most `max_per_file` results share one non-empty file_path (0 = off)."""
+    if max_per_file <= 0:
+        return list(candidates)
+    seen: dict[str, int] = {}
+    kept = []
+    for c in candidates:
+        if c.file_path:
+            seen[c.file_path] = seen.get(c.file_path, 0) + 1
+            if seen[c.file_path] > max_per_file:
+                continue
+        kept.append(c)
+    return kept
+
+
+def mmr_lambda(intent: str) -> float:
+    return MMR_LAMBDA.get(intent, MMR_DEFAULT_LAMBDA)
+
+
+def mmr(candidates: Sequence[Candidate], lam: float, window: int = MMR_WINDOW) -> list[Candidate]:
+    """Maximal marginal relevance over the top `window` (those with embeddings); the rest
+    keep their order behind them. Relevance is the candidate score scaled to 0..1."""
+    head = [c for c in candidates[:window] if c.embedding is not None]
+    if len(head) < 3:
+        return list(candidates)
+    tail = [c for c in candidates if c not in head]
+    scores = np.array([c.score for c in head], dtype=np.float64)
+    span = scores.max() - scores.min()
+    rel = (scores - scores.min()) / span if span > 1e-12 else np.ones_like(scores)
+    vectors = np.vstack([np.asarray(c.embedding, dtype=np.float32) for c in head])
+    sims = vectors @ vectors.T
+    chosen: list[int] = []
+    left = list(range(len(head)))
+    while left:
+        redundancy = sims[np.ix_(left, chosen)].max(axis=1) if chosen else np.zeros(len(left))
+        values = lam * rel[left] - (1.0 - lam) * redundancy
+        pick = left[int(np.argmax(values))]
+        chosen.append(pick)
+        left.remove(pick)
+    return [head[i] for i in chosen] + tail

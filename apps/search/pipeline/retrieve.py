@@ -1,0 +1,269 @@
+"""Stage 3: candidate retrieval in SQL (lexical, semantic, exact) plus the row fetch that
+completes every candidate's scores. All queries share the Scope's WHERE clause.
+
+Lexical scoring: Postgres' ts_rank_cd has no inverse document frequency, so on conversational
+text common words would dominate. Terms are weighted by a BM25 idf computed over the
+namespace (document frequencies counted in the same SQL), with BM25's length normalization
+(b = 0.4) and a bonus when a term hits the title (A) or tags / trigger phrases (B), so title
+hits beat body hits. Query terms go through the same english parser/stemmer as the stored
+tsvector and are OR-ed (websearch AND-semantics would drop most questions).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+import numpy as np
+from django.db import connection, transaction
+
+from apps.search.types import Hit
+
+from .scope import MEMORY, MEMORY_TAGS, TAG, Scope
+
+K1 = 1.2
+B = 0.4
+TITLE_BONUS = 0.5
+TAG_BONUS = 0.1
+SEMANTIC_MIN = 0.3
+SEMANTIC_FALLBACK_MIN = 0.17
+STATS_TTL_S = 60.0
+
+_stats_cache: dict[int, tuple[float, int, float]] = {}
+
+
+@dataclass(frozen=True)
+class LexicalPlan:
+    lexemes: tuple[str, ...]
+    idf: tuple[float, ...]
+    avgdl: float
+
+    def score_sql(self, alias: str = "m") -> tuple[str, list]:
+        if not self.lexemes:
+            return "0.0", []
+        parts, params = [], []
+        for lexeme, idf in zip(self.lexemes, self.idf, strict=True):
+            q = tsquery_literal(lexeme)
+            parts.append(
+                f"%s * ((sv @@ %s::tsquery)::int + {TITLE_BONUS} * (sv @@ %s::tsquery)::int"
+                f" + {TAG_BONUS} * (sv @@ %s::tsquery)::int)".replace(
+                    "sv", f"{alias}.search_vector"
+                )
+            )
+            params += [idf, q, q + ":A", q + ":B"]
+        norm = (
+            f"({K1 + 1} / (1 + {K1} * (1 - {B} + {B} * length({alias}.search_vector)::float / %s)))"
+        )
+        params.append(max(self.avgdl, 1.0))
+        return f"(({' + '.join(parts)}) * {norm})", params
+
+    def any_query(self) -> str:
+        return " | ".join(tsquery_literal(x) for x in self.lexemes)
+
+
+def tsquery_literal(lexeme: str) -> str:
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _namespace_stats(cursor, namespace_id: int) -> tuple[int, float]:
+    cached = _stats_cache.get(namespace_id)
+    if cached and time.monotonic() - cached[0] < STATS_TTL_S:
+        return cached[1], cached[2]
+    cursor.execute(
+        f"SELECT count(*), coalesce(avg(length(search_vector)), 1) FROM {MEMORY} "
+        "WHERE namespace_id = %s AND NOT archived",
+        [namespace_id],
+    )
+    count, avgdl = cursor.fetchone()
+    _stats_cache[namespace_id] = (time.monotonic(), int(count), float(avgdl))
+    return int(count), float(avgdl)
+
+
+def lexical_plan(text: str, namespace_id: int) -> LexicalPlan:
+    """Stem the query like the stored vectors, then weigh each term by its namespace idf."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT coalesce(array_agg(lexeme ORDER BY lexeme), '{}') "
+            "FROM unnest(to_tsvector('english', %s))",
+            [text],
+        )
+        lexemes = tuple(cursor.fetchone()[0][:32])
+        total, avgdl = _namespace_stats(cursor, namespace_id)
+        if not lexemes:
+            return LexicalPlan((), (), avgdl)
+        counts = ", ".join("count(*) FILTER (WHERE search_vector @@ %s::tsquery)" for _ in lexemes)
+        cursor.execute(
+            f"SELECT {counts} FROM {MEMORY} WHERE namespace_id = %s AND NOT archived "
+            "AND search_vector @@ %s::tsquery",
+            [tsquery_literal(x) for x in lexemes]
+            + [namespace_id, " | ".join(tsquery_literal(x) for x in lexemes)],
+        )
+        dfs = cursor.fetchone()
+    idf = tuple(math.log(1 + (total - df + 0.5) / (df + 0.5)) for df in dfs)
+    kept = [(lex, w) for lex, w, df in zip(lexemes, idf, dfs, strict=True) if df > 0]
+    return LexicalPlan(tuple(x for x, _ in kept), tuple(w for _, w in kept), avgdl)
+
+
+def lexical_search(scope: Scope, plan: LexicalPlan, limit: int) -> list[Hit]:
+    if not plan.lexemes:
+        return []
+    where, params = scope.where()
+    score, score_params = plan.score_sql()
+    sql = (
+        f"SELECT m.id, {score} AS s FROM {MEMORY} m WHERE {where} "
+        "AND m.search_vector @@ %s::tsquery ORDER BY s DESC, m.created_at DESC LIMIT %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, score_params + params + [plan.any_query(), limit])
+        return [Hit(str(i), float(s)) for i, s in cursor.fetchall() if s > 0]
+
+
+def _vector_literal(vector: np.ndarray) -> str:
+    return "[" + ",".join(f"{x:.6f}" for x in vector.tolist()) + "]"
+
+
+def semantic_search(
+    scope: Scope, vector: np.ndarray, limit: int, min_similarity: float = SEMANTIC_MIN
+) -> tuple[list[Hit], bool]:
+    """Nearest memories by cosine through the HNSW index (iterative scan keeps filtered
+    queries full). Returns hits at or above `min_similarity`; when none reach it, retries
+    once at the fallback threshold and reports that it did."""
+    where, params = scope.where()
+    literal = _vector_literal(vector)
+    sql = (
+        f"SELECT m.id, 1 - (m.embedding <=> %s::vector) AS sim FROM {MEMORY} m "
+        f"WHERE {where} AND m.embedding IS NOT NULL "
+        "ORDER BY m.embedding <=> %s::vector LIMIT %s"
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(int(limit), 1000))}")
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute(sql, [literal] + params + [literal, limit])
+        rows = [(str(i), float(s)) for i, s in cursor.fetchall()]
+    rows.sort(key=lambda r: -r[1])
+    hits, fallback = apply_similarity_floor(rows, min_similarity)
+    return hits, fallback
+
+
+def apply_similarity_floor(
+    rows: list[tuple[str, float]],
+    minimum: float = SEMANTIC_MIN,
+    fallback: float = SEMANTIC_FALLBACK_MIN,
+) -> tuple[list[Hit], bool]:
+    """Keep rows >= minimum; if none, keep rows >= fallback and say a fallback happened."""
+    hits = [Hit(i, s) for i, s in rows if s >= minimum]
+    if hits or not rows:
+        return hits, False
+    return [Hit(i, s) for i, s in rows if s >= fallback], True
+
+
+def exact_search(scope: Scope, phrases: list[str], limit: int) -> list[Hit]:
+    """Memories containing one of the phrases verbatim (case-insensitive) in content or title;
+    earlier occurrences and more phrases rank higher."""
+    phrases = [p for p in phrases if p.strip()]
+    if not phrases:
+        return []
+    where, params = scope.where()
+    patterns = ["%" + p.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_") + "%"
+                for p in phrases]  # fmt: skip
+    matches = " + ".join("((m.content ILIKE %s) OR (m.title ILIKE %s))::int" for _ in patterns)
+    match_params = [x for p in patterns for x in (p, p)]
+    sql = (
+        f"SELECT m.id, ({matches}) AS n, "
+        "strpos(lower(m.content), lower(%s)) AS pos FROM "
+        f"{MEMORY} m WHERE {where} AND ({matches}) > 0 "
+        "ORDER BY n DESC, pos ASC, m.created_at DESC LIMIT %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, match_params + [phrases[0]] + params + match_params + [limit])
+        rows = cursor.fetchall()
+    return [Hit(str(i), float(n) + 1.0 / (1 + max(pos, 0))) for i, n, pos in rows]
+
+
+def fetch_rows(
+    ids: list[str], plan: LexicalPlan | None, vector: np.ndarray | None = None
+) -> dict[str, dict]:
+    """Everything the re-rankers need for each candidate, plus its lexical score and its
+    cosine similarity to the query, both computed in the database (so memories found by one
+    strategy still carry the other's evidence, without shipping embeddings around)."""
+    if not ids:
+        return {}
+    score, score_params = plan.score_sql() if plan else ("0.0", [])
+    sim, sim_params = ("0.0", [])
+    if vector is not None:
+        sim, sim_params = "coalesce(1 - (m.embedding <=> %s::vector), 0)", [_vector_literal(vector)]
+    sql = (
+        "SELECT m.id, m.created_at, m.external_id, m.file_path, m.tier, m.importance, "
+        "m.stability, m.pagerank_score, "
+        f"ARRAY(SELECT t.name FROM {MEMORY_TAGS} mt JOIN {TAG} t ON t.id = mt.tag_id "
+        f"WHERE mt.memory_id = m.id), {score}, {sim} "
+        f"FROM {MEMORY} m WHERE m.id = ANY(%s::uuid[])"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, score_params + sim_params + [ids])
+        rows = cursor.fetchall()
+    out = {}
+    for r in rows:
+        out[str(r[0])] = {
+            "created_at": r[1], "external_id": r[2], "file_path": r[3], "tier": r[4],
+            "importance": r[5], "stability": r[6], "pagerank": r[7], "tags": tuple(r[8]),
+            "lexical": float(r[9] or 0.0), "similarity": float(r[10] or 0.0),
+        }  # fmt: skip
+    return out
+
+
+def fetch_embeddings(ids: list[str]) -> dict[str, np.ndarray]:
+    """Unit vectors of a few memories (MMR and contradiction checks on the final top)."""
+    if not ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id, embedding::text FROM {MEMORY} WHERE id = ANY(%s::uuid[]) "
+            "AND embedding IS NOT NULL",
+            [ids],
+        )
+        rows = cursor.fetchall()
+    return {str(i): np.array(json.loads(text), dtype=np.float32) for i, text in rows}
+
+
+def merge_windows(times: list, gap_seconds: float) -> list[tuple]:
+    """Non-overlapping [t - gap, t + gap] intervals covering every given time."""
+    gap = timedelta(seconds=gap_seconds)
+    merged: list[list] = []
+    for t in sorted(set(times)):
+        if merged and t - gap <= merged[-1][1]:
+            merged[-1][1] = t + gap
+        else:
+            merged.append([t - gap, t + gap])
+    return [tuple(x) for x in merged]
+
+
+def window_rows(scope: Scope, times: list, gap_seconds: float) -> list[tuple]:
+    """(id, created_at, external_id) of memories in scope within `gap` of any given time."""
+    windows = merge_windows(times, gap_seconds)
+    if not windows:
+        return []
+    where, params = scope.where()
+    sql = (
+        "SELECT m.id, m.created_at, m.external_id "
+        "FROM unnest(%s::timestamptz[], %s::timestamptz[]) w(lo, hi) "
+        f"JOIN {MEMORY} m ON m.created_at BETWEEN w.lo AND w.hi WHERE {where}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [[w[0] for w in windows], [w[1] for w in windows]] + params)
+        return [(str(i), c, e) for i, c, e in cursor.fetchall()]
+
+
+def in_scope(scope: Scope, ids: list[str]) -> set[str]:
+    """The subset of `ids` that passes the scope (for graph hits reached by walking edges)."""
+    if not ids:
+        return set()
+    where, params = scope.where()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT m.id FROM {MEMORY} m WHERE {where} AND m.id = ANY(%s::uuid[])", params + [ids]
+        )
+        return {str(r[0]) for r in cursor.fetchall()}

@@ -1,0 +1,52 @@
+"""The WHERE clause every candidate query shares: namespace (always), not archived, and the
+caller's filters. Filters live inside the candidate SQL, never after a top-k cut."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from apps.memories.models import Memory
+
+MEMORY = Memory._meta.db_table
+MEMORY_TAGS = Memory.tags.through._meta.db_table
+TAG = Memory.tags.field.related_model._meta.db_table
+
+
+@dataclass(frozen=True)
+class Scope:
+    namespace_id: int
+    tags: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    file_path: str = ""
+    after: datetime | None = None
+    before: datetime | None = None
+    extra: dict = field(default_factory=dict)
+
+    def where(self, alias: str = "m") -> tuple[str, list]:
+        clauses = [f"{alias}.namespace_id = %s", f"NOT {alias}.archived"]
+        params: list = [self.namespace_id]
+        if self.categories:
+            clauses.append(f"{alias}.category = ANY(%s)")
+            params.append(list(self.categories))
+        if self.file_path:
+            clauses.append(f"({alias}.file_path = %s OR {alias}.file_path LIKE %s)")
+            prefix = self.file_path.rstrip("/").replace("%", r"\%").replace("_", r"\_")
+            params += [self.file_path, prefix + "/%"]
+        if self.after is not None:
+            clauses.append(f"{alias}.created_at >= %s")
+            params.append(self.after)
+        if self.before is not None:
+            clauses.append(f"{alias}.created_at < %s")
+            params.append(self.before)
+        if self.tags:
+            clauses.append(
+                f"EXISTS (SELECT 1 FROM {MEMORY_TAGS} mt JOIN {TAG} t ON t.id = mt.tag_id "
+                f"WHERE mt.memory_id = {alias}.id AND t.name = ANY(%s))"
+            )
+            params.append(list(self.tags))
+        return " AND ".join(clauses), params
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.tags or self.categories or self.file_path or self.after or self.before)

@@ -1,0 +1,184 @@
+"""Time expressions ("yesterday", "last week", "3 days ago", "since March", ISO dates) turned
+into an [after, before) range relative to `now` (the caller's `as_of`, else the current time).
+
+Common phrases are matched by rule so their ranges are exact and predictable; anything else
+that looks like a date is handed to dateparser (a maintained library) with `now` as its base.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+UNITS = {"day": 1, "week": 7, "fortnight": 14}
+MONTHS = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+]
+MONTH_RE = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+NUMBER_WORDS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "few": 3,
+}  # fmt: skip
+NUM = r"(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple of|few)"
+
+PATTERNS = (
+    r"\b(?:today|yesterday|tonight)\b",
+    r"\b(?:this|last|past|previous)\s+(?:day|week|month|year|weekend)\b",
+    rf"\b(?:in\s+the\s+)?(?:last|past)\s+{NUM}\s+(?:days?|weeks?|months?|years?)\b",
+    rf"\b{NUM}\s+(?:days?|weeks?|months?|years?)\s+ago\b",
+    r"\b(?:(?:since|after|before|until|on)\s+)?\d{4}-\d{2}-\d{2}(?:[t ]\d{2}:\d{2}(?::\d{2})?)?\b",
+    rf"\b(?:since|after|before|until|in|during)\s+{MONTH_RE}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?\b",
+    rf"\b{MONTH_RE}\s+\d{{4}}\b",
+    rf"\b{MONTH_RE}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b",
+    r"\b(?:since|after|before|until|in|during)\s+\d{4}\b(?!-)",
+)
+_FIND = re.compile("|".join(f"(?:{p})" for p in PATTERNS), re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class TimeRange:
+    after: datetime | None
+    before: datetime | None
+    phrase: str
+
+
+def _day(dt: datetime) -> datetime:
+    return dt.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _month_start(year: int, month: int, tz) -> datetime:
+    return datetime(year, month, 1, tzinfo=tz)
+
+
+def _add_months(dt: datetime, months: int) -> datetime:
+    index = dt.year * 12 + dt.month - 1 + months
+    return dt.replace(year=index // 12, month=index % 12 + 1, day=1)
+
+
+def _count(word: str) -> int:
+    word = word.lower()
+    return int(word) if word.isdigit() else NUMBER_WORDS.get(word, 1)
+
+
+def _month_number(word: str) -> int:
+    word = word.lower()[:3]
+    return next(i + 1 for i, name in enumerate(MONTHS) if name.startswith(word))
+
+
+def find_time_phrase(text: str) -> str:
+    """The first time expression in free text ("" when none)."""
+    match = _FIND.search(text or "")
+    return match.group(0) if match else ""
+
+
+def parse_time_expression(expr: str, now: datetime) -> TimeRange | None:
+    """Range for one phrase; None when it is not understood."""
+    phrase = " ".join((expr or "").lower().split())
+    if not phrase:
+        return None
+    today = _day(now)
+    if phrase in ("today", "tonight"):
+        return TimeRange(today, today + timedelta(days=1), phrase)
+    if phrase == "yesterday":
+        return TimeRange(today - timedelta(days=1), today, phrase)
+    if m := re.fullmatch(r"(this|last|past|previous) (day|week|month|year|weekend)", phrase):
+        return _named_period(m.group(1), m.group(2), now, phrase)
+    if m := re.fullmatch(rf"(?:in the )?(?:last|past) {NUM} (day|week|month|year)s?", phrase):
+        return TimeRange(_shift(now, m.group(2), -_count(m.group(1))), now, phrase)
+    if m := re.fullmatch(rf"{NUM} (day|week|month|year)s? ago", phrase):
+        return _ago(_count(m.group(1)), m.group(2), now, phrase)
+    if m := re.fullmatch(r"(since|after|before|until|in|during|on) (.+)", phrase):
+        inner = parse_time_expression(m.group(2), now)
+        if inner is None:
+            return None
+        if m.group(1) in ("since", "after"):
+            after = inner.after if m.group(1) == "since" else inner.before
+            return TimeRange(after, None, phrase)
+        if m.group(1) in ("before", "until"):
+            before = inner.before if m.group(1) == "until" else inner.after
+            return TimeRange(None, before, phrase)
+        return TimeRange(inner.after, inner.before, phrase)
+    if re.fullmatch(r"\d{4}", phrase):
+        year = int(phrase)
+        start = datetime(year, 1, 1, tzinfo=now.tzinfo)
+        return TimeRange(start, start.replace(year=year + 1), phrase)
+    if m := re.fullmatch(rf"({MONTH_RE})(?: (\d{{4}}))?", phrase):
+        month = _month_number(m.group(1))
+        year = int(m.group(2)) if m.group(2) else now.year
+        if not m.group(2) and (year, month) > (now.year, now.month):
+            year -= 1  # "March" said in January means the March that has passed
+        start = _month_start(year, month, now.tzinfo)
+        return TimeRange(start, _add_months(start, 1), phrase)
+    return _dateparser_day(phrase, now)
+
+
+def _named_period(which: str, unit: str, now: datetime, phrase: str) -> TimeRange:
+    today = _day(now)
+    if unit == "day":
+        return TimeRange(today - timedelta(days=1), today, phrase) if which != "this" else \
+            TimeRange(today, today + timedelta(days=1), phrase)  # fmt: skip
+    if unit in ("week", "weekend"):
+        monday = today - timedelta(days=today.weekday())
+        start = monday if which == "this" else monday - timedelta(days=7)
+        if unit == "weekend":
+            start += timedelta(days=5)
+            return TimeRange(start, start + timedelta(days=2), phrase)
+        return TimeRange(start, start + timedelta(days=7), phrase)
+    if unit == "month":
+        start = today.replace(day=1)
+        start = start if which == "this" else _add_months(start, -1)
+        return TimeRange(start, _add_months(start, 1), phrase)
+    start = today.replace(month=1, day=1)
+    start = start if which == "this" else start.replace(year=start.year - 1)
+    return TimeRange(start, start.replace(year=start.year + 1), phrase)
+
+
+def _shift(dt: datetime, unit: str, amount: int) -> datetime:
+    if unit == "month":
+        return _add_months(dt, amount).replace(day=min(dt.day, 28))
+    if unit == "year":
+        return dt.replace(year=dt.year + amount, day=min(dt.day, 28))
+    return dt + timedelta(days=UNITS[unit] * amount)
+
+
+def _ago(count: int, unit: str, now: datetime, phrase: str) -> TimeRange:
+    start = _day(_shift(now, unit, -count))
+    span = {"day": timedelta(days=1), "week": timedelta(days=7)}.get(unit)
+    end = start + span if span else _add_months(start, 1 if unit == "month" else 12)
+    return TimeRange(start, end, phrase)
+
+
+def _dateparser_day(phrase: str, now: datetime) -> TimeRange | None:
+    import dateparser
+
+    base = now.replace(tzinfo=None)
+    parsed = dateparser.parse(
+        phrase,
+        settings={
+            "RELATIVE_BASE": base,
+            "PREFER_DATES_FROM": "past",
+            "RETURN_AS_TIMEZONE_AWARE": False,
+        },
+    )
+    if parsed is None:
+        return None
+    start = _day(parsed.replace(tzinfo=now.tzinfo))
+    if re.search(r"\d{1,2}:\d{2}", phrase):
+        start = parsed.replace(tzinfo=now.tzinfo)
+        return TimeRange(start, start + timedelta(minutes=1), phrase)
+    return TimeRange(start, start + timedelta(days=1), phrase)

@@ -1,0 +1,53 @@
+"""Stage 2: how much each strategy counts for this query (SPEC section 4.2)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from apps.search.types import QueryAnalysis
+
+BASE_WEIGHTS = {"keyword": 0.6, "semantic": 1.0, "graph": 0.8, "exact": 1.0}
+
+# Per-intent multipliers; intents not listed keep the adapted weights.
+INTENT_PROFILES: dict[str, dict[str, float]] = {
+    "relation": {"graph": 1.5},
+    "fix_bug": {"keyword": 1.2},
+    "find_spec": {"keyword": 1.1},
+}
+
+
+def adapt_weights(
+    analysis: QueryAnalysis, base: Mapping[str, float] | None = None
+) -> tuple[dict[str, float], dict[str, bool], list[str]]:
+    """Per-query weights, which strategies are on, and the rules that fired."""
+    weights = dict(base or BASE_WEIGHTS)
+    has_entity = bool(analysis.entities)
+    enabled = {"keyword": True, "semantic": True, "graph": has_entity, "exact": True}
+    rules: list[str] = []
+    if has_entity:
+        weights["keyword"] *= 1.5
+        weights["graph"] *= 1.3
+        rules.append("entity")
+    if len(analysis.keywords) <= 2 and has_entity:
+        weights["keyword"] *= 2.0
+        weights["semantic"] *= 0.5
+        rules.append("short_entity")
+    if analysis.is_question:
+        weights["semantic"] *= 1.5
+        weights["keyword"] *= 0.7
+        rules.append("question")
+    if analysis.file_paths:
+        weights["keyword"] = 3.0
+        weights["semantic"] = 0.2
+        rules.append("file_path")
+    return weights, enabled, rules
+
+
+def apply_multipliers(
+    weights: Mapping[str, float], multipliers: Mapping[str, float]
+) -> dict[str, float]:
+    return {name: w * float(multipliers.get(name, 1.0)) for name, w in weights.items()}
+
+
+def intent_profile(intent: str) -> dict[str, float]:
+    return dict(INTENT_PROFILES.get(intent, {}))

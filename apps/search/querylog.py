@@ -1,0 +1,85 @@
+"""QueryLog writes off the hot path.
+
+The id is reserved synchronously (one `nextval`, well under a millisecond) so search() can
+return `query_log_id` at once; the row itself is inserted by a single background writer
+thread shortly after (normally within milliseconds). Inside a transaction the write is queued
+with `transaction.on_commit`, so a rolled-back request leaves no log. `flush()` waits for
+pending writes (used by evaluate before removing its namespaces, and at interpreter exit).
+Setting SEARCH_QUERYLOG_SYNC=True writes inline (tests).
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import queue
+import threading
+
+from django.conf import settings
+from django.db import close_old_connections, connection, transaction
+
+from .models import QueryLog
+
+logger = logging.getLogger(__name__)
+
+_queue: queue.Queue[dict | None] = queue.Queue()
+_thread: threading.Thread | None = None
+_lock = threading.Lock()
+
+
+def reserve_id() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, 'id'))", [QueryLog._meta.db_table]
+        )
+        return int(cursor.fetchone()[0])
+
+
+def _write(fields: dict) -> None:
+    QueryLog.objects.create(**fields)
+
+
+def _worker() -> None:
+    while True:
+        fields = _queue.get()
+        try:
+            if fields is None:
+                return
+            close_old_connections()
+            _write(fields)
+        except Exception:  # a lost log must never break searching
+            logger.exception("could not write QueryLog %s", fields.get("id") if fields else None)
+        finally:
+            _queue.task_done()
+
+
+def _ensure_thread() -> None:
+    global _thread
+    with _lock:
+        if _thread is None or not _thread.is_alive():
+            _thread = threading.Thread(target=_worker, name="querylog-writer", daemon=True)
+            _thread.start()
+
+
+def submit(fields: dict) -> None:
+    if getattr(settings, "SEARCH_QUERYLOG_SYNC", False):
+        _write(fields)
+        return
+
+    def enqueue() -> None:
+        _ensure_thread()
+        _queue.put(fields)
+
+    if connection.in_atomic_block:
+        transaction.on_commit(enqueue)
+    else:
+        enqueue()
+
+
+def flush() -> None:
+    """Block until every queued QueryLog is written."""
+    if _thread is not None and _thread.is_alive():
+        _queue.join()
+
+
+atexit.register(flush)

@@ -1,0 +1,40 @@
+"""Names of the pipeline stages that can be switched off (settings.SEARCH_DISABLED_STAGES, the
+`disabled_stages` argument of search(), `manage.py evaluate --disable`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.conf import settings
+
+STAGES: tuple[str, ...] = (
+    "analyse",  # intent from embedding centroids, entities, time expressions in the query
+    "adaptive_weights",  # per-query weight rules (entity, short query, question, file path)
+    "learned_weights",  # StrategyWeights rows written from feedback
+    "intent_profiles",  # per-intent weight profiles
+    "lexical",  # full-text retrieval (IDF-weighted, title/tag hits beat body hits)
+    "semantic",  # pgvector cosine retrieval
+    "graph",  # walk over causal edges from the seed hits
+    "exact",  # substring / phrase match
+    "score_fusion",  # fuse normalized scores; off = weighted RRF (k=60) over ranks
+    "context",  # dialog context: a candidate's scores borrow from its temporal neighbours
+    "entity_boost",  # memories tagged with an entity the query names rank higher
+    "deep",  # query variants in mode=deep (off: deep behaves like hybrid)
+    "coactivation",  # top hits spread score to graph and temporal neighbours
+    "boosts",  # quality, decay (stability per tier), pagerank
+    "diversity",  # at most N results per file
+    "mmr",  # maximal marginal relevance, lambda per intent
+    "confidence",  # evidence-gap flag
+    "contradictions",  # contradiction flags
+    "budget",  # token budget of the assistant-facing text
+)
+
+
+def disabled_set(extra: Iterable[str] | None = None) -> frozenset[str]:
+    names = {s.strip() for s in getattr(settings, "SEARCH_DISABLED_STAGES", []) if s.strip()}
+    names.update(extra or ())
+    return frozenset(names)
+
+
+def unknown_stages(names: Iterable[str]) -> list[str]:
+    return sorted(set(names) - set(STAGES))

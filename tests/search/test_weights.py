@@ -1,0 +1,62 @@
+"""Adaptive strategy weights (SPEC 4.2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.search.pipeline.weights import BASE_WEIGHTS, adapt_weights, apply_multipliers
+from apps.search.types import QueryAnalysis
+
+
+def test_base_weights():
+    weights, enabled, rules = adapt_weights(
+        QueryAnalysis(text="cache", keywords=("cache", "x", "y"))
+    )
+    assert weights == BASE_WEIGHTS == {"keyword": 0.6, "semantic": 1.0, "graph": 0.8, "exact": 1.0}
+    assert enabled["graph"] is False and rules == []
+
+
+def test_entity_switches_graph_on_and_boosts_keyword():
+    analysis = QueryAnalysis(text="EntityStore locking rules", entities=("EntityStore",),
+                             keywords=("entitystore", "locking", "rules"))  # fmt: skip
+    weights, enabled, rules = adapt_weights(analysis)
+    assert enabled["graph"] is True
+    assert weights["keyword"] == pytest.approx(0.9)
+    assert weights["graph"] == pytest.approx(1.04)
+    assert rules == ["entity"]
+
+
+def test_short_query_with_entity():
+    analysis = QueryAnalysis(
+        text="EntityStore", entities=("EntityStore",), keywords=("entitystore",)
+    )
+    weights, _, rules = adapt_weights(analysis)
+    assert weights["keyword"] == pytest.approx(0.6 * 1.5 * 2)
+    assert weights["semantic"] == pytest.approx(0.5)
+    assert "short_entity" in rules
+
+
+def test_question_form_favours_semantic():
+    analysis = QueryAnalysis(text="how does caching work", is_question=True,
+                             keywords=("caching", "work", "more"))  # fmt: skip
+    weights, _, _ = adapt_weights(analysis)
+    assert weights["semantic"] == pytest.approx(1.5)
+    assert weights["keyword"] == pytest.approx(0.42)
+
+
+def test_file_path_sets_keyword_3_semantic_02():
+    analysis = QueryAnalysis(
+        text="apps/search/services.py",
+        entities=("apps/search/services.py",),
+        file_paths=("apps/search/services.py",),
+        keywords=("x", "y", "z"),
+    )
+    weights, _, _ = adapt_weights(analysis)
+    assert weights["keyword"] == 3.0 and weights["semantic"] == 0.2
+
+
+def test_learned_weights_multiply_in():
+    assert apply_multipliers({"keyword": 0.6, "semantic": 1.0}, {"keyword": 1.8}) == {
+        "keyword": pytest.approx(1.08),
+        "semantic": 1.0,
+    }
