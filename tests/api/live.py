@@ -22,9 +22,30 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+class _Shared:
+    """One server per test session, however many conftests import the fixture."""
+
+    url: str | None = None
+    users = 0
+    server: uvicorn.Server | None = None
+    thread: threading.Thread | None = None
+
+
 @pytest.fixture(scope="session")
 def asgi_server(django_db_setup, django_db_blocker, embedding_model):
     """Base URL of a uvicorn server running the project's one ASGI application."""
+    if _Shared.url is None:
+        _Shared.url, _Shared.server, _Shared.thread = _start()
+    _Shared.users += 1
+    yield _Shared.url
+    _Shared.users -= 1
+    if _Shared.users == 0:
+        _Shared.server.should_exit = True
+        _Shared.thread.join(timeout=10)
+        _Shared.url = None
+
+
+def _start() -> tuple[str, uvicorn.Server, threading.Thread]:
     from memoryhub.asgi import application
 
     port = free_port()
@@ -39,9 +60,7 @@ def asgi_server(django_db_setup, django_db_blocker, embedding_model):
         if not thread.is_alive() or time.monotonic() > deadline:
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    return f"http://127.0.0.1:{port}", server, thread
 
 
 @dataclass
