@@ -9,6 +9,7 @@ from drf_spectacular.openapi import AutoSchema
 from rest_framework.exceptions import ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.metadata import SimpleMetadata
+from rest_framework.renderers import JSONRenderer
 from rest_framework.serializers import Serializer
 
 from apps.access.models import ApiToken
@@ -57,6 +58,8 @@ class TokenApiView(GenericAPIView):
     permission_classes = [HasApiToken]
     pagination_class = None
     metadata_class = BasicMetadata
+    # JSON only: browsers cannot send bearer tokens; /api/docs/ is the interactive page.
+    renderer_classes = [JSONRenderer]
     schema = ApiAutoSchema()
 
     @property
