@@ -226,3 +226,23 @@ def test_token_with_several_namespaces_must_name_one(asgi_server, tokens, embedd
     assert unnamed.is_error and "namespace" in text_of(unnamed)
     assert not named.is_error
     assert Memory.objects.get(content="Into beta.").namespace == tokens.beta
+
+
+def test_oversized_bodies_and_foreign_hosts_are_refused(asgi_server, tokens, settings):
+    headers = {
+        "Authorization": f"Bearer {tokens.alpha_rw}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+    }
+    content = "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "remember", "arguments": {"content": content}}}  # fmt: skip
+    too_big = httpx.post(f"{asgi_server}/mcp", json=body, headers=headers, timeout=60)
+    assert too_big.status_code == 413
+    rebound = httpx.post(
+        f"{asgi_server}/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+        headers={**headers, "Host": "attacker.example"},
+    )
+    assert rebound.status_code == 421
+    assert not Memory.objects.exists()
