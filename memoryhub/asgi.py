@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import os
 
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings.base")
-django_application = get_asgi_application()  # sets Django up before the MCP app imports models
+# Sets Django up before the MCP app imports models. Static files (admin, API docs) are served
+# by Django's own static handler, so one uvicorn process needs nothing in front of it.
+django_application = ASGIStaticFilesHandler(get_asgi_application())
 
 from apps.mcp.server import BearerTokenGate, http_app  # noqa: E402
 
