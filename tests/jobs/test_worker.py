@@ -29,6 +29,7 @@ from apps.search.models import QueryLog, StrategyWeights
 from memoryhub.celery import app
 
 BROKER = "redis://127.0.0.1:6379/5"
+DEBOUNCE = 3  # seconds: long enough that the three links below always fall in one window
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -79,7 +80,7 @@ def worker(django_db_setup, django_db_blocker, tmp_path_factory):
 @pytest.fixture
 def broker_settings(settings, worker):
     settings.CELERY_BROKER_URL = BROKER
-    settings.JOBS_DEBOUNCE_SECONDS = 1
+    settings.JOBS_DEBOUNCE_SECONDS = DEBOUNCE
     debounce._client.cache_clear()
     yield
     debounce._client.cache_clear()
@@ -126,7 +127,7 @@ def test_a_burst_of_links_queues_one_debounced_pagerank(
     while not JobRun.objects.filter(job=Job.PAGERANK, status="succeeded").exists():
         assert time.monotonic() < deadline, "no PageRank run arrived from the worker"
         time.sleep(0.2)
-    time.sleep(2.0)  # room for a (wrong) second run to show up
+    time.sleep(DEBOUNCE + 1.0)  # room for a (wrong) second run to show up
 
     runs = JobRun.objects.filter(job=Job.PAGERANK, namespace=namespace)
     assert [(r.trigger, r.status) for r in runs] == [("write", "succeeded")]
@@ -135,6 +136,27 @@ def test_a_burst_of_links_queues_one_debounced_pagerank(
         Memory.objects.filter(namespace=namespace).values_list("pagerank_score", flat=True)
     )
     assert runs[0].changes["edges"] == 3  # the one run saw every edge of the burst
+
+
+def test_feedback_queues_the_weights_job_on_the_worker(namespace, broker_settings):
+    from apps.search.feedback import feedback_record
+
+    memory_id = "6f1c7c9e-0000-4000-8000-000000000001"
+    for i in range(10):
+        log = QueryLog.objects.create(
+            namespace=namespace,
+            query=f"q{i}",
+            results=[{"id": memory_id, "score": 1.0, "ranks": {"keyword": 1}}],
+        )
+        feedback_record(query_log_id=log.pk, namespace=namespace, result_feedback={memory_id: True})
+
+    deadline = time.monotonic() + 30
+    while not StrategyWeights.objects.filter(namespace=namespace, sample_size=10).exists():
+        assert time.monotonic() < deadline, "the worker never re-learned the weights"
+        time.sleep(0.2)
+    assert StrategyWeights.objects.get(namespace=namespace, strategy="keyword").weight == 1.8
+    runs = JobRun.objects.filter(job=Job.FEEDBACK_WEIGHTS, namespace=namespace)
+    assert {r.trigger for r in runs} == {"write"} and len(runs) <= 2  # coalesced
 
 
 def test_run_job_async_waits_for_the_worker(namespace, memories_factory, broker_settings):
