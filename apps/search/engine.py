@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.conf import settings
 
 from .pipeline import coactivate as co
 from .pipeline import fuse, graph, retrieve
@@ -111,7 +112,14 @@ def score_query(
                 borrowed = co.borrow_context(normalized[strategy], temporal, co.CONTEXT_SHARE)
                 normalized[strategy] = fuse.minmax(borrowed)
     active = {s: w for s, w in weights.items() if s in normalized}
-    if on("score_fusion"):
+    if getattr(settings, "SEARCH_FUSION", "score") == "weighted_sum":
+        # the plain mode: hybrid_vector_weight x semantic + the rest x keyword, no adaptation
+        vector_weight = float(getattr(settings, "HYBRID_VECTOR_WEIGHT", 0.3))
+        plain = {"semantic": vector_weight, "keyword": 1.0 - vector_weight}
+        fused = fuse.score_fusion(
+            {k: v for k, v in normalized.items() if k in plain}, plain, candidates
+        )
+    elif on("score_fusion"):
         fused = fuse.score_fusion(normalized, active, candidates)
     else:
         rankings = {s: {k: r for r, (k, _) in enumerate(h, 1)} for s, h in lists.items()}

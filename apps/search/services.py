@@ -24,7 +24,7 @@ from .pipeline.weights import BASE_WEIGHTS, adapt_weights, apply_multipliers, in
 from .stages import disabled_set
 from .types import Candidate
 
-TIME_MATCH_BOOST = 0.1  # memories inside a time range the query mentions
+TIME_MATCH_BOOST = 0.5  # memories inside a time range the query itself mentions
 KNOWN_TAGS_TTL_S = 60.0
 _known_tags: dict[int, tuple[float, tuple[str, ...]]] = {}
 

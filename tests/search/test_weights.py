@@ -36,7 +36,8 @@ def test_short_query_with_entity():
     assert "short_entity" in rules
 
 
-def test_question_form_favours_semantic():
+def test_question_form_favours_semantic_with_spec_multipliers(settings):
+    settings.SEARCH_QUESTION_SEMANTIC, settings.SEARCH_QUESTION_KEYWORD = 1.5, 0.7
     analysis = QueryAnalysis(text="how does caching work", is_question=True,
                              keywords=("caching", "work", "more"))  # fmt: skip
     weights, _, _ = adapt_weights(analysis)
@@ -60,3 +61,10 @@ def test_learned_weights_multiply_in():
         "keyword": pytest.approx(1.08),
         "semantic": 1.0,
     }
+
+
+def test_question_rule_is_neutral_by_default():
+    analysis = QueryAnalysis(text="how does caching work", is_question=True,
+                             keywords=("caching", "work", "more"))  # fmt: skip
+    weights, _, rules = adapt_weights(analysis)
+    assert weights == BASE_WEIGHTS and rules == ["question"]

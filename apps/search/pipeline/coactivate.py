@@ -55,12 +55,13 @@ def coactivate(
     temporal: Mapping[str, Iterable[str]],
     graph: Mapping[str, Iterable[tuple[str, float]]],
     *,
-    share: float = COACTIVATION_SHARE,
+    share: float | None = None,
     top: int = COACTIVATION_TOP,
 ) -> tuple[dict[str, float], set[str]]:
     """The `top` memories spread `share` of their score to temporal neighbours and
     (scaled by edge weight) to graph neighbours. `top` <= 0 spreads from every memory.
     Returns new scores and the ids that received activation."""
+    share = COACTIVATION_SHARE if share is None else share
     out = dict(scores)
     ordered = sorted(scores, key=lambda k: -scores[k])
     sources = ordered if top <= 0 else ordered[:top]

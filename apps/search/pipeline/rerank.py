@@ -11,16 +11,17 @@ from apps.search.types import Candidate
 TIER_DECAY_SCALE = {"constitutional": 0.1, "core": 0.5, "normal": 1.0, "scratch": 3.0}
 DECAY_WEIGHT = 0.2
 PAGERANK_WEIGHT = 0.1
-ENTITY_BOOST = 0.3
+ENTITY_BOOST = 0.5
 MMR_LAMBDA = {"understand": 0.5, "fix_bug": 0.85}
 MMR_DEFAULT_LAMBDA = 0.7
 MMR_WINDOW = 20
 
 
 def entity_boost(
-    candidates: Sequence[Candidate], tag_entities: Sequence[str], factor: float = ENTITY_BOOST
+    candidates: Sequence[Candidate], tag_entities: Sequence[str], factor: float | None = None
 ) -> None:
     """Memories tagged with a tag the query names (a person, a component) gain `factor`."""
+    factor = ENTITY_BOOST if factor is None else factor
     wanted = {t.lower() for t in tag_entities}
     if not wanted:
         return

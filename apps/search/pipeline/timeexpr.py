@@ -43,8 +43,9 @@ PATTERNS = (
     rf"\b{NUM}\s+(?:days?|weeks?|months?|years?)\s+ago\b",
     r"\b(?:(?:since|after|before|until|on)\s+)?\d{4}-\d{2}-\d{2}(?:[t ]\d{2}:\d{2}(?::\d{2})?)?\b",
     rf"\b(?:since|after|before|until|in|during)\s+{MONTH_RE}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?\b",
+    rf"\b(?:on\s+)?\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH_RE},?\s+\d{{4}}\b",
     rf"\b{MONTH_RE}\s+\d{{4}}\b",
-    rf"\b{MONTH_RE}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b",
+    rf"\b{MONTH_RE}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s*\d{{4}}\b",
     r"\b(?:since|after|before|until|in|during)\s+\d{4}\b(?!-)",
 )
 _FIND = re.compile("|".join(f"(?:{p})" for p in PATTERNS), re.IGNORECASE)
