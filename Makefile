@@ -37,8 +37,10 @@ format: install
 test: lint
 	$(BIN)/pytest
 
+# A real worker and beat against Redis (defaults to the local one).
 worker: migrate
-	$(BIN)/celery -A memoryhub worker --beat --loglevel=info --concurrency=2
+	CELERY_BROKER_URL=$${CELERY_BROKER_URL:-redis://127.0.0.1:6379/0} $(BIN)/celery -A memoryhub \
+		worker --beat --loglevel=info --concurrency=2 --schedule var/celerybeat-schedule
 
 evaluate: migrate
 	$(BIN)/python manage.py evaluate ../shared/benchmarks/locomo-dev --json var/evaluate.json
