@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from apps.memories.models import Namespace
 from apps.search import evaluation, querylog
+from apps.search.ablation import ablation_runs
 from apps.search.params import MODES
 from apps.search.services import search
 from apps.search.stages import STAGES, unknown_stages
@@ -39,10 +40,21 @@ class Command(BaseCommand):
             help="Query namespaces kept by an earlier --keep run (no import).",
         )
         parser.add_argument("--max-queries", type=int, default=0, help="Only the first N.")
+        parser.add_argument(
+            "--ablate", action="store_true",
+            help="Run the reference configurations and the full pipeline minus each stage in "
+            "turn (one process, one loaded dataset); the JSON gets a 'runs' table.",
+        )  # fmt: skip
         parser.add_argument("--details", type=Path, help="Write per-query rows (JSON lines).")
+        parser.add_argument(
+            "--torch-threads", type=int, default=1,
+            help="Intra-op threads for the query embedding (default 1: on a 2-core machine a "
+            "second thread buys little for one short query and makes the tail latency hostage "
+            "to every other busy process; 0 = torch's default).",
+        )  # fmt: skip
 
     def handle(self, *args, directory: Path, json_path, disable, mode, keep, reuse,
-               max_queries, details, verbosity, **options):  # fmt: skip
+               max_queries, details, torch_threads, ablate, verbosity, **options):  # fmt: skip
         bad = unknown_stages(disable)
         if bad:
             raise CommandError(f"unknown stage(s) {', '.join(bad)}; known: {', '.join(STAGES)}")
@@ -57,9 +69,14 @@ class Command(BaseCommand):
                 _, queries = evaluation.load_dataset(directory, prefix, progress=verbosity > 0)
             if max_queries:
                 queries = queries[:max_queries]
+            if torch_threads > 0:
+                import torch
+
+                torch.set_num_threads(torch_threads)
             self.stderr.write(f"running {len(queries)} queries (mode={mode}, "
                               f"disabled={','.join(disable) or '-'})")  # fmt: skip
             rows = evaluation.run_queries(queries, search, mode=mode, disabled=disable)
+            runs = self._ablate(queries) if ablate else None
         finally:
             querylog.flush()
             if not keep and not reuse:
@@ -69,12 +86,35 @@ class Command(BaseCommand):
         result = evaluation.report(rows)
         result.update(mode=mode, disabled=list(disable), dataset=str(directory))
         self.stdout.write(format_table(result))
+        if runs:
+            result["runs"] = runs
+            self.stdout.write(format_runs(runs))
         if json_path:
             json_path.write_text(json.dumps(result, indent=2))
         if details:
             with open(details, "w") as handle:
                 for row in rows:
                     handle.write(json.dumps(row, default=str) + "\n")
+
+    def _ablate(self, queries: list[dict]) -> dict:
+        runs = {}
+        for name, (mode, disabled) in ablation_runs().items():
+            rows = evaluation.run_queries(queries, search, mode=mode, disabled=disabled)
+            runs[name] = evaluation.report(rows) | {"mode": mode, "disabled": disabled}
+            overall = runs[name]["overall"]
+            self.stderr.write(f"{name}: recall@10 {overall['recall@10']:.3f} "
+                              f"ndcg@10 {overall['ndcg@10']:.3f}")  # fmt: skip
+        return runs
+
+
+def format_runs(runs: dict) -> str:
+    lines = ["", f"{'run':60s}{'R@10':>8s}{'nDCG@10':>9s}{'p95_ms':>9s}"]
+    for name, result in runs.items():
+        o = result["overall"]
+        lines.append(
+            f"{name[:60]:60s}{o['recall@10']:>8.3f}{o['ndcg@10']:>9.3f}{o['p95_ms']:>9.1f}"
+        )
+    return "\n".join(lines)
 
 
 def format_table(result: dict) -> str:

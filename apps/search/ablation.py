@@ -1,0 +1,33 @@
+"""The ablation runs of `manage.py evaluate --ablate`: reference configurations and the full
+pipeline minus each stage in turn, all in one process over one loaded dataset."""
+
+from __future__ import annotations
+
+from .stages import STAGES
+
+RERANKERS = ["context", "entity_boost", "coactivation", "boosts", "mmr", "diversity"]
+
+# name -> (mode, disabled stages)
+REFERENCE_RUNS: dict[str, tuple[str, list[str]]] = {
+    "full": ("hybrid", []),
+    "lexical only": ("hybrid", ["semantic", "graph", "exact", *RERANKERS]),
+    "semantic only": ("semantic", [*RERANKERS]),
+    "plain RRF (lexical+semantic, k=60)": (
+        "hybrid",
+        ["score_fusion", "adaptive_weights", "intent_profiles", "graph", "exact", *RERANKERS],
+    ),
+    "full, fusion = plain score sum (no dialog context/co-activation/boosts)": (
+        "hybrid",
+        ["adaptive_weights", "intent_profiles", "graph", "exact", *RERANKERS],
+    ),
+}
+
+
+def ablation_runs(mode: str = "hybrid") -> dict[str, tuple[str, list[str]]]:
+    runs = dict(REFERENCE_RUNS)
+    for stage in STAGES:
+        if stage == "deep":
+            continue
+        runs[f"full - {stage}"] = (mode, [stage])
+    runs["full, mode=deep"] = ("deep", [])
+    return runs
