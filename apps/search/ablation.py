@@ -16,7 +16,7 @@ REFERENCE_RUNS: dict[str, tuple[str, list[str]]] = {
         "hybrid",
         ["score_fusion", "adaptive_weights", "intent_profiles", "graph", "exact", *RERANKERS],
     ),
-    "full, fusion = plain score sum (no dialog context/co-activation/boosts)": (
+    "score fusion of lexical + semantic only (base weights 0.6 / 1.0)": (
         "hybrid",
         ["adaptive_weights", "intent_profiles", "graph", "exact", *RERANKERS],
     ),
