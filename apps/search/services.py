@@ -228,8 +228,7 @@ def _rank(req: SearchRequest, scope, analysis, vector, weights, enabled, on, tim
 
         ordered = rerank.diversify(ordered, getattr(settings, "SEARCH_DIVERSITY_MAX_PER_FILE", 3))
     if on("mmr"):
-        window = max(rerank.MMR_WINDOW, req.limit) if req.limit > rerank.MMR_WINDOW else 20
-        ordered = rerank.mmr(ordered, rerank.mmr_lambda(analysis.intent), window=min(window, 20))
+        ordered = rerank.mmr(ordered, rerank.mmr_lambda(analysis.intent))
     timings["diversify"] = _ms(t)
     return ordered[: req.limit], scored, gap
 

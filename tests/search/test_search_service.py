@@ -187,3 +187,16 @@ def test_unknown_namespace(db):
 def test_filters_without_query_list_newest(knowledge):
     response = search(namespace="test-ns", query="", tags=["database"])
     assert ids(response) == [str(knowledge[2].id), str(knowledge[0].id)]
+
+
+def test_query_count_does_not_grow_with_results(remember, django_assert_max_num_queries):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    remember([f"Kafka consumer lag alert number {i} for the orders topic" for i in range(5)])
+    with CaptureQueriesContext(connection) as few:
+        search(namespace="test-ns", query="kafka consumer lag orders", limit=5)
+    remember([f"Kafka consumer lag note {i} about partitions and the orders topic"
+              for i in range(40)])  # fmt: skip
+    with django_assert_max_num_queries(len(few.captured_queries)):
+        search(namespace="test-ns", query="kafka consumer lag orders", limit=40)
