@@ -91,15 +91,9 @@ def search(
     )  # fmt: skip
     timings: dict[str, float] = {}
     if not req.query:
-        ranked, scored, analysis, weights, learned, rules = (
-            _browse(req, scope),
-            None,
-            None,
-            {},
-            {},
-            [],
-        )
-        gap = False
+        # filters only: newest first, nothing to rank or judge
+        ranked, scored, analysis, gap = _browse(req, scope), None, None, False
+        weights, learned, rules = {}, {}, []
     else:
         t = time.perf_counter()
         vector = embed_query(req.query) if req.mode != "exact" else None

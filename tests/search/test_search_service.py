@@ -200,3 +200,14 @@ def test_query_count_does_not_grow_with_results(remember, django_assert_max_num_
               for i in range(40)])  # fmt: skip
     with django_assert_max_num_queries(len(few.captured_queries)):
         search(namespace="test-ns", query="kafka consumer lag orders", limit=40)
+
+
+def test_semantic_fallback_retry_is_reported(remember):
+    budget, *_ = remember(["The quarterly budget spreadsheet lives in the finance folder.",
+                           "Our cat sleeps on the sofa all afternoon.",
+                           "Deploys happen every Tuesday after standup."])  # fmt: skip
+    # cosine 0.26 with the budget note: below the 0.3 floor, above the 0.17 retry
+    response = search(namespace="test-ns", query="tax returns", include_debug=True)
+    assert response.flags["fallback_retry"] is True
+    assert response.memories[0]["id"] == str(budget.id)
+    assert response.flags["evidence_gap"] is True  # found only by the fallback: weak evidence
