@@ -15,7 +15,6 @@ import json
 import math
 import time
 from dataclasses import dataclass
-from datetime import timedelta
 
 import numpy as np
 from django.db import connection, transaction
@@ -31,6 +30,7 @@ TAG_BONUS = 0.1
 SEMANTIC_MIN = 0.3
 SEMANTIC_FALLBACK_MIN = 0.17
 STATS_TTL_S = 60.0
+MAX_TIED_ROWS = 5000
 
 _stats_cache: dict[int, tuple[float, int, float]] = {}
 
@@ -229,31 +229,33 @@ def fetch_embeddings(ids: list[str]) -> dict[str, np.ndarray]:
     return {str(i): np.array(json.loads(text), dtype=np.float32) for i, text in rows}
 
 
-def merge_windows(times: list, gap_seconds: float) -> list[tuple]:
-    """Non-overlapping [t - gap, t + gap] intervals covering every given time."""
-    gap = timedelta(seconds=gap_seconds)
-    merged: list[list] = []
-    for t in sorted(set(times)):
-        if merged and t - gap <= merged[-1][1]:
-            merged[-1][1] = t + gap
-        else:
-            merged.append([t - gap, t + gap])
-    return [tuple(x) for x in merged]
-
-
 def window_rows(scope: Scope, times: list, gap_seconds: float) -> list[tuple]:
-    """(id, created_at, external_id) of memories in scope within `gap` of any given time."""
-    windows = merge_windows(times, gap_seconds)
-    if not windows:
+    """(id, created_at, external_id) of the memories in scope that can be temporal neighbours
+    of memories created at `times`: every memory sharing one of those timestamps (a session
+    imported with one date), plus the nearest earlier and later memory within `gap` of each.
+    Bounded work at any namespace size: one index range scan per timestamp."""
+    stamps = sorted(set(times))
+    if not stamps:
         return []
     where, params = scope.where()
-    sql = (
-        "SELECT m.id, m.created_at, m.external_id "
-        "FROM unnest(%s::timestamptz[], %s::timestamptz[]) w(lo, hi) "
-        f"JOIN {MEMORY} m ON m.created_at BETWEEN w.lo AND w.hi WHERE {where}"
+    lateral = (
+        "SELECT x.id, x.created_at, x.external_id FROM unnest(%s::timestamptz[]) t(ts) "
+        "CROSS JOIN LATERAL (SELECT m.id, m.created_at, m.external_id "
+        f"FROM {MEMORY} m WHERE {where} AND m.created_at {{op}} t.ts "
+        "AND m.created_at {bound} ORDER BY m.created_at {order} LIMIT 1) x"
     )
+    before = lateral.format(op="<", bound=">= t.ts - make_interval(secs => %s)", order="DESC")
+    after = lateral.format(op=">", bound="<= t.ts + make_interval(secs => %s)", order="ASC")
+    sql = (
+        f"(SELECT m.id, m.created_at, m.external_id FROM {MEMORY} m WHERE {where} "
+        f"AND m.created_at = ANY(%s::timestamptz[]) LIMIT {MAX_TIED_ROWS}) "
+        f"UNION ({before}) UNION ({after})"
+    )
+    args = params + [stamps]
+    args += [stamps] + params + [gap_seconds]
+    args += [stamps] + params + [gap_seconds]
     with connection.cursor() as cursor:
-        cursor.execute(sql, [[w[0] for w in windows], [w[1] for w in windows]] + params)
+        cursor.execute(sql, args)
         return [(str(i), c, e) for i, c, e in cursor.fetchall()]
 
 
