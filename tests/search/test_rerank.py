@@ -133,3 +133,14 @@ def test_gap_warning_comes_first_and_contradictions_are_marked():
     text = render(_payload(2, 10, gap=True), 2000)
     assert text.startswith(GAP_WARNING)
     assert "Contradiction" in text
+
+
+def test_batch_written_memories_without_source_ids_are_not_neighbours():
+    from datetime import UTC, datetime, timedelta
+
+    t = datetime(2024, 1, 1, tzinfo=UTC)
+    nbrs = temporal_neighbours(
+        [("a", t, None), ("b", t, None), ("c", t + timedelta(minutes=5), None)]
+    )
+    assert nbrs["a"] == () or nbrs["a"] == ("c",)
+    assert "a" not in nbrs["b"] and "b" not in nbrs["a"]

@@ -3,7 +3,8 @@
 Temporal neighbours are the memories just before and after one in time order (within the
 same scope and a maximum gap). Memories that share one timestamp (a conversation session
 imported with its session date) keep their source order: the natural order of their
-external ids ("D1:2" before "D1:10").
+external ids ("D1:2" before "D1:10"); without external ids a tie has no order, and tied
+memories are not neighbours.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ def temporal_neighbours(
     ordered = sorted(rows, key=lambda r: (r[1], natural_key(r[2]), str(r[0])))
     neighbours: dict[str, list[str]] = {str(r[0]): [] for r in ordered}
     for before, after in zip(ordered, ordered[1:], strict=False):
-        if after[1] - before[1] <= max_gap:
+        unordered_tie = after[1] == before[1] and not (before[2] and after[2])
+        if after[1] - before[1] <= max_gap and not unordered_tie:
             neighbours[str(before[0])].append(str(after[0]))
             neighbours[str(after[0])].append(str(before[0]))
     return {key: tuple(value) for key, value in neighbours.items()}

@@ -231,8 +231,10 @@ def fetch_embeddings(ids: list[str]) -> dict[str, np.ndarray]:
 
 def window_rows(scope: Scope, times: list, gap_seconds: float) -> list[tuple]:
     """(id, created_at, external_id) of the memories in scope that can be temporal neighbours
-    of memories created at `times`: every memory sharing one of those timestamps (a session
-    imported with one date), plus the nearest earlier and later memory within `gap` of each.
+    of memories created at `times`: every imported memory sharing one of those timestamps (a
+    session imported with one date; its external ids give the order), plus the nearest
+    earlier and later memory within `gap` of each. Memories written together in one batch
+    share a timestamp without any order among them, so they are not each other's neighbours.
     Bounded work at any namespace size: one index range scan per timestamp."""
     stamps = sorted(set(times))
     if not stamps:
@@ -248,7 +250,8 @@ def window_rows(scope: Scope, times: list, gap_seconds: float) -> list[tuple]:
     after = lateral.format(op=">", bound="<= t.ts + make_interval(secs => %s)", order="ASC")
     sql = (
         f"(SELECT m.id, m.created_at, m.external_id FROM {MEMORY} m WHERE {where} "
-        f"AND m.created_at = ANY(%s::timestamptz[]) LIMIT {MAX_TIED_ROWS}) "
+        f"AND m.created_at = ANY(%s::timestamptz[]) AND m.external_id IS NOT NULL "
+        f"LIMIT {MAX_TIED_ROWS}) "
         f"UNION ({before}) UNION ({after})"
     )
     args = params + [stamps]
