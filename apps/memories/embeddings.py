@@ -7,6 +7,7 @@ are L2-normalized, so cosine similarity is a dot product.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
 from functools import lru_cache
@@ -68,11 +69,27 @@ def get_model():
     return _model
 
 
+def _use_threads(count: int) -> None:
+    """Set torch's intra-op threads for the next encode (0 = every core).
+
+    One query is fastest and steadiest on a single thread: with two cores shared by web
+    workers and Postgres, a 2-thread query embedding has a long latency tail. Batches use
+    every core."""
+    import torch
+
+    wanted = count or os.cpu_count() or 1
+    if torch.get_num_threads() != wanted:
+        torch.set_num_threads(wanted)
+
+
 def embed_texts(texts: Sequence[str], *, batch_size: int | None = None) -> np.ndarray:
     """Encode many texts in batches; returns an (n, dim) float32 array of unit vectors."""
     if not texts:
         return np.zeros((0, settings.EMBEDDING_DIM), dtype=np.float32)
-    vectors = get_model().encode(
+    model = get_model()
+    single = len(texts) == 1
+    _use_threads(settings.EMBEDDING_QUERY_THREADS if single else settings.EMBEDDING_BATCH_THREADS)
+    vectors = model.encode(
         list(texts),
         batch_size=batch_size or settings.EMBEDDING_BATCH_SIZE,
         normalize_embeddings=True,

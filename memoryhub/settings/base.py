@@ -132,6 +132,9 @@ EMBEDDING_MODEL = env("EMBEDDING_MODEL", default="all-MiniLM-L6-v2")
 EMBEDDING_DIM = 384
 EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=64)
 EMBEDDING_DEVICE = env("EMBEDDING_DEVICE", default="cpu")
+# torch threads for one text (a query) and for batches; 0 = every core.
+EMBEDDING_QUERY_THREADS = env.int("EMBEDDING_QUERY_THREADS", default=1)
+EMBEDDING_BATCH_THREADS = env.int("EMBEDDING_BATCH_THREADS", default=0)
 
 # --- Write path -----------------------------------------------------------------------------
 MEMORY_MAX_CONTENT_CHARS = env.int("MEMORY_MAX_CONTENT_CHARS", default=100_000)
@@ -144,6 +147,12 @@ SEARCH_DIVERSITY_MAX_PER_FILE = env.int("SEARCH_DIVERSITY_MAX_PER_FILE", default
 SEARCH_TOKEN_BUDGET = env.int("SEARCH_TOKEN_BUDGET", default=2000)
 HYBRID_VECTOR_WEIGHT = env.float("HYBRID_VECTOR_WEIGHT", default=0.3)
 SEARCH_QUERY_MAX_CHARS = env.int("SEARCH_QUERY_MAX_CHARS", default=2_000)
+SEARCH_FUSION = env("SEARCH_FUSION", default="score")  # score | weighted_sum
+SEARCH_COACTIVATION_TOP = env.int("SEARCH_COACTIVATION_TOP", default=5)
+# SPEC's question-form multipliers cost recall on locomo-dev (docs/benchmarks.md): neutral here.
+SEARCH_QUESTION_SEMANTIC = env.float("SEARCH_QUESTION_SEMANTIC", default=1.0)
+SEARCH_QUESTION_KEYWORD = env.float("SEARCH_QUESTION_KEYWORD", default=1.0)
+SEARCH_QUERYLOG_SYNC = env.bool("SEARCH_QUERYLOG_SYNC", default=False)
 # Stages named here are switched off (comma separated), e.g. "mmr,coactivation".
 SEARCH_DISABLED_STAGES = env.list("SEARCH_DISABLED_STAGES", default=[])
 

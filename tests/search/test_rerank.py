@@ -9,7 +9,7 @@ from apps.search.pipeline.budget import GAP_WARNING, estimate_tokens, render
 from apps.search.pipeline.coactivate import coactivate, natural_key, temporal_neighbours
 from apps.search.pipeline.confidence import evidence_gap, top_z_score
 from apps.search.pipeline.graph import RELATION_MULTIPLIER, hop_factor, walk
-from apps.search.pipeline.rerank import decay_factor, diversify, mmr, mmr_lambda
+from apps.search.pipeline.rerank import apply_boosts, decay_factor, diversify, mmr, mmr_lambda
 from apps.search.pipeline.retrieve import apply_similarity_floor
 from apps.search.types import Candidate
 
@@ -89,10 +89,26 @@ def test_gap_threshold_is_z_15(scores, gap):
     assert evidence_gap(scores) is gap
 
 
-def test_decay_scaled_per_tier():
-    assert decay_factor(1.0, "normal") == 1.0
-    assert decay_factor(0.5, "scratch") < decay_factor(0.5, "normal") < decay_factor(0.5, "core")
-    assert decay_factor(0.5, "core") < decay_factor(0.5, "constitutional") < 1.0
+def test_decay_follows_stored_stability():
+    # The tier scaling lives in the decay job's stability (tests/jobs/test_decay.py).
+    assert decay_factor(1.0) == 1.0
+    assert decay_factor(0.0) < decay_factor(0.5) < decay_factor(0.9) < 1.0
+    assert decay_factor(0.0) == pytest.approx(0.8)
+
+
+def test_pagerank_boost_is_relative_and_neutral_without_edges():
+    flat = [
+        Candidate(id="a", score=1.0, pagerank=0.01),
+        Candidate(id="b", score=0.99, pagerank=0.01),
+    ]
+    apply_boosts(flat)
+    assert flat[0].score > flat[1].score  # equal ranks: order kept
+    ranked = [
+        Candidate(id="a", score=1.0, pagerank=0.001),
+        Candidate(id="b", score=0.99, pagerank=0.2),
+    ]
+    apply_boosts(ranked)
+    assert ranked[1].score > ranked[0].score  # a central memory overtakes a near tie
 
 
 def test_temporal_neighbours_keep_source_order_within_a_timestamp():

@@ -8,7 +8,6 @@ import numpy as np
 
 from apps.search.types import Candidate
 
-TIER_DECAY_SCALE = {"constitutional": 0.1, "core": 0.5, "normal": 1.0, "scratch": 3.0}
 DECAY_WEIGHT = 0.2
 PAGERANK_WEIGHT = 0.1
 ENTITY_BOOST = 0.5
@@ -31,20 +30,24 @@ def entity_boost(
             c.reasons.append("entity")
 
 
-def decay_factor(stability: float, tier: str) -> float:
-    """Multiplier from the stored stability (1 = fresh), scaled by tier: constitutional
-    memories hardly decay, scratch ones decay three times as fast as normal ones."""
-    scale = TIER_DECAY_SCALE.get(tier, 1.0)
-    loss = min(1.0, (1.0 - max(0.0, min(1.0, stability))) * scale)
-    return 1.0 - DECAY_WEIGHT * loss
+def decay_factor(stability: float) -> float:
+    """Multiplier from the stored stability (1 = fresh). The decay job already scales
+    stability by tier (constitutional 0.1 ... scratch 3.0), so it is not scaled again here."""
+    return 1.0 - DECAY_WEIGHT * (1.0 - max(0.0, min(1.0, stability)))
 
 
 def apply_boosts(candidates: Sequence[Candidate], quality_boost: float = 0.0) -> None:
-    """Relevance blended with quality (0..1), times decay, plus a small pagerank share."""
+    """Relevance blended with quality (0..1), times decay, plus a small pagerank share.
+
+    Stored PageRank is a probability over the namespace (mean 1/N), so it is taken relative
+    to the best-ranked candidate: equal scores (e.g. no edges at all) change nothing.
+    """
+    top_rank = max((c.pagerank for c in candidates), default=0.0)
     for c in candidates:
         score = (1.0 - quality_boost) * c.score + quality_boost * c.importance
-        score *= decay_factor(c.stability, c.tier)
-        score *= 1.0 + PAGERANK_WEIGHT * c.pagerank
+        score *= decay_factor(c.stability)
+        if top_rank > 0:
+            score *= 1.0 + PAGERANK_WEIGHT * (c.pagerank / top_rank)
         c.score = score
 
 

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.memories.models import Namespace
@@ -40,15 +41,12 @@ class Command(BaseCommand):
             raise CommandError(f"{source} has no memories.jsonl")
         texts = [r["content"] for r in read_jsonl(source / "memories.jsonl")]
         questions = [q["query"] for q in read_jsonl(source / "queries.jsonl")][:queries]
-        import torch
-
-        ingest_threads = torch.get_num_threads()
+        settings.EMBEDDING_QUERY_THREADS = torch_threads  # batches use every core regardless
         name = f"bench-{secrets.token_hex(4)}"
         namespace = namespace_get_or_create(name=name)
         rows, have = [], 0
         try:
             for size in sorted(sizes):
-                torch.set_num_threads(ingest_threads)  # batch encoding uses every core
                 start = time.perf_counter()
                 while have < size:
                     count = min(BATCH, size - have)
@@ -59,8 +57,6 @@ class Command(BaseCommand):
                     )  # fmt: skip
                     have += count
                 added_s = time.perf_counter() - start
-                if torch_threads > 0:  # one short query: see docs/benchmarks.md
-                    torch.set_num_threads(torch_threads)
                 rows.append({"size": size, **self._latency(namespace, questions),
                              "ingest_per_s": round((size - (rows[-1]["size"] if rows else 0))
                                                    / max(added_s, 1e-9), 1)})  # fmt: skip

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.memories.models import Namespace
@@ -50,7 +51,7 @@ class Command(BaseCommand):
             "--torch-threads", type=int, default=1,
             help="Intra-op threads for the query embedding (default 1: on a 2-core machine a "
             "second thread buys little for one short query and makes the tail latency hostage "
-            "to every other busy process; 0 = torch's default).",
+            "to every other busy process; 0 = every core).",
         )  # fmt: skip
 
     def handle(self, *args, directory: Path, json_path, disable, mode, keep, reuse,
@@ -69,10 +70,7 @@ class Command(BaseCommand):
                 _, queries = evaluation.load_dataset(directory, prefix, progress=verbosity > 0)
             if max_queries:
                 queries = queries[:max_queries]
-            if torch_threads > 0:
-                import torch
-
-                torch.set_num_threads(torch_threads)
+            settings.EMBEDDING_QUERY_THREADS = torch_threads  # read per query embedding
             self.stderr.write(f"running {len(queries)} queries (mode={mode}, "
                               f"disabled={','.join(disable) or '-'})")  # fmt: skip
             rows = evaluation.run_queries(queries, search, mode=mode, disabled=disable)
