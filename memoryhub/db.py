@@ -11,6 +11,7 @@ once never run initdb or pg_ctl twice.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import logging
 import os
@@ -116,7 +117,9 @@ def _ensure_database(server: EmbeddedDatabase, name: str) -> None:
     ) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
         if not exists:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            # Another process may create it a moment before us: that is fine.
+            with contextlib.suppress(psycopg.errors.DuplicateDatabase):
+                conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def embedded_database(var_dir: Path, name: str = "memoryhub") -> EmbeddedDatabase:
@@ -129,6 +132,7 @@ def embedded_database(var_dir: Path, name: str = "memoryhub") -> EmbeddedDatabas
     # Fast path: every process after the first finds the server up without taking the lock.
     server = _running_server(pgdata)
     if server is not None:
+        _ensure_database(server, name)
         return server
     with _exclusive(var_dir / "pg.lock"):
         server = _running_server(pgdata)

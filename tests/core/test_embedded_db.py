@@ -63,6 +63,15 @@ def test_concurrent_starts_share_one_server(var_dir):
     assert (var_dir / "pgdata" / "PG_VERSION").exists()
 
 
+def test_a_new_database_name_is_created_on_a_running_server(var_dir):
+    embedded_database(var_dir, name="crashtest")
+    second = embedded_database(var_dir, name="another_db")
+    with psycopg.connect(
+        dbname="another_db", user="postgres", host=str(second.socket_dir), port=second.port
+    ) as conn:
+        assert conn.execute("SELECT current_database()").fetchone()[0] == "another_db"
+
+
 def test_committed_rows_survive_a_killed_server(var_dir):
     server = embedded_database(var_dir, name="crashtest")
     with _connect(server) as conn:
