@@ -87,7 +87,9 @@ else:
     from memoryhub.db import embedded_database
 
     DATABASES = {
-        "default": embedded_database(VAR_DIR).django_config(EMBEDDED_DATABASE_NAME),
+        "default": embedded_database(VAR_DIR, EMBEDDED_DATABASE_NAME).django_config(
+            EMBEDDED_DATABASE_NAME
+        ),
     }
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
 DATABASES["default"].setdefault("TEST", {})["NAME"] = env(
