@@ -23,7 +23,7 @@ migrate: install
 	$(BIN)/python manage.py migrate --noinput
 
 run: migrate
-	$(BIN)/python manage.py ensure_admin
+	$(BIN)/python manage.py ensure_admin --url http://$(HOST):$(PORT)
 	$(BIN)/uvicorn memoryhub.asgi:application --host $(HOST) --port $(PORT)
 
 lint: install

@@ -11,8 +11,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--username", default="admin")
+        parser.add_argument("--url", default="http://127.0.0.1:8000", help="Where it is served")
 
-    def handle(self, *args, username, **options):
+    def handle(self, *args, username, url, **options):
         users = get_user_model().objects
         if users.filter(is_superuser=True).exists():
             self.stdout.write("Admin login exists (reset it with: manage.py changepassword admin).")
@@ -23,6 +24,6 @@ class Command(BaseCommand):
             self.style.SUCCESS(
                 "\n  Admin login created (shown only this once):\n"
                 f"    user:     {username}\n    password: {password}\n"
-                "    at:       http://127.0.0.1:8000/admin/\n"
+                f"    at:       {url.rstrip('/')}/admin/\n"
             )
         )
