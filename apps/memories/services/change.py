@@ -14,23 +14,13 @@ from apps.jobs import triggers
 
 from .. import embeddings
 from ..models import CausalEdge, Memory, Relation
-from ..validation import validate_memory_input
+from ..validation import MEMORY_FIELDS, validate_memory_input
 from .create import _tag_ids, content_hash, embedding_text
 
 # --- update, archive, delete ----------------------------------------------------------------
 
-UPDATABLE = {
-    "title",
-    "content",
-    "category",
-    "tags",
-    "file_path",
-    "source",
-    "trigger_phrases",
-    "tier",
-    "importance",
-    "metadata",
-}
+# What callers may change: every input field but identity and timestamps.
+UPDATABLE = MEMORY_FIELDS - {"id", "external_id", "created_at", "updated_at"}
 
 
 @transaction.atomic
