@@ -62,11 +62,11 @@ def _content_field(**kwargs):
 # --- memories ----------------------------------------------------------------------------------
 
 
-class MemoryFieldsIn(serializers.Serializer):
-    content = _content_field()
+class _MemoryOptionalFields(serializers.Serializer):
+    """The optional fields shared by create and update."""
+
     title = serializers.CharField(max_length=300, required=False, allow_blank=True)
     category = serializers.ChoiceField(choices=Category.choices, required=False)
-    tags = _tags_field()
     file_path = serializers.CharField(max_length=1000, required=False, allow_blank=True)
     source = serializers.CharField(max_length=200, required=False, allow_blank=True)
     trigger_phrases = serializers.ListField(
@@ -75,6 +75,11 @@ class MemoryFieldsIn(serializers.Serializer):
     tier = serializers.ChoiceField(choices=Tier.choices, required=False)
     importance = serializers.FloatField(min_value=0, max_value=1, required=False)
     metadata = serializers.DictField(required=False)
+
+
+class MemoryFieldsIn(_MemoryOptionalFields):
+    content = _content_field()
+    tags = _tags_field()
     created_at = serializers.DateTimeField(required=False)
     external_id = serializers.CharField(max_length=200, required=False)
 
@@ -90,19 +95,9 @@ class MemoryBatchIn(serializers.Serializer):
     items = MemoryFieldsIn(many=True, min_length=1, max_length=BATCH_MAX)
 
 
-class MemoryUpdateIn(serializers.Serializer):
+class MemoryUpdateIn(_MemoryOptionalFields):
     content = _content_field(required=False)
-    title = serializers.CharField(max_length=300, required=False, allow_blank=True)
-    category = serializers.ChoiceField(choices=Category.choices, required=False)
     tags = _tags_field(help_text="Replaces the memory's tags.")
-    file_path = serializers.CharField(max_length=1000, required=False, allow_blank=True)
-    source = serializers.CharField(max_length=200, required=False, allow_blank=True)
-    trigger_phrases = serializers.ListField(
-        child=serializers.CharField(max_length=200), max_length=20, required=False
-    )
-    tier = serializers.ChoiceField(choices=Tier.choices, required=False)
-    importance = serializers.FloatField(min_value=0, max_value=1, required=False)
-    metadata = serializers.DictField(required=False)
     archived = serializers.BooleanField(required=False)
 
 
