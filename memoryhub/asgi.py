@@ -16,7 +16,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings.base")
 # by Django's own static handler, so one uvicorn process needs nothing in front of it.
 django_application = ASGIStaticFilesHandler(get_asgi_application())
 
+from django.conf import settings  # noqa: E402
+
 from apps.mcp.server import BearerTokenGate, http_app  # noqa: E402
+from memoryhub.limits import RequestBodyLimit  # noqa: E402
 
 MCP_PATH = "/mcp"
 mcp_application = BearerTokenGate(http_app())
@@ -32,3 +35,7 @@ async def application(scope, receive, send):
 def _is_mcp(scope) -> bool:
     path = scope.get("path", "")
     return scope["type"] == "http" and (path == MCP_PATH or path.startswith(MCP_PATH + "/"))
+
+
+# Outermost: the body limit on the bytes actually received, for Django and MCP alike.
+application = RequestBodyLimit(application, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)  # noqa: F811

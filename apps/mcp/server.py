@@ -108,13 +108,17 @@ def _bearer(scope: Scope) -> str | None:
 
 
 async def _unauthorized(send: Send, reason: str) -> None:
-    body = json.dumps(
-        {
-            "error": "unauthorized",
-            "detail": f"API token {reason}: send 'Authorization: Bearer <token>' "
-            "(create one with `python manage.py create_token --namespace NAME`).",
-        }
-    ).encode()
+    """401 with the reason both in the JSON body and in the Bearer challenge (RFC 6750), which
+    is what MCP clients show."""
+    detail = (
+        f"API token {reason}: send 'Authorization: Bearer <token>' "
+        "(create one with `python manage.py create_token --namespace NAME`)."
+    )
+    body = json.dumps({"error": "unauthorized", "detail": detail}).encode()
+    challenge = 'Bearer realm="memoryhub"'
+    if reason != "missing":
+        challenge += ', error="invalid_token"'
+    challenge += f', error_description="{detail}"'
     await send(
         {
             "type": "http.response.start",
@@ -122,7 +126,7 @@ async def _unauthorized(send: Send, reason: str) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
-                (b"www-authenticate", b'Bearer realm="memoryhub"'),
+                (b"www-authenticate", challenge.encode()),
             ],
         }
     )

@@ -16,7 +16,7 @@ from .. import embeddings
 from ..fields import UPDATABLE
 from ..models import CausalEdge, Memory, Relation
 from ..validation import validate_memory_input
-from .create import _tag_ids, content_hash, embedding_text
+from .create import _tag_ids, content_hash, embedding_text, unique_content_guard
 
 # --- update, archive, delete ----------------------------------------------------------------
 
@@ -46,7 +46,8 @@ def memory_update(*, memory: Memory, **changes: Any) -> Memory:
     if archived is not None:
         memory.archived = archived
     memory.updated_at = timezone.now()
-    memory.save()
+    with unique_content_guard():
+        memory.save()
     if "tags" in changes:
         ids = _tag_ids(checked.tags)
         memory.tags.set([ids[t] for t in checked.tags])
@@ -54,7 +55,8 @@ def memory_update(*, memory: Memory, **changes: Any) -> Memory:
 
 
 def memory_archive(*, memory: Memory, archived: bool = True) -> Memory:
-    Memory.objects.filter(pk=memory.pk).update(archived=archived, updated_at=timezone.now())
+    with unique_content_guard():  # restoring a memory whose text is stored again meanwhile
+        Memory.objects.filter(pk=memory.pk).update(archived=archived, updated_at=timezone.now())
     memory.archived = archived
     return memory
 
