@@ -13,7 +13,7 @@ import numpy as np
 
 from apps.search.types import QueryAnalysis
 
-from .timeexpr import find_time_phrase, parse_time_expression
+from .timeexpr import TimeOutOfRange, find_time_phrase, parse_time_expression
 
 INTENT_EXAMPLES: dict[str, tuple[str, ...]] = {
     "lookup": (
@@ -191,7 +191,10 @@ def analyse_query(
     after = before = None
     phrase = find_time_phrase(text)
     if phrase:
-        parsed = parse_time_expression(phrase, now)
+        try:
+            parsed = parse_time_expression(phrase, now)
+        except TimeOutOfRange:  # words in a query narrow nothing they cannot name safely
+            parsed = None
         if parsed is not None:
             after, before = parsed.after, parsed.before
     if first == "when" or (phrase and intent not in ("relation",)):
