@@ -6,13 +6,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.conf import settings
 from django.utils import timezone
 
 from apps.core.dates import parse_instant
 from apps.core.exceptions import NotFound, ValidationFailed
 from apps.memories.models import Category, Namespace
 
+from .config import search_settings
 from .pipeline.timeexpr import TimeOutOfRange, TimeRange, parse_time_expression
 from .stages import unknown_stages
 
@@ -85,9 +85,23 @@ def _namespace(value) -> Namespace:
 
 
 def validate(
-    *, namespace, query, mode, time_expr, after, before, tags, categories, file_path,
-    quality_boost, limit, include_debug, as_of, disabled_stages, token_budget,
-) -> SearchRequest:  # fmt: skip
+    *,
+    namespace,
+    query="",
+    mode="hybrid",
+    time_expr=None,
+    after=None,
+    before=None,
+    tags=None,
+    categories=None,
+    file_path=None,
+    quality_boost=0.0,
+    limit=10,
+    include_debug=False,
+    as_of=None,
+    disabled_stages=(),
+    token_budget=None,
+) -> SearchRequest:
     errors: dict[str, str] = {}
     ns = _namespace(namespace)
     if query is None:
@@ -96,7 +110,7 @@ def validate(
         errors["query"] = "Expected text."
         query = ""
     query = query.strip()
-    max_chars = getattr(settings, "SEARCH_QUERY_MAX_CHARS", 2000)
+    max_chars = search_settings().query_max_chars
     if len(query) > max_chars:
         errors["query"] = f"At most {max_chars} characters."
     if mode is None or mode == "":

@@ -156,8 +156,11 @@ def _parse(phrase: str, now: datetime) -> TimeRange | None:
 def _named_period(which: str, unit: str, now: datetime, phrase: str) -> TimeRange:
     today = _day(now)
     if unit == "day":
-        return TimeRange(today - timedelta(days=1), today, phrase) if which != "this" else \
-            TimeRange(today, today + timedelta(days=1), phrase)  # fmt: skip
+        return (
+            TimeRange(today - timedelta(days=1), today, phrase)
+            if which != "this"
+            else TimeRange(today, today + timedelta(days=1), phrase)
+        )
     if unit in ("week", "weekend"):
         monday = today - timedelta(days=today.weekday())
         start = monday if which == "this" else monday - timedelta(days=7)
