@@ -33,10 +33,17 @@ def _model_state() -> dict:
         return {"ok": False, "error": str(exc)}
 
 
+def _public(state: dict) -> dict:
+    """What an anonymous caller may see: the state, not the raw error (socket paths, hosts)."""
+    return {k: ("unavailable" if k == "error" else v) for k, v in state.items()}
+
+
 @require_GET
 def healthz(request):
     database = _database_state()
     model = _model_state()
+    if not request.user.is_staff:
+        database, model = _public(database), _public(model)
     healthy = database["ok"] and model["ok"]
     return JsonResponse(
         {"status": "ok" if healthy else "degraded", "database": database, "embedding_model": model},

@@ -118,3 +118,15 @@ def test_oauth_discovery_answers_json_about_bearer_tokens(asgi_server, path, sta
     if status == 200:
         assert body["bearer_methods_supported"] == ["header"]
         assert body["authorization_servers"] == []
+
+
+def test_a_returned_query_log_id_has_its_row_already(asgi_server, tokens):
+    from apps.search.models import QueryLog
+
+    response = httpx.post(
+        f"{asgi_server}/api/v1/search/",
+        json={"query": "anything at all"},
+        headers=bearer(tokens.alpha_rw),
+    )
+    assert response.status_code == 200
+    assert QueryLog.objects.filter(pk=response.json()["query_log_id"]).exists()
