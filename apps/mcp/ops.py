@@ -49,7 +49,9 @@ def search(
 def remember(token: ApiToken, *, namespace: str | None, **fields: Any) -> CallToolResult:
     ns = namespace_for_token(token, namespace, write=True)
     fields["created_at"] = parse_when(fields.get("created_at"), "created_at")
-    result = memory_services.memory_create(namespace=ns, **_drop_none(fields))
+    result = memory_services.memory_create(
+        namespace=ns, actor=token, door="mcp", **_drop_none(fields)
+    )
     return tool_result(write_result_markdown(result), result.to_dict())
 
 
@@ -60,7 +62,11 @@ def remember_batch(
     for index, item in enumerate(items):
         item["created_at"] = parse_when(item.get("created_at"), f"items[{index}].created_at")
     results = memory_services.memory_batch_create(
-        namespace=ns, items=[_drop_none(i) for i in items], on_duplicate=on_duplicate
+        namespace=ns,
+        items=[_drop_none(i) for i in items],
+        on_duplicate=on_duplicate,
+        actor=token,
+        door="mcp",
     )
     created = sum(1 for r in results if r.created)
     lines = [f"Stored {created} new memories in '{ns.name}' ({len(results) - created} existing)."]
@@ -77,7 +83,7 @@ def link(
     source = memory_for_token(token, source_id, write=True, field="source_id")
     target = memory_for_token(token, target_id, write=True, field="target_id")
     edge = memory_services.edge_create(
-        source=source, target=target, relation=relation, strength=strength
+        source=source, target=target, relation=relation, strength=strength, actor=token, door="mcp"
     )
     text = f"Linked `{source.id}` -{relation}-> `{target.id}` (strength {edge.strength:.2f})."
     return tool_result(text, edge_to_dict(edge))
@@ -124,7 +130,7 @@ def update(token: ApiToken, *, memory_id: str, **fields: Any) -> CallToolResult:
     memory = memory_for_token(token, memory_id, write=True)
     changes = _drop_none(fields)
     if changes:
-        memory = memory_services.memory_update(memory=memory, **changes)
+        memory = memory_services.memory_update(memory=memory, actor=token, door="mcp", **changes)
     text = memory_markdown(memory, heading=f"Updated: {', '.join(changes) or 'nothing changed'}.")
     return tool_result(text, memory_to_dict(memory))
 
@@ -132,10 +138,10 @@ def update(token: ApiToken, *, memory_id: str, **fields: Any) -> CallToolResult:
 def forget(token: ApiToken, *, memory_id: str, permanent: bool) -> CallToolResult:
     memory = memory_for_token(token, memory_id, write=True)
     if permanent:
-        memory_services.memory_delete(memory=memory)
+        memory_services.memory_delete(memory=memory, actor=token, door="mcp")
         text = f"Deleted memory `{memory_id}` permanently."
     else:
-        memory_services.memory_archive(memory=memory)
+        memory_services.memory_archive(memory=memory, actor=token, door="mcp")
         text = f"Archived memory `{memory.id}`: search no longer returns it."
     return tool_result(text, {"id": str(memory_id), "deleted": permanent, "archived": True})
 

@@ -47,7 +47,12 @@ class EdgeListCreateApi(TokenApiView):
         source = memory_for_token(self.token, data["source"], write=True, field="source")
         target = memory_for_token(self.token, data["target"], write=True, field="target")
         edge = services.edge_create(
-            source=source, target=target, relation=data["relation"], strength=data["strength"]
+            source=source,
+            target=target,
+            relation=data["relation"],
+            strength=data["strength"],
+            actor=self.token,
+            door="rest",
         )
         return Response(EdgeOut(edge).data, status=status.HTTP_201_CREATED)
 
@@ -59,5 +64,6 @@ class EdgeDetailApi(TokenApiView):
 
     @extend_schema(operation_id="edges_delete", responses={204: None})
     def delete(self, request, pk):
-        services.edge_delete(edge=edge_for_token(self.token, pk, write=True))
+        edge = edge_for_token(self.token, pk, write=True)
+        services.edge_delete(edge=edge, actor=self.token, door="rest")
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -81,7 +81,7 @@ class MemoryListCreateApi(TokenApiView):
     def post(self, request):
         data = self.parse(MemoryCreateIn, request.data)
         namespace = namespace_for_token(self.token, data.pop("namespace", None), write=True)
-        result = services.memory_create(namespace=namespace, **data)
+        result = services.memory_create(namespace=namespace, actor=self.token, door="rest", **data)
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         return Response(write_result_data(result), status=code)
 
@@ -100,6 +100,8 @@ class MemoryBatchApi(TokenApiView):
             namespace=namespace,
             items=[dict(item) for item in data["items"]],
             on_duplicate=data["on_duplicate"],
+            actor=self.token,
+            door="rest",
         )
         body = {
             "created": sum(1 for r in results if r.created),
@@ -131,10 +133,11 @@ class MemoryDetailApi(TokenApiView):
         changes = self.parse(MemoryUpdateIn, request.data)
         memory = memory_for_token(self.token, pk, write=True, field="id")
         if changes:
-            memory = services.memory_update(memory=memory, **changes)
+            memory = services.memory_update(memory=memory, actor=self.token, door="rest", **changes)
         return Response(MemoryOut(memory).data)
 
     @extend_schema(operation_id="memories_delete", responses={204: None})
     def delete(self, request, pk):
-        services.memory_delete(memory=memory_for_token(self.token, pk, write=True, field="id"))
+        memory = memory_for_token(self.token, pk, write=True, field="id")
+        services.memory_delete(memory=memory, actor=self.token, door="rest")
         return Response(status=status.HTTP_204_NO_CONTENT)
