@@ -33,6 +33,20 @@ def trash_for_namespace(namespace: Namespace) -> QuerySet:
     return TrashEntry.objects.filter(namespace=namespace).order_by("-deleted_at", "-id")
 
 
+def revision_of_memory(memory: Memory | TrashEntry | uuid.UUID | str, revision_id: int):
+    """One revision of this memory, or None (a revision id of another memory is not found)."""
+    return revisions_for_memory(memory).filter(pk=revision_id).first()
+
+
+def trash_entry_in(namespaces: QuerySet | list[Namespace], entry_id: int) -> TrashEntry | None:
+    """A trash entry if it lies in one of `namespaces` (the caller's reach), else None."""
+    return (
+        TrashEntry.objects.filter(pk=entry_id, namespace__in=namespaces)
+        .select_related("namespace")
+        .first()
+    )
+
+
 def revision_state(revision: MemoryRevision) -> dict[str, Any]:
     """The memory's tracked fields as they were right after `revision`.
 

@@ -9,6 +9,7 @@ from mcp_types import CallToolResult
 
 from apps.access.models import ApiToken
 from apps.access.scoping import memory_for_token, namespace_for_token, query_log_for_token
+from apps.core.exceptions import NotFound
 from apps.memories import services as memory_services
 
 from .dates import parse_when
@@ -144,6 +145,60 @@ def forget(token: ApiToken, *, memory_id: str, permanent: bool) -> CallToolResul
         memory_services.memory_archive(memory=memory, actor=token, door="mcp")
         text = f"Archived memory `{memory.id}`: search no longer returns it."
     return tool_result(text, {"id": str(memory_id), "deleted": permanent, "archived": True})
+
+
+def history(
+    token: ApiToken, *, memory_id: str, namespace: str | None, limit: int
+) -> CallToolResult:
+    """A memory's revisions, newest first; also of a deleted memory still in the trash."""
+    from apps.history import selectors
+    from apps.history.models import TrashEntry
+
+    wanted = namespace_for_token(token, namespace) if namespace else None
+    try:
+        memory = memory_for_token(token, memory_id)
+        ns, deleted = memory.namespace, False
+    except NotFound:
+        entry = (
+            TrashEntry.objects.filter(memory_id=memory_id, namespace__in=token.namespaces.all())
+            .select_related("namespace")
+            .first()
+        )
+        if entry is None:
+            raise
+        ns, deleted = entry.namespace, True
+    if wanted is not None and wanted.pk != ns.pk:
+        raise NotFound(f"Memory {memory_id} does not exist in namespace '{wanted.name}'.")
+    revisions = list(selectors.revisions_for_memory(memory_id)[:limit])
+    lines = [
+        f"History of memory `{memory_id}` in '{ns.name}'"
+        + (" (deleted; restorable from the trash)" if deleted else "")
+        + f": {len(revisions)} revision(s), newest first."
+    ]
+    for rev in revisions:
+        fields = ", ".join(rev.changed_fields) or "-"
+        lines.append(
+            f"- {rev.created_at:%Y-%m-%d %H:%M:%S} UTC · {rev.get_action_display()} by "
+            f"{rev.actor_label} via {rev.door} · {fields}"
+        )
+    data = {
+        "memory_id": str(memory_id),
+        "namespace": ns.name,
+        "deleted": deleted,
+        "revisions": [
+            {
+                "id": rev.pk,
+                "action": rev.action,
+                "door": rev.door,
+                "actor": rev.actor_label,
+                "created_at": rev.created_at,
+                "before": rev.before,
+                "after": rev.after,
+            }
+            for rev in revisions
+        ],
+    }
+    return tool_result("\n".join(lines), data)
 
 
 def _drop_none(fields: dict[str, Any]) -> dict[str, Any]:
