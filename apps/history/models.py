@@ -13,6 +13,7 @@ from django.db import models
 from django.utils import timezone
 
 from apps.access.models import ApiToken
+from apps.core.querysets import RestrictedQuerySet
 from apps.memories.models import Namespace
 
 
@@ -69,6 +70,8 @@ class MemoryRevision(models.Model):
     after = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
+    objects = RestrictedQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
@@ -108,6 +111,8 @@ class TrashEntry(models.Model):
     deleted_at = models.DateTimeField(default=timezone.now, db_index=True)
     deleted_by = models.CharField(max_length=200)
     door = models.CharField(max_length=10, choices=Door.choices)
+
+    objects = RestrictedQuerySet.as_manager()
 
     class Meta:
         ordering = ["-deleted_at", "-id"]

@@ -7,6 +7,9 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 
+from apps.access.permissions import Action, Principal
+from apps.access.scoping import require
+from apps.core.exceptions import NotFound
 from apps.memories.models import Memory, Namespace
 
 from .models import MemoryRevision, TrashEntry
@@ -38,10 +41,27 @@ def revision_of_memory(memory: Memory | TrashEntry | uuid.UUID | str, revision_i
     return revisions_for_memory(memory).filter(pk=revision_id).first()
 
 
-def trash_entry_in(namespaces: QuerySet | list[Namespace], entry_id: int) -> TrashEntry | None:
-    """A trash entry if it lies in one of `namespaces` (the caller's reach), else None."""
+def trash_entry_for(
+    principal: Principal, entry_id: int, *, action: Action = Action.VIEW
+) -> TrashEntry:
+    """A trash entry `principal` can see (NotFound otherwise) and may do `action` to."""
+    entry = (
+        TrashEntry.objects.restrict(principal, Action.VIEW)
+        .filter(pk=entry_id)
+        .select_related("namespace")
+        .first()
+    )
+    if entry is None:
+        raise NotFound(f"Trash entry {entry_id} does not exist or you cannot access it.")
+    require(principal, entry.namespace, action)
+    return entry
+
+
+def trash_entry_of_memory(principal: Principal, memory_id) -> TrashEntry | None:
+    """The trash entry of a deleted memory, if `principal` can see its namespace."""
     return (
-        TrashEntry.objects.filter(pk=entry_id, namespace__in=namespaces)
+        TrashEntry.objects.restrict(principal, Action.VIEW)
+        .filter(memory_id=_memory_id(memory_id))
         .select_related("namespace")
         .first()
     )

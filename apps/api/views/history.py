@@ -7,8 +7,9 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from apps.access.scoping import memory_for_token, namespace_for_token
-from apps.core.exceptions import NotFound, PermissionDenied
+from apps.access.permissions import Action
+from apps.access.scoping import memory_for, namespace_for
+from apps.core.exceptions import NotFound
 from apps.history import selectors, services
 from apps.history.models import MemoryRevision, TrashEntry
 
@@ -95,7 +96,7 @@ class MemoryRevisionListApi(TokenApiView):
         summary="A memory's revisions, newest first: who, which door, fields before and after.",
     )
     def get(self, request, pk):
-        memory = memory_for_token(self.token, pk, field="id")
+        memory = memory_for(self.token, pk, field="id")
         revisions = selectors.revisions_for_memory(memory).select_related("namespace")
         page = self.paginate_queryset(revisions)
         return self.get_paginated_response(RevisionOut(page, many=True).data)
@@ -110,12 +111,12 @@ class MemoryRevisionRestoreApi(TokenApiView):
         summary="Make the memory look as it did right after this revision (itself a revision).",
     )
     def post(self, request, pk, revision):
-        memory = memory_for_token(self.token, pk, write=True, field="id")
+        memory = memory_for(self.token, pk, action=Action.CHANGE, field="id")
         found = selectors.revision_of_memory(memory, revision)
         if found is None:
             raise NotFound(f"Revision {revision} of memory {memory.pk} does not exist.")
         restored = services.revision_restore(revision=found, actor=self.token, door="rest")
-        restored = memory_for_token(self.token, restored.pk, field="id")  # fresh tags
+        restored = memory_for(self.token, restored.pk, field="id")  # fresh tags
         return Response(MemoryOut(restored).data)
 
 
@@ -131,11 +132,9 @@ class TrashListApi(TokenApiView):
     def get(self, request):
         filters = self.parse(TrashFilterIn, request.query_params)
         if filters.get("namespace"):
-            entries = selectors.trash_for_namespace(
-                namespace_for_token(self.token, filters["namespace"])
-            )
+            entries = selectors.trash_for_namespace(namespace_for(self.token, filters["namespace"]))
         else:
-            entries = TrashEntry.objects.filter(namespace__in=self.token.namespaces.all())
+            entries = TrashEntry.objects.restrict(self.token, Action.VIEW)
         page = self.paginate_queryset(
             entries.select_related("namespace").order_by("-deleted_at", "-id")
         )
@@ -151,15 +150,9 @@ class TrashRestoreApi(TokenApiView):
         summary="Restore a deleted memory with its id, tags and edges.",
     )
     def post(self, request, pk):
-        entry = selectors.trash_entry_in(self.token.namespaces.all(), pk)
-        if entry is None:
-            raise NotFound(f"Trash entry {pk} does not exist or this token cannot access it.")
-        if self.token.read_only:
-            raise PermissionDenied(
-                f"This token is read-only; it cannot change '{entry.namespace.name}'."
-            )
+        entry = selectors.trash_entry_for(self.token, pk, action=Action.CHANGE)
         result = services.trash_restore(entry=entry, actor=self.token, door="rest")
-        memory = memory_for_token(self.token, result.memory.pk, field="id")
+        memory = memory_for(self.token, result.memory.pk, field="id")
         body = {
             "memory": MemoryOut(memory).data,
             "edges_restored": result.edges_restored,
