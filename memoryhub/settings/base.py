@@ -150,12 +150,15 @@ MEMORY_CHUNK_MAX_CHARS = env.int("MEMORY_CHUNK_MAX_CHARS", default=2_000)
 MEMORY_NEAR_DUPLICATE_SIMILARITY = env.float("MEMORY_NEAR_DUPLICATE_SIMILARITY", default=0.95)
 MEMORY_BATCH_MAX_ITEMS = env.int("MEMORY_BATCH_MAX_ITEMS", default=1_000)
 
-# --- Search (SPEC section 4); the search app reads these ------------------------------------
+# --- Search (SPEC section 4): read once into apps.search.config.SearchSettings ---------------
 SEARCH_DIVERSITY_MAX_PER_FILE = env.int("SEARCH_DIVERSITY_MAX_PER_FILE", default=3)
 SEARCH_TOKEN_BUDGET = env.int("SEARCH_TOKEN_BUDGET", default=2000)
 HYBRID_VECTOR_WEIGHT = env.float("HYBRID_VECTOR_WEIGHT", default=0.3)
 SEARCH_QUERY_MAX_CHARS = env.int("SEARCH_QUERY_MAX_CHARS", default=2_000)
-SEARCH_FUSION = env("SEARCH_FUSION", default="score")  # score | weighted_sum
+# score (normalized scores, adapted weights) | rrf (weighted RRF, k=60) | weighted_sum (SPEC's
+# plain mode: HYBRID_VECTOR_WEIGHT x semantic + the rest x keyword). Disabling the
+# score_fusion stage turns "score" into "rrf".
+SEARCH_FUSION = env("SEARCH_FUSION", default="score")
 SEARCH_COACTIVATION_TOP = env.int("SEARCH_COACTIVATION_TOP", default=5)
 # SPEC's question-form multipliers cost recall on locomo-dev (docs/benchmarks.md): neutral here.
 SEARCH_QUESTION_SEMANTIC = env.float("SEARCH_QUESTION_SEMANTIC", default=1.0)
