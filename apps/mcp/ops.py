@@ -8,7 +8,8 @@ from typing import Any
 from mcp_types import CallToolResult
 
 from apps.access.models import ApiToken
-from apps.access.scoping import memory_for_token, namespace_for_token, query_log_for_token
+from apps.access.permissions import Action
+from apps.access.scoping import memory_for, namespace_for
 from apps.core.dates import parse_instant
 from apps.memories import services as memory_services
 
@@ -34,7 +35,7 @@ def search(
     from apps.search.services import render_markdown
     from apps.search.services import search as search_service
 
-    ns = namespace_for_token(token, namespace)
+    ns = namespace_for(token, namespace)
     response = search_service(
         namespace=ns,
         query=query,
@@ -47,7 +48,7 @@ def search(
 
 
 def remember(token: ApiToken, *, namespace: str | None, **fields: Any) -> CallToolResult:
-    ns = namespace_for_token(token, namespace, write=True)
+    ns = namespace_for(token, namespace, action=Action.CHANGE)
     fields["created_at"] = parse_instant(fields.get("created_at"), field="created_at")
     result = memory_services.memory_create(namespace=ns, **_drop_none(fields))
     return tool_result(write_result_markdown(result), result.to_dict())
@@ -56,7 +57,7 @@ def remember(token: ApiToken, *, namespace: str | None, **fields: Any) -> CallTo
 def remember_batch(
     token: ApiToken, *, namespace: str | None, items: list[dict[str, Any]], on_duplicate: str
 ) -> CallToolResult:
-    ns = namespace_for_token(token, namespace, write=True)
+    ns = namespace_for(token, namespace, action=Action.CHANGE)
     for index, item in enumerate(items):
         item["created_at"] = parse_instant(
             item.get("created_at"), field=f"items[{index}].created_at"
@@ -76,8 +77,8 @@ def remember_batch(
 def link(
     token: ApiToken, *, source_id: str, target_id: str, relation: str, strength: float
 ) -> CallToolResult:
-    source = memory_for_token(token, source_id, write=True, field="source_id")
-    target = memory_for_token(token, target_id, write=True, field="target_id")
+    source = memory_for(token, source_id, action=Action.CHANGE, field="source_id")
+    target = memory_for(token, target_id, action=Action.CHANGE, field="target_id")
     edge = memory_services.edge_create(
         source=source, target=target, relation=relation, strength=strength
     )
@@ -93,8 +94,9 @@ def feedback(
     result_feedback: dict[str, bool] | None,
 ) -> CallToolResult:
     from apps.search.feedback import feedback_record
+    from apps.search.selectors import query_log_for
 
-    log = query_log_for_token(token, query_log_id, write=True)
+    log = query_log_for(token, query_log_id, action=Action.FEEDBACK)
     log = feedback_record(
         query_log_id=log.pk,
         namespace=log.namespace,
@@ -112,7 +114,7 @@ def feedback(
 
 
 def get(token: ApiToken, *, memory_id: str) -> CallToolResult:
-    memory = memory_for_token(token, memory_id)
+    memory = memory_for(token, memory_id)
     data = memory_to_dict(memory, with_edges=True)
     text = memory_markdown(memory)
     if data["edges"]:
@@ -123,7 +125,7 @@ def get(token: ApiToken, *, memory_id: str) -> CallToolResult:
 
 
 def update(token: ApiToken, *, memory_id: str, **fields: Any) -> CallToolResult:
-    memory = memory_for_token(token, memory_id, write=True)
+    memory = memory_for(token, memory_id, action=Action.CHANGE)
     changes = _drop_none(fields)
     if changes:
         memory = memory_services.memory_update(memory=memory, **changes)
@@ -132,7 +134,7 @@ def update(token: ApiToken, *, memory_id: str, **fields: Any) -> CallToolResult:
 
 
 def forget(token: ApiToken, *, memory_id: str, permanent: bool) -> CallToolResult:
-    memory = memory_for_token(token, memory_id, write=True)
+    memory = memory_for(token, memory_id, action=Action.CHANGE)
     if permanent:
         memory_services.memory_delete(memory=memory)
         text = f"Deleted memory `{memory_id}` permanently."

@@ -6,7 +6,8 @@ from django.db.models import Count, Q
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
-from apps.access.scoping import namespace_for_token, query_log_for_token, token_namespaces
+from apps.access.permissions import Action
+from apps.access.scoping import namespace_for, visible_namespaces
 from apps.memories.models import CausalEdge, Memory, Tag
 from apps.search.models import QueryLog
 
@@ -23,7 +24,7 @@ from .base import TokenApiView
 
 
 def _scope(view: TokenApiView, name: str | None) -> list:
-    return [namespace_for_token(view.token, name)] if name else token_namespaces(view.token)
+    return [namespace_for(view.token, name)] if name else visible_namespaces(view.token)
 
 
 class TagListApi(TokenApiView):
@@ -48,7 +49,7 @@ class TagListApi(TokenApiView):
 class NamespaceListApi(TokenApiView):
     @extend_schema(operation_id="namespaces_list", responses=NamespaceOut(many=True))
     def get(self, request):
-        namespaces = token_namespaces(self.token)
+        namespaces = visible_namespaces(self.token)
         counts = dict(
             Memory.objects.filter(namespace__in=namespaces, archived=False)
             .values_list("namespace")
@@ -112,9 +113,10 @@ class FeedbackApi(TokenApiView):
     )
     def post(self, request):
         from apps.search.feedback import feedback_record
+        from apps.search.selectors import query_log_for
 
         data = self.parse(FeedbackIn, request.data)
-        log = query_log_for_token(self.token, data["query_log_id"], write=True)
+        log = query_log_for(self.token, data["query_log_id"], action=Action.FEEDBACK)
         log = feedback_record(
             query_log_id=log.pk,
             namespace=log.namespace,

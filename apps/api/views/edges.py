@@ -7,7 +7,8 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from apps.access.scoping import edge_for_token, memory_for_token, namespace_for_token
+from apps.access.permissions import Action
+from apps.access.scoping import edge_for, memory_for, namespace_for
 from apps.memories import services
 from apps.memories.models import CausalEdge
 
@@ -24,9 +25,9 @@ class EdgeListCreateApi(TokenApiView):
     )
     def get(self, request):
         filters = self.parse(EdgeFilterIn, request.query_params)
-        edges = CausalEdge.objects.filter(namespace__in=self.token.namespaces.all())
+        edges = CausalEdge.objects.restrict(self.token, Action.VIEW)
         if filters.get("namespace"):
-            edges = edges.in_namespace(namespace_for_token(self.token, filters["namespace"]))
+            edges = edges.in_namespace(namespace_for(self.token, filters["namespace"]))
         if filters.get("memory"):
             memory = filters["memory"]
             edges = edges.filter(Q(source_id=memory) | Q(target_id=memory))
@@ -44,8 +45,8 @@ class EdgeListCreateApi(TokenApiView):
     )
     def post(self, request):
         data = self.parse(EdgeIn, request.data)
-        source = memory_for_token(self.token, data["source"], write=True, field="source")
-        target = memory_for_token(self.token, data["target"], write=True, field="target")
+        source = memory_for(self.token, data["source"], action=Action.CHANGE, field="source")
+        target = memory_for(self.token, data["target"], action=Action.CHANGE, field="target")
         edge = services.edge_create(
             source=source, target=target, relation=data["relation"], strength=data["strength"]
         )
@@ -55,9 +56,10 @@ class EdgeListCreateApi(TokenApiView):
 class EdgeDetailApi(TokenApiView):
     @extend_schema(operation_id="edges_read", responses=EdgeOut)
     def get(self, request, pk):
-        return Response(EdgeOut(edge_for_token(self.token, pk)).data)
+        return Response(EdgeOut(edge_for(self.token, pk)).data)
 
     @extend_schema(operation_id="edges_delete", responses={204: None})
     def delete(self, request, pk):
-        services.edge_delete(edge=edge_for_token(self.token, pk, write=True))
+        edge = edge_for(self.token, pk, action=Action.CHANGE)
+        services.edge_delete(edge=edge)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -12,7 +12,8 @@ from drf_spectacular.utils import (
 from rest_framework import status
 from rest_framework.response import Response
 
-from apps.access.scoping import memory_for_token, namespace_for_token
+from apps.access.permissions import Action
+from apps.access.scoping import memory_for, namespace_for
 from apps.memories import services
 from apps.memories.models import Memory
 
@@ -53,9 +54,9 @@ class MemoryListCreateApi(TokenApiView):
     )
     def get(self, request):
         filters = self.parse(MemoryFilterIn, request.query_params)
-        memories = Memory.objects.for_token(self.token)
+        memories = Memory.objects.restrict(self.token, Action.VIEW)
         if filters.get("namespace"):
-            memories = memories.in_namespace(namespace_for_token(self.token, filters["namespace"]))
+            memories = memories.in_namespace(namespace_for(self.token, filters["namespace"]))
         tags = [t.strip() for t in filters.get("tags", "").split(",") if t.strip()]
         memories = (
             memories.filter(archived=filters["archived"])
@@ -80,7 +81,7 @@ class MemoryListCreateApi(TokenApiView):
     )
     def post(self, request):
         data = self.parse(MemoryCreateIn, request.data)
-        namespace = namespace_for_token(self.token, data.pop("namespace", None), write=True)
+        namespace = namespace_for(self.token, data.pop("namespace", None), action=Action.CHANGE)
         result = services.memory_create(namespace=namespace, **data)
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         return Response(write_result_data(result), status=code)
@@ -95,7 +96,7 @@ class MemoryBatchApi(TokenApiView):
     )
     def post(self, request):
         data = self.parse(MemoryBatchIn, request.data)
-        namespace = namespace_for_token(self.token, data.get("namespace"), write=True)
+        namespace = namespace_for(self.token, data.get("namespace"), action=Action.CHANGE)
         results = services.memory_batch_create(
             namespace=namespace,
             items=[dict(item) for item in data["items"]],
@@ -119,7 +120,7 @@ MEMORY_ID = OpenApiParameter("id", OpenApiTypes.UUID, OpenApiParameter.PATH)
 class MemoryDetailApi(TokenApiView):
     @extend_schema(operation_id="memories_read", responses=MemoryOut)
     def get(self, request, pk):
-        return Response(MemoryOut(memory_for_token(self.token, pk, field="id")).data)
+        return Response(MemoryOut(memory_for(self.token, pk, field="id")).data)
 
     @extend_schema(
         operation_id="memories_update",
@@ -129,12 +130,13 @@ class MemoryDetailApi(TokenApiView):
     )
     def patch(self, request, pk):
         changes = self.parse(MemoryUpdateIn, request.data)
-        memory = memory_for_token(self.token, pk, write=True, field="id")
+        memory = memory_for(self.token, pk, action=Action.CHANGE, field="id")
         if changes:
             memory = services.memory_update(memory=memory, **changes)
         return Response(MemoryOut(memory).data)
 
     @extend_schema(operation_id="memories_delete", responses={204: None})
     def delete(self, request, pk):
-        services.memory_delete(memory=memory_for_token(self.token, pk, write=True, field="id"))
+        memory = memory_for(self.token, pk, action=Action.CHANGE, field="id")
+        services.memory_delete(memory=memory)
         return Response(status=status.HTTP_204_NO_CONTENT)
