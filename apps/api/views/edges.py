@@ -44,7 +44,12 @@ class EdgeListCreateApi(TokenApiView):
         source = memory_for(self.token, data["source"], action=Action.CHANGE, field="source")
         target = memory_for(self.token, data["target"], action=Action.CHANGE, field="target")
         edge = services.edge_create(
-            source=source, target=target, relation=data["relation"], strength=data["strength"]
+            source=source,
+            target=target,
+            relation=data["relation"],
+            strength=data["strength"],
+            actor=self.token,
+            door="rest",
         )
         return Response(EdgeOut(edge).data, status=status.HTTP_201_CREATED)
 
@@ -57,5 +62,5 @@ class EdgeDetailApi(TokenApiView):
     @extend_schema(operation_id="edges_delete", responses={204: None})
     def delete(self, request, pk):
         edge = edge_for(self.token, pk, action=Action.CHANGE)
-        services.edge_delete(edge=edge)
+        services.edge_delete(edge=edge, actor=self.token, door="rest")
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -79,7 +79,7 @@ class MemoryListCreateApi(TokenApiView):
     def post(self, request):
         data = self.parse(MemoryCreateIn, request.data)
         namespace = namespace_for(self.token, data.pop("namespace", None), action=Action.CHANGE)
-        result = services.memory_create(namespace=namespace, **data)
+        result = services.memory_create(namespace=namespace, actor=self.token, door="rest", **data)
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         return Response(write_result_data(result), status=code)
 
@@ -98,6 +98,8 @@ class MemoryBatchApi(TokenApiView):
             namespace=namespace,
             items=[dict(item) for item in data["items"]],
             on_duplicate=data["on_duplicate"],
+            actor=self.token,
+            door="rest",
         )
         body = {
             "created": sum(1 for r in results if r.created),
@@ -129,11 +131,11 @@ class MemoryDetailApi(TokenApiView):
         changes = self.parse(MemoryUpdateIn, request.data)
         memory = memory_for(self.token, pk, action=Action.CHANGE, field="id")
         if changes:
-            memory = services.memory_update(memory=memory, **changes)
+            memory = services.memory_update(memory=memory, actor=self.token, door="rest", **changes)
         return Response(MemoryOut(memory).data)
 
     @extend_schema(operation_id="memories_delete", responses={204: None})
     def delete(self, request, pk):
         memory = memory_for(self.token, pk, action=Action.CHANGE, field="id")
-        services.memory_delete(memory=memory)
+        services.memory_delete(memory=memory, actor=self.token, door="rest")
         return Response(status=status.HTTP_204_NO_CONTENT)
