@@ -7,7 +7,7 @@ from django.urls import include, path, re_path
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from .views import catalog, edges, memories, search
+from .views import catalog, edges, history, memories, search
 
 
 def _route(pattern: str, view, name: str):
@@ -20,6 +20,18 @@ v1 = [
     _route("memories", memories.MemoryListCreateApi.as_view(), "memories"),
     _route("memories/batch", memories.MemoryBatchApi.as_view(), "memories-batch"),
     _route(f"memories/{ID}", memories.MemoryDetailApi.as_view(), "memory-detail"),
+    _route(
+        f"memories/{ID}/revisions",
+        history.MemoryRevisionListApi.as_view(),
+        "memory-revisions",
+    ),
+    _route(
+        rf"memories/{ID}/revisions/(?P<revision>[0-9]+)/restore",
+        history.MemoryRevisionRestoreApi.as_view(),
+        "memory-revision-restore",
+    ),
+    _route("trash", history.TrashListApi.as_view(), "trash"),
+    _route(r"trash/(?P<pk>[0-9]+)/restore", history.TrashRestoreApi.as_view(), "trash-restore"),
     _route("search", search.SearchApi.as_view(), "search"),
     _route("edges", edges.EdgeListCreateApi.as_view(), "edges"),
     _route(r"edges/(?P<pk>[0-9]+)", edges.EdgeDetailApi.as_view(), "edge-detail"),

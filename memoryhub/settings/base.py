@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "apps.access",
     "apps.search",
     "apps.jobs",
+    "apps.history",
     "apps.api",
     "apps.mcp",
     "apps.ui",
@@ -221,6 +222,10 @@ JOBS_INLINE_MAX_MEMORIES = env.int("JOBS_INLINE_MAX_MEMORIES", default=2000)
 JOBS_DECAY_HALF_LIFE_DAYS = env.float("JOBS_DECAY_HALF_LIFE_DAYS", default=30.0)
 JOBS_REEMBED_BATCH_SIZE = env.int("JOBS_REEMBED_BATCH_SIZE", default=256)
 
+# --- History (apps/history) -------------------------------------------------------------------
+# Deleted memories wait this many days in their namespace's trash before the purge job drops them.
+HISTORY_TRASH_DAYS = env.int("HISTORY_TRASH_DAYS", default=30)
+
 # --- REST API ---------------------------------------------------------------------------------
 # Abuse limits (apps.access.ratelimit): requests per token, REST and MCP together, and failed
 # token checks per client address. High enough for normal use and the test suite.
@@ -235,7 +240,6 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["apps.api.auth.TokenRateThrottle"],
 }
 SPECTACULAR_SETTINGS = {
-
     "TITLE": "memoryhub API",
     "DESCRIPTION": "Store memories and find them again: hybrid search over Postgres + pgvector.",
     "VERSION": "1.0.0",
