@@ -59,6 +59,8 @@ def api_exception_handler(exc: Exception, context: dict) -> Response | None:
             status=503,
             headers={"Retry-After": "5"},
         )
+    if isinstance(exc, RecursionError):  # JSON nested beyond what the parser can follow
+        return Response({"detail": "JSON parse error: the body is nested too deeply."}, 400)
     if isinstance(exc, ValidationFailed):
         return Response({"detail": exc.summary(), "errors": exc.errors}, status=400)
     if isinstance(exc, NotFound):

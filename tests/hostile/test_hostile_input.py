@@ -159,7 +159,8 @@ def test_mcp_remember_with_one_hostile_field(door, field, value):
     before = Memory.objects.count()
     refused, text = _mcp(door, "remember", {"content": "hostile mcp probe", field: value})
     if refused:
-        assert field in text or "content" in text or "arguments" in text, text[:300]
+        # A lone surrogate is refused by the JSON-RPC layer itself ("Parse error").
+        assert any(word in text for word in (field, "content", "Parse error")), text[:300]
         assert Memory.objects.count() == before
 
 
@@ -182,7 +183,7 @@ def test_mcp_update_with_hostile_metadata(door, tokens, metadata):
     )
     refused, text = _mcp(door, "update_memory", {"memory_id": str(memory.pk), "metadata": metadata})
     if refused:
-        assert "metadata" in text, text[:300]
+        assert "metadata" in text or "Parse error" in text, text[:300]
 
 
 RAW_BODIES = [
