@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .views import browse, connect, edit, memory, search
+from .views import browse, connect, edit, members, memory, search
 
 app_name = "ui"
 
@@ -38,6 +38,7 @@ urlpatterns = [
     path("ns/<slug:namespace>/memories/new/", edit.create_page, name="create"),
     path("ns/<slug:namespace>/infer-tags/", edit.infer_tags_partial, name="infer_tags"),
     path("ns/<slug:namespace>/connect/", connect.connect_page, name="connect"),
+    path("ns/<slug:namespace>/members/", members.members_page, name="members"),
     path("ns/<slug:namespace>/tokens/<int:token_id>/revoke/", connect.revoke, name="revoke"),
     path("memories/<str:memory_id>/", memory.memory_page, name="memory"),
     path("memories/<str:memory_id>/edit/", edit.edit_page, name="edit"),

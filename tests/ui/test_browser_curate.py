@@ -9,11 +9,12 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from playwright.sync_api import expect
 
+from apps.access.models import NamespaceMembership, Role
 from apps.access.services import token_authenticate
 from apps.memories.models import CausalEdge, Memory
 from tests.mcp.client import http_client, run, text_of
 
-from .conftest import login, shoot
+from .conftest import login, make_user, shoot
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -160,3 +161,42 @@ def test_find_explain_correct_and_the_assistant_sees_it(page, admin_user, acme, 
     with ThreadPoolExecutor(1) as pool:
         text = text_of(pool.submit(run, scenario).result())
     assert "30-day TTL" in text and "14-day TTL" not in text
+
+
+def test_viewer_sees_no_edit_controls_and_a_post_is_refused(page, acme):
+    viewer = make_user("vera")
+    NamespaceMembership.objects.create(user=viewer, namespace=acme, role=Role.VIEWER)
+    memory = Memory.objects.get(namespace=acme, title="Use Redis for the session cache")
+    login(page, "vera")
+    page.goto(f"/memories/{memory.pk}/")
+    expect(page.locator("h1")).to_have_text("Use Redis for the session cache")
+    expect(page.locator("a:has-text('Edit')")).to_have_count(0)
+    expect(page.locator("button:has-text('Delete')")).to_have_count(0)
+    expect(page.locator("header .role")).to_have_text("viewer")
+    page.goto("/?namespace=acme&q=redis+sessions")
+    expect(page.locator("li.result").first).to_be_visible()
+    expect(page.locator("li.result a:has-text('Edit')")).to_have_count(0)
+    expect(page.locator("li.result button:has-text('Useful')").first).to_be_visible()
+    csrf = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
+    response = page.request.post(
+        f"/memories/{memory.pk}/edit/",
+        form={"content": "hijacked", "category": "note", "tier": "normal", "importance": "0.5"},
+        headers={"X-CSRFToken": csrf, "Referer": page.url},
+    )
+    assert response.status == 403
+    memory.refresh_from_db()
+    assert "hijacked" not in memory.content
+
+
+def test_owner_manages_members(page, acme):
+    owner = make_user("olivia")
+    NamespaceMembership.objects.create(user=owner, namespace=acme, role=Role.OWNER)
+    make_user("eddie")
+    login(page, "olivia")
+    page.click("header a:has-text('Members')")
+    page.fill("input[name=username][type=text]", "eddie")
+    page.select_option("form:has(input[name=username][type=text]) select[name=role]", "editor")
+    page.click("button:has-text('Add or change')")
+    expect(page.locator(".messages")).to_contain_text("eddie is now editor.")
+    shoot(page, "members")
+    assert NamespaceMembership.objects.get(user__username="eddie", namespace=acme).role == "editor"
