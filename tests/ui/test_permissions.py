@@ -11,6 +11,7 @@ from django.test import Client
 
 from apps.access.models import ApiToken, NamespaceMembership, Role
 from apps.access.services import token_create
+from apps.history.selectors import revisions_for_memory, trash_for_namespace
 from apps.memories import services
 from apps.memories.models import CausalEdge, Memory, Namespace
 
@@ -28,6 +29,8 @@ class World:
     foreign: Memory  # in beta
     edge: CausalEdge  # in acme
     token: ApiToken  # of acme
+    first_revision: int = 0  # of memory
+    trash_entry: int = 0  # a deleted acme memory
 
 
 @pytest.fixture
@@ -52,7 +55,18 @@ def world(db, embedding_model, settings) -> World:
         user = make_user(name)
         NamespaceMembership.objects.create(user=user, namespace=namespace, role=role)
     token, _ = token_create(name="acme-token", namespaces=[acme])
-    return World(acme, beta, memory, other, foreign, edge, token)
+    world = World(acme, beta, memory, other, foreign, edge, token)
+    _history(world)
+    return world
+
+
+def _history(world: World) -> None:
+    """An edit to restore from, and a deleted memory in the trash."""
+    services.memory_update(memory=world.memory, content="Run the deploy checklist first.")
+    world.first_revision = revisions_for_memory(world.memory).last().pk
+    doomed = services.memory_create(namespace=world.acme, content=f"Doomed {world.memory.pk}")
+    services.memory_delete(memory=doomed.memory)
+    world.trash_entry = trash_for_namespace(world.acme).first().pk
 
 
 def client_for(username: str) -> Client:
@@ -76,6 +90,8 @@ GET_RULES = [
      (403, 200, 200, 404)),
     ("connect", lambda w: "/ns/acme/connect/", (403, 403, 200, 404)),
     ("members", lambda w: "/ns/acme/members/", (403, 403, 200, 404)),
+    ("history", lambda w: f"/memories/{w.memory.pk}/history/", (200, 200, 200, 404)),
+    ("trash", lambda w: "/ns/acme/trash/", (200, 200, 200, 404)),
 ]  # fmt: skip
 PEOPLE = ("vera", "eddie", "olivia", "oscar")
 
@@ -104,7 +120,10 @@ def _posts(w: World) -> list[tuple[str, str, dict, tuple[int, ...]]]:
         ("revoke", f"/ns/acme/tokens/{w.token.pk}/revoke/", {}, (403, 403, 302, 404)),
         ("members", "/ns/acme/members/", {"username": "vera", "role": "viewer"},
          (403, 403, 302, 404)),
+        ("restore version", f"/memories/{w.memory.pk}/revisions/{w.first_revision}/restore/",
+         {}, ok),
         ("delete", f"/memories/{w.memory.pk}/delete/", {}, ok),
+        ("restore from trash", f"/ns/acme/trash/{w.trash_entry}/restore/", {}, ok),
     ]  # fmt: skip
 
 
@@ -116,6 +135,7 @@ def test_post_rules(world):
             response = client.post(url, data)
             assert response.status_code == expected[index], (name, username, response.status_code)
         if username in ("vera", "oscar"):
+            assert trash_for_namespace(world.acme).filter(pk=world.trash_entry).exists()
             world.memory.refresh_from_db()
             assert world.memory.content == "Run the deploy checklist first."
             assert not world.memory.archived
@@ -129,6 +149,7 @@ def test_post_rules(world):
             ).memory
             Memory.objects.filter(pk=world.other.pk).update(archived=False)
             ApiToken.objects.filter(pk=world.token.pk).update(revoked=False)
+            _history(world)
             world.edge = services.edge_create(
                 source=world.memory, target=world.other, relation="relates_to"
             )
