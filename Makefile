@@ -7,7 +7,7 @@ PORT ?= 8000
 # Web worker processes (uvicorn reads the same variable); one per core suits most machines.
 WEB_CONCURRENCY ?= 2
 
-.PHONY: run test install lint format migrate worker stop-db evaluate loadtest clean
+.PHONY: run test install lint format migrate worker stop-db evaluate loadtest clean demo browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,13 +37,26 @@ format: install
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-test: lint
+# The browser tests drive the system Chromium (Debian packages chromium, chromium-driver);
+# never a browser download.
+browser:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		if [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y chromium chromium-driver; \
+		else echo "The browser tests need Chromium: sudo apt-get install chromium chromium-driver"; exit 1; fi; \
+	fi
+
+test: lint browser
 	$(BIN)/pytest
 
 # A real worker and beat against Redis (defaults to the local one).
 worker: migrate
 	CELERY_BROKER_URL=$${CELERY_BROKER_URL:-redis://127.0.0.1:6379/0} $(BIN)/celery -A memoryhub \
 		worker --beat --loglevel=info --concurrency=2 --schedule var/celerybeat-schedule
+
+# A small populated namespace ("demo") for a first look at the web UI.
+demo: migrate
+	$(BIN)/python manage.py ensure_admin --url http://$(HOST):$(PORT)
+	$(BIN)/python manage.py seed_demo
 
 evaluate: migrate
 	$(BIN)/python manage.py evaluate ../shared/benchmarks/locomo-dev --json var/evaluate.json

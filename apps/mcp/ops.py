@@ -9,9 +9,9 @@ from mcp_types import CallToolResult
 
 from apps.access.models import ApiToken
 from apps.access.scoping import memory_for_token, namespace_for_token, query_log_for_token
+from apps.core.dates import parse_instant
 from apps.memories import services as memory_services
 
-from .dates import parse_when
 from .render import (
     edge_to_dict,
     memory_markdown,
@@ -38,8 +38,8 @@ def search(
     response = search_service(
         namespace=ns,
         query=query,
-        after=parse_when(after, "after"),
-        before=parse_when(before, "before"),
+        after=parse_instant(after, field="after"),
+        before=parse_instant(before, field="before"),
         token_budget=token_budget,
         **params,
     )
@@ -48,7 +48,7 @@ def search(
 
 def remember(token: ApiToken, *, namespace: str | None, **fields: Any) -> CallToolResult:
     ns = namespace_for_token(token, namespace, write=True)
-    fields["created_at"] = parse_when(fields.get("created_at"), "created_at")
+    fields["created_at"] = parse_instant(fields.get("created_at"), field="created_at")
     result = memory_services.memory_create(namespace=ns, **_drop_none(fields))
     return tool_result(write_result_markdown(result), result.to_dict())
 
@@ -58,7 +58,9 @@ def remember_batch(
 ) -> CallToolResult:
     ns = namespace_for_token(token, namespace, write=True)
     for index, item in enumerate(items):
-        item["created_at"] = parse_when(item.get("created_at"), f"items[{index}].created_at")
+        item["created_at"] = parse_instant(
+            item.get("created_at"), field=f"items[{index}].created_at"
+        )
     results = memory_services.memory_batch_create(
         namespace=ns, items=[_drop_none(i) for i in items], on_duplicate=on_duplicate
     )

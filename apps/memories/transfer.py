@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from tqdm import tqdm
 
+from apps.core.dates import parse_instant
 from apps.core.exceptions import ValidationFailed
 from apps.jobs import triggers
 
 from .models import CausalEdge, Memory, Namespace
 from .services import memory_batch_create, namespace_get_or_create
-from .validation import parse_timestamp, validate_relation
+from .validation import validate_relation
 
 BATCH = 256
 
@@ -154,11 +155,9 @@ def _import_edges(by_namespace: dict[str, list[tuple[int, dict]]]) -> int:
                     relation, strength = validate_relation(
                         edge.get("relation"), edge.get("strength", 1.0)
                     )
-                    created_at = (
-                        parse_timestamp(edge["created_at"]) if edge.get("created_at") else None
-                    )
-                except (ValidationFailed, ValueError) as exc:
+                except ValidationFailed as exc:
                     raise ValidationFailed({field_name: str(exc)}) from exc
+                created_at = parse_instant(edge.get("created_at"), field=f"{field_name}.created_at")
                 if source == target:
                     raise ValidationFailed({field_name: "A memory cannot be linked to itself."})
                 edge_row = CausalEdge(

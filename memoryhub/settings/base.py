@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "django_htmx",
     "apps.core",
     "apps.memories",
     "apps.access",
@@ -58,6 +59,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
 ]
 
 ROOT_URLCONF = "memoryhub.urls"
@@ -74,6 +76,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "apps.ui.context.navigation",
             ],
         },
     },
@@ -125,7 +128,10 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 
-LOGIN_URL = "/admin/login/"
+# The web UI's own login page; the admin keeps its own at /admin/login/.
+LOGIN_URL = "/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/login/"
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("MAX_REQUEST_BYTES", default=5 * 1024 * 1024)
 
@@ -164,12 +170,15 @@ MEMORY_CHUNK_MAX_CHARS = env.int("MEMORY_CHUNK_MAX_CHARS", default=2_000)
 MEMORY_NEAR_DUPLICATE_SIMILARITY = env.float("MEMORY_NEAR_DUPLICATE_SIMILARITY", default=0.95)
 MEMORY_BATCH_MAX_ITEMS = env.int("MEMORY_BATCH_MAX_ITEMS", default=1_000)
 
-# --- Search (SPEC section 4); the search app reads these ------------------------------------
+# --- Search (SPEC section 4): read once into apps.search.config.SearchSettings ---------------
 SEARCH_DIVERSITY_MAX_PER_FILE = env.int("SEARCH_DIVERSITY_MAX_PER_FILE", default=3)
 SEARCH_TOKEN_BUDGET = env.int("SEARCH_TOKEN_BUDGET", default=2000)
 HYBRID_VECTOR_WEIGHT = env.float("HYBRID_VECTOR_WEIGHT", default=0.3)
 SEARCH_QUERY_MAX_CHARS = env.int("SEARCH_QUERY_MAX_CHARS", default=2_000)
-SEARCH_FUSION = env("SEARCH_FUSION", default="score")  # score | weighted_sum
+# score (normalized scores, adapted weights) | rrf (weighted RRF, k=60) | weighted_sum (SPEC's
+# plain mode: HYBRID_VECTOR_WEIGHT x semantic + the rest x keyword). Disabling the
+# score_fusion stage turns "score" into "rrf".
+SEARCH_FUSION = env("SEARCH_FUSION", default="score")
 SEARCH_COACTIVATION_TOP = env.int("SEARCH_COACTIVATION_TOP", default=5)
 # SPEC's question-form multipliers cost recall on locomo-dev (docs/benchmarks.md): neutral here.
 SEARCH_QUESTION_SEMANTIC = env.float("SEARCH_QUESTION_SEMANTIC", default=1.0)

@@ -13,14 +13,12 @@ from apps.core.exceptions import ValidationFailed
 from apps.jobs import triggers
 
 from .. import embeddings
+from ..fields import UPDATABLE
 from ..models import CausalEdge, Memory, Relation
-from ..validation import MEMORY_FIELDS, validate_memory_input
+from ..validation import validate_memory_input
 from .create import _tag_ids, content_hash, embedding_text
 
 # --- update, archive, delete ----------------------------------------------------------------
-
-# What callers may change: every input field but identity and timestamps.
-UPDATABLE = MEMORY_FIELDS - {"id", "external_id", "created_at", "updated_at"}
 
 
 @transaction.atomic

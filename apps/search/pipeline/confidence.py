@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+
+from apps.search.types import Ranked
+
+from .retrieve import SEMANTIC_MIN
 
 GAP_Z = 1.5
 MIN_SCORES = 3
@@ -29,3 +33,21 @@ def evidence_gap(scores: Sequence[float], threshold: float = GAP_Z) -> bool:
         return False
     z = top_z_score(scores)
     return z is not None and z < threshold
+
+
+def weak_evidence(
+    ordered: Sequence[Ranked],
+    lists: Mapping[str, Sequence],
+    *,
+    fallback: bool,
+    best_similarity: float,
+) -> bool:
+    """The evidence-gap rule: nothing found; or no keyword or exact hit and no memory reaching
+    the semantic similarity floor; or a top score that does not stand out (z < 1.5) among
+    the top 20 (`ordered` is the boosted order, before diversity and MMR)."""
+    if not ordered:
+        return True
+    strong_text = bool(lists.get("keyword")) or bool(lists.get("exact"))
+    if not strong_text and (fallback or best_similarity < SEMANTIC_MIN):
+        return True
+    return evidence_gap([r.score for r in ordered[:20]])

@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from apps.memories.models import Namespace
 from apps.search import evaluation, querylog
 from apps.search.ablation import ablation_runs
+from apps.search.config import SearchSettings, search_settings
 from apps.search.params import MODES
 from apps.search.services import search
 from apps.search.stages import STAGES, unknown_stages
@@ -73,8 +74,9 @@ class Command(BaseCommand):
             settings.EMBEDDING_QUERY_THREADS = torch_threads  # read per query embedding
             self.stderr.write(f"running {len(queries)} queries (mode={mode}, "
                               f"disabled={','.join(disable) or '-'})")  # fmt: skip
-            rows = evaluation.run_queries(queries, search, mode=mode, disabled=disable)
-            runs = self._ablate(queries) if ablate else None
+            config = search_settings().without(disable)
+            rows = evaluation.run_queries(queries, search, mode=mode, config=config)
+            runs = self._ablate(queries, config) if ablate else None
         finally:
             querylog.flush()
             if not keep and not reuse:
@@ -94,10 +96,11 @@ class Command(BaseCommand):
                 for row in rows:
                     handle.write(json.dumps(row, default=str) + "\n")
 
-    def _ablate(self, queries: list[dict]) -> dict:
+    def _ablate(self, queries: list[dict], base: SearchSettings) -> dict:
         runs = {}
         for name, (mode, disabled) in ablation_runs().items():
-            rows = evaluation.run_queries(queries, search, mode=mode, disabled=disabled)
+            config = base.without(disabled)
+            rows = evaluation.run_queries(queries, search, mode=mode, config=config)
             runs[name] = evaluation.report(rows) | {"mode": mode, "disabled": disabled}
             overall = runs[name]["overall"]
             self.stderr.write(f"{name}: recall@10 {overall['recall@10']:.3f} "
