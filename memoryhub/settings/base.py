@@ -155,8 +155,10 @@ EMBEDDING_DIM = 384
 EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=64)
 EMBEDDING_DEVICE = env("EMBEDDING_DEVICE", default="cpu")
 # torch / onnx (exported once from the local weights) / onnx-int8; read through
-# apps.memories.embeddings.EncoderSettings. Speed and quality per backend: docs/benchmarks.md.
-EMBEDDING_BACKEND = env("EMBEDDING_BACKEND", default="onnx-int8")
+# apps.memories.embeddings.EncoderSettings. onnx gives torch's vectors (cosine 1.0000) at about
+# twice the speed; onnx-int8 is faster again but moves pairwise similarities by a few hundredths,
+# which the fixed thresholds (near-duplicate, contradiction) feel. docs/benchmarks.md.
+EMBEDDING_BACKEND = env("EMBEDDING_BACKEND", default="onnx")
 EMBEDDING_CACHE_DIR = env("EMBEDDING_CACHE_DIR", default=str(VAR_DIR / "models"))
 # Threads for one text (a query) and for batches; 0 = every core.
 EMBEDDING_QUERY_THREADS = env.int("EMBEDDING_QUERY_THREADS", default=1)
