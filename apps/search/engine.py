@@ -30,6 +30,7 @@ class Scored:
     graph_adjacency: dict[str, list[tuple[str, float]]]
     fallback: bool = False
     best_similarity: float = 0.0
+    plan: retrieve.LexicalPlan | None = None
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -134,6 +135,7 @@ def score_query(
         graph_adjacency=graph.neighbours_from_edges(edges),
         fallback=fallback,
         best_similarity=best_similarity,
+        plan=plan,
         timings=timings,
     )
 

@@ -17,6 +17,7 @@ from .models import StrategyWeights
 from .params import SearchRequest, validate
 from .pipeline import budget, confidence, contradictions, fuse, rerank, retrieve, variants
 from .pipeline import coactivate as co
+from .pipeline import session as sessions
 from .pipeline.analyse import analyse_query
 from .pipeline.retrieve import SEMANTIC_MIN
 from .pipeline.scope import MEMORY, MEMORY_TAGS, TAG, Scope
@@ -39,6 +40,9 @@ class SearchResponse:
     debug: dict | None = None
     query_log_id: int | None = None
     token_budget: int | None = field(default=None, repr=False)
+    # 0..1: how likely the results hold the answer (None: no query text, nothing to judge)
+    confidence: float | None = None
+    signals: dict | None = field(default=None, repr=False)  # what the confidence was built from
 
     def to_dict(self) -> dict:
         out = {
@@ -46,6 +50,7 @@ class SearchResponse:
             "total": self.total,
             "query": self.query,
             "mode": self.mode,
+            "confidence": self.confidence,
             "flags": self.flags,
             "query_log_id": self.query_log_id,
         }
@@ -92,7 +97,8 @@ def search(
     timings: dict[str, float] = {}
     if not req.query:
         # filters only: newest first, nothing to rank or judge
-        ranked, scored, analysis, gap = _browse(req, scope), None, None, False
+        ranked, scored, analysis = _browse(req, scope), None, None
+        verdict = None
         weights, learned, rules = {}, {}, []
     else:
         t = time.perf_counter()
@@ -114,13 +120,14 @@ def search(
         learned = _learned_weights(req.namespace.id) if on("learned_weights") else {}
         weights = apply_multipliers(weights, learned)
         timings["analyse"] = _ms(t)
-        ranked, scored, gap = _rank(req, scope, analysis, vector, weights, enabled, on, timings)
+        ranked, scored, verdict = _rank(req, scope, analysis, vector, weights, enabled, on,
+                                        timings)  # fmt: skip
     t = time.perf_counter()
     pairs = _contradictions(req, ranked) if on("contradictions") and ranked else []
     timings["contradictions"] = _ms(t)
     memories = _payload(ranked)
     flags = {
-        "evidence_gap": bool(gap),
+        "evidence_gap": bool(verdict and verdict.evidence_gap),
         "fallback_retry": bool(scored.fallback) if scored else False,
         "contradictions": [list(p) for p in pairs],
     }
@@ -134,6 +141,8 @@ def search(
     if req.include_debug:
         debug = _debug(req, analysis, weights, learned, rules, scored, ranked, timings, off)
         debug["latency_ms"] = latency
+        if verdict and verdict.signals:
+            debug["confidence_signals"] = verdict.signals.as_dict()
     log_id = None
     if log:
         log_id = querylog.reserve_id()
@@ -143,6 +152,8 @@ def search(
     return SearchResponse(
         memories=memories, total=len(memories), query=req.query, mode=req.mode, flags=flags,
         debug=debug, query_log_id=log_id, token_budget=req.token_budget,
+        confidence=round(verdict.confidence, 4) if verdict else None,
+        signals=verdict.signals.as_dict() if verdict and verdict.signals else None,
     )  # fmt: skip
 
 
@@ -151,7 +162,8 @@ def _ms(start: float) -> float:
 
 
 def _rank(req: SearchRequest, scope, analysis, vector, weights, enabled, on, timings):
-    """Scores, re-ranks and cuts the candidates; returns (ranked, scored, evidence_gap)."""
+    """Scores, re-ranks and cuts the candidates; returns (ranked, scored, verdict), the
+    verdict None when the confidence stage is off."""
     if req.mode == "exact":
         from .pipeline.retrieve import exact_search, fetch_rows
 
@@ -164,7 +176,8 @@ def _rank(req: SearchRequest, scope, analysis, vector, weights, enabled, on, tim
                                     raw={"exact": h.score}, tags=row["tags"],
                                     created_at=row["created_at"], file_path=row["file_path"],
                                     tier=row["tier"]))  # fmt: skip
-        return ranked[: req.limit], None, not ranked
+        found = 1.0 if ranked else 0.0
+        return ranked[: req.limit], None, confidence.Verdict(found, not ranked)
     common = dict(analysis=analysis, scope=scope, weights=weights, enabled=enabled, on=on,
                   semantic_only=req.mode == "semantic")  # fmt: skip
     scored = score_query(text=req.query, vector=vector, **common)
@@ -193,12 +206,20 @@ def _rank(req: SearchRequest, scope, analysis, vector, weights, enabled, on, tim
     if on("coactivation"):
         scores, received = co.coactivate(
             {k: c.score for k, c in cands.items()}, scored.temporal, scored.graph_adjacency,
-            top=_coactivation_top(),
+            top=_coactivation_top(), eligible=_own_evidence(cands),
         )  # fmt: skip
         for key in received:
             if key in cands:
                 cands[key].score = scores[key]
                 cands[key].reasons.append("coactivation")
+    share = _session_share()
+    if on("session") and share > 0:
+        lifted = sessions.session_lift(
+            {k: c.score for k, c in cands.items()}, {k: c.created_at for k, c in cands.items()},
+            share=share, eligible=_own_evidence(cands),
+        )  # fmt: skip
+        for key, value in lifted.items():
+            cands[key].score = value
     if on("boosts"):
         rerank.apply_boosts(list(cands.values()), req.quality_boost)
         if analysis.after or analysis.before:
@@ -209,9 +230,7 @@ def _rank(req: SearchRequest, scope, analysis, vector, weights, enabled, on, tim
                     c.score *= 1.0 + TIME_MATCH_BOOST
     ordered = sorted(cands.values(), key=lambda c: (-c.score, c.id))
     timings["rerank"] = _ms(t)
-    gap = False
-    if on("confidence"):
-        gap = _evidence_gap(ordered, scored)
+    verdict = _judge(ordered, scored) if on("confidence") else None
     t = time.perf_counter()
     head = ordered[: max(req.limit, rerank.MMR_WINDOW) + 10]
     vectors = retrieve.fetch_embeddings([c.id for c in head])
@@ -224,7 +243,22 @@ def _rank(req: SearchRequest, scope, analysis, vector, weights, enabled, on, tim
     if on("mmr"):
         ordered = rerank.mmr(ordered, rerank.mmr_lambda(analysis.intent))
     timings["diversify"] = _ms(t)
-    return ordered[: req.limit], scored, gap
+    return ordered[: req.limit], scored, verdict
+
+
+def _session_share() -> float:
+    from django.conf import settings
+
+    return float(settings.SEARCH_SESSION_SHARE)
+
+
+def _own_evidence(cands: dict[str, Candidate]) -> set[str]:
+    """Memories the query itself reaches: a lexical match or a cosine at the semantic floor."""
+    return {
+        k
+        for k, c in cands.items()
+        if c.raw.get("_lexical", 0.0) > 0 or c.raw.get("_similarity", 0.0) >= SEMANTIC_MIN
+    }
 
 
 def _coactivation_top() -> int:
@@ -233,15 +267,15 @@ def _coactivation_top() -> int:
     return int(getattr(settings, "SEARCH_COACTIVATION_TOP", co.COACTIVATION_TOP))
 
 
-def _evidence_gap(ordered: list[Candidate], scored: Scored) -> bool:
-    """Flag weak evidence: no keyword or exact hit and no memory reaching the semantic
-    similarity floor, or a top score that does not stand out (z < 1.5) among the top 20."""
-    if not ordered:
-        return True
-    strong_text = bool(scored.lists.get("keyword")) or bool(scored.lists.get("exact"))
-    if not strong_text and (scored.fallback or scored.best_similarity < SEMANTIC_MIN):
-        return True
-    return confidence.evidence_gap([c.score for c in ordered[:20]])
+def _judge(ordered: list[Candidate], scored: Scored) -> confidence.Verdict:
+    from django.conf import settings
+
+    plan = scored.plan
+    return confidence.judge(
+        ordered, scored.lists, fallback=scored.fallback, best_similarity=scored.best_similarity,
+        query_idf=plan.query_idf if plan else 0.0, missing_idf=plan.missing_idf if plan else 0.0,
+        rule=settings.SEARCH_EVIDENCE_RULE, threshold=settings.SEARCH_CONFIDENCE_THRESHOLD,
+    )  # fmt: skip
 
 
 def _browse(req: SearchRequest, scope: Scope) -> list[Candidate]:

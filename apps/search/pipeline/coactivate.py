@@ -10,7 +10,7 @@ memories are not neighbours.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime, timedelta
 
 CONTEXT_SHARE = 0.3
@@ -59,9 +59,13 @@ def coactivate(
     *,
     share: float | None = None,
     top: int = COACTIVATION_TOP,
+    eligible: Collection[str] | None = None,
 ) -> tuple[dict[str, float], set[str]]:
     """The `top` memories spread `share` of their score to temporal neighbours and
     (scaled by edge weight) to graph neighbours. `top` <= 0 spreads from every memory.
+    Only `eligible` memories receive (None: all): a neighbour with no evidence of its own
+    for the query must not ride into the results on its neighbour's score (a one-word query
+    in a small namespace would otherwise return whatever was written a minute later).
     Returns new scores and the ids that received activation."""
     share = COACTIVATION_SHARE if share is None else share
     out = dict(scores)
@@ -72,6 +76,8 @@ def coactivate(
     for key in sources:
         pairs = [(n, 1.0) for n in temporal.get(key, ())] + list(graph.get(key, ()))
         for neighbour, weight in pairs:
+            if eligible is not None and neighbour not in eligible:
+                continue
             gain = share * scores[key] * weight
             if gain > gained.get(neighbour, 0.0):
                 gained[neighbour] = gain
