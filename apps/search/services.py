@@ -228,7 +228,11 @@ def _rank(req: SearchRequest, scope, analysis, vector, weights, enabled, on, tim
                     analysis.before is None or c.created_at < analysis.before)  # fmt: skip
                 if inside:
                     c.score *= 1.0 + TIME_MATCH_BOOST
-    ordered = sorted(cands.values(), key=lambda c: (-c.score, c.id))
+    # a memory fetched only as a neighbour, that neither the query nor its neighbours lifted,
+    # is not a result
+    evidence = _own_evidence(cands)
+    ordered = sorted((c for c in cands.values() if c.score > 0 or c.id in evidence),
+                     key=lambda c: (-c.score, c.id))  # fmt: skip
     timings["rerank"] = _ms(t)
     verdict = _judge(ordered, scored) if on("confidence") else None
     t = time.perf_counter()

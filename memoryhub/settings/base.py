@@ -162,7 +162,7 @@ SEARCH_DISABLED_STAGES = env.list("SEARCH_DISABLED_STAGES", default=[])
 SEARCH_EVIDENCE_RULE = env("SEARCH_EVIDENCE_RULE", default="calibrated")
 SEARCH_CONFIDENCE_THRESHOLD = env.float("SEARCH_CONFIDENCE_THRESHOLD", default=0.5)
 # Session-level scoring (apps/search/pipeline/session.py): 0 switches it off.
-SEARCH_SESSION_SHARE = env.float("SEARCH_SESSION_SHARE", default=0.0)
+SEARCH_SESSION_SHARE = env.float("SEARCH_SESSION_SHARE", default=0.1)
 
 # --- Celery ---------------------------------------------------------------------------------
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="")

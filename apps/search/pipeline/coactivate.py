@@ -63,21 +63,25 @@ def coactivate(
 ) -> tuple[dict[str, float], set[str]]:
     """The `top` memories spread `share` of their score to temporal neighbours and
     (scaled by edge weight) to graph neighbours. `top` <= 0 spreads from every memory.
-    Only `eligible` memories receive (None: all): a neighbour with no evidence of its own
-    for the query must not ride into the results on its neighbour's score (a one-word query
-    in a small namespace would otherwise return whatever was written a minute later).
-    Returns new scores and the ids that received activation."""
+    Only `eligible` memories receive (None: all), and then in proportion to their own score
+    relative to the best: a neighbour with no evidence of its own for the query must not ride
+    into the results on its neighbour's score, nor overtake a memory that matches the query
+    better (a one-word query in a small namespace would otherwise return whatever was
+    written a minute later). Returns new scores and the ids that received activation."""
     share = COACTIVATION_SHARE if share is None else share
     out = dict(scores)
     ordered = sorted(scores, key=lambda k: -scores[k])
     sources = ordered if top <= 0 else ordered[:top]
     received: set[str] = set()
     gained: dict[str, float] = {}
+    best = max(scores.values(), default=0.0)
     for key in sources:
         pairs = [(n, 1.0) for n in temporal.get(key, ())] + list(graph.get(key, ()))
         for neighbour, weight in pairs:
-            if eligible is not None and neighbour not in eligible:
-                continue
+            if eligible is not None:
+                if neighbour not in eligible or best <= 0:
+                    continue
+                weight *= max(scores.get(neighbour, 0.0), 0.0) / best
             gain = share * scores[key] * weight
             if gain > gained.get(neighbour, 0.0):
                 gained[neighbour] = gain

@@ -54,14 +54,16 @@ FEATURES: tuple[str, ...] = (
     "z",  # (top - mean) / stdev of the top 20 fused scores, clipped to 0..6, / 6
     "margin",  # (first - second) / first of the fused scores
 )
-INTERCEPT = -2.0
+INTERCEPT = -9.31
 COEFFICIENTS: dict[str, float] = {
-    "top_cosine": 6.0,
-    "coverage": 2.0,
-    "missing": -6.0,
-    "agreement": 1.0,
-    "z": 1.0,
-    "margin": 1.0,
+    "top_cosine": 17.12,
+    "coverage": 7.135,
+    "missing": -2.95,
+    # negative once cosine and coverage are in the model (they carry what agreement would);
+    # the sign came out the same in both halves' separate fits
+    "agreement": -3.901,
+    "z": 4.954,
+    "margin": 5.318,
 }
 THRESHOLD = 0.5  # confidence below this sets flags.evidence_gap (rule "calibrated")
 RULES = ("calibrated", "zscore")
