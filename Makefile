@@ -4,8 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# Web worker processes (uvicorn reads the same variable); one per core suits most machines.
+WEB_CONCURRENCY ?= 2
 
-.PHONY: run test install lint format migrate worker stop-db evaluate clean
+.PHONY: run test install lint format migrate worker stop-db evaluate loadtest clean demo browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +26,8 @@ migrate: install
 
 run: migrate
 	$(BIN)/python manage.py ensure_admin --url http://$(HOST):$(PORT)
-	$(BIN)/uvicorn memoryhub.asgi:application --host $(HOST) --port $(PORT)
+	$(BIN)/uvicorn memoryhub.asgi:application --host $(HOST) --port $(PORT) \
+		--workers $(WEB_CONCURRENCY)
 
 lint: install
 	$(BIN)/ruff check .
@@ -34,13 +37,26 @@ format: install
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-test: lint
+# The browser tests drive the system Chromium (Debian packages chromium, chromium-driver);
+# never a browser download.
+browser:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		if [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y chromium chromium-driver; \
+		else echo "The browser tests need Chromium: sudo apt-get install chromium chromium-driver"; exit 1; fi; \
+	fi
+
+test: lint browser
 	$(BIN)/pytest
 
 # A real worker and beat against Redis (defaults to the local one).
 worker: migrate
 	CELERY_BROKER_URL=$${CELERY_BROKER_URL:-redis://127.0.0.1:6379/0} $(BIN)/celery -A memoryhub \
 		worker --beat --loglevel=info --concurrency=2 --schedule var/celerybeat-schedule
+
+# A small populated namespace ("demo") for a first look at the web UI.
+demo: migrate
+	$(BIN)/python manage.py ensure_admin --url http://$(HOST):$(PORT)
+	$(BIN)/python manage.py seed_demo
 
 evaluate: migrate
 	$(BIN)/python manage.py evaluate ../shared/benchmarks/locomo-dev --json var/evaluate.json
@@ -50,3 +66,8 @@ stop-db: install
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
+
+# Load test (locust, headless, bounded): starts its own server on :8599, prints the table.
+# e.g. make loadtest LOADTEST_ARGS="--scenarios search --seconds 20"
+loadtest: migrate
+	$(BIN)/python loadtest/run.py $(LOADTEST_ARGS)

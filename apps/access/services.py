@@ -51,3 +51,10 @@ def token_authenticate(raw: str | None) -> ApiToken | None:
     if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
     return token
+
+
+def token_revoke(*, token: ApiToken) -> ApiToken:
+    """Revoke a token: it stops authenticating at once and stays listed (revoked)."""
+    ApiToken.objects.filter(pk=token.pk).update(revoked=True)
+    token.revoked = True
+    return token

@@ -6,11 +6,19 @@ from __future__ import annotations
 from django.conf import settings
 from rest_framework import serializers
 
-from apps.memories.models import Category, CausalEdge, Memory, Relation, Tier
+from apps.memories.fields import CREATE_FIELDS, UPDATE_FIELDS
+from apps.memories.models import Category, CausalEdge, Memory, Relation
 
-CONTENT_MAX = getattr(settings, "MEMORY_MAX_CONTENT_CHARS", 100_000)
-QUERY_MAX = getattr(settings, "SEARCH_QUERY_MAX_CHARS", 2000)
-BATCH_MAX = getattr(settings, "MEMORY_BATCH_MAX_ITEMS", 1000)
+from .fields import (
+    TAG_PATTERN,
+    InstantField,
+    SafeRegexField,
+    StrictSerializer,
+    memory_serializer_fields,
+)
+
+QUERY_MAX = settings.SEARCH_QUERY_MAX_CHARS
+BATCH_MAX = settings.MEMORY_BATCH_MAX_ITEMS
 MODES = ["hybrid", "semantic", "exact", "deep"]
 ON_DUPLICATE = ["report", "skip", "supersede"]
 
@@ -33,12 +41,9 @@ def _namespace_field():
     )
 
 
-TAG_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:/ -]{0,63}$"  # stored lowercased, spaces as "-"
-
-
 def _tags_field(**kwargs):
     return serializers.ListField(
-        child=serializers.RegexField(
+        child=SafeRegexField(
             TAG_PATTERN,
             max_length=64,
             error_messages={"invalid": "A tag is letters, digits, spaces and _ . : / -."},
@@ -49,39 +54,17 @@ def _tags_field(**kwargs):
     )
 
 
-def _content_field(**kwargs):
-    return serializers.RegexField(
-        r"\S",
-        max_length=CONTENT_MAX,
-        trim_whitespace=False,
-        error_messages={"invalid": "Must contain some text."},
-        **kwargs,
-    )
-
-
 # --- memories ----------------------------------------------------------------------------------
 
 
-class _MemoryOptionalFields(serializers.Serializer):
-    """The optional fields shared by create and update."""
-
-    title = serializers.CharField(max_length=300, required=False, allow_blank=True)
-    category = serializers.ChoiceField(choices=Category.choices, required=False)
-    file_path = serializers.CharField(max_length=1000, required=False, allow_blank=True)
-    source = serializers.CharField(max_length=200, required=False, allow_blank=True)
-    trigger_phrases = serializers.ListField(
-        child=serializers.CharField(max_length=200), max_length=20, required=False
-    )
-    tier = serializers.ChoiceField(choices=Tier.choices, required=False)
-    importance = serializers.FloatField(min_value=0, max_value=1, required=False)
-    metadata = serializers.DictField(required=False)
-
-
-class MemoryFieldsIn(_MemoryOptionalFields):
-    content = _content_field()
-    tags = _tags_field()
-    created_at = serializers.DateTimeField(required=False)
-    external_id = serializers.CharField(max_length=200, required=False)
+MemoryFieldsIn = type(
+    "MemoryFieldsIn",
+    (StrictSerializer,),
+    {
+        "__doc__": "A memory's fields on create, derived from apps.memories.fields.",
+        **memory_serializer_fields(CREATE_FIELDS, partial=False),
+    },
+)
 
 
 class MemoryCreateIn(MemoryFieldsIn):
@@ -89,16 +72,21 @@ class MemoryCreateIn(MemoryFieldsIn):
     on_duplicate = serializers.ChoiceField(choices=ON_DUPLICATE, default="report")
 
 
-class MemoryBatchIn(serializers.Serializer):
+class MemoryBatchIn(StrictSerializer):
     namespace = _namespace_field()
     on_duplicate = serializers.ChoiceField(choices=ON_DUPLICATE, default="report")
     items = MemoryFieldsIn(many=True, min_length=1, max_length=BATCH_MAX)
 
 
-class MemoryUpdateIn(_MemoryOptionalFields):
-    content = _content_field(required=False)
-    tags = _tags_field(help_text="Replaces the memory's tags.")
-    archived = serializers.BooleanField(required=False)
+MemoryUpdateIn = type(
+    "MemoryUpdateIn",
+    (StrictSerializer,),
+    {
+        "__doc__": "The fields an update may change (only those given change).",
+        **memory_serializer_fields(UPDATE_FIELDS, partial=True),
+        "archived": serializers.BooleanField(required=False),
+    },
+)
 
 
 class MemoryFilterIn(serializers.Serializer):
@@ -108,8 +96,8 @@ class MemoryFilterIn(serializers.Serializer):
     )
     category = serializers.ChoiceField(choices=Category.choices, required=False)
     file_path = serializers.CharField(required=False, max_length=1000)
-    after = serializers.DateTimeField(required=False)
-    before = serializers.DateTimeField(required=False)
+    after = InstantField(required=False)
+    before = InstantField(required=False)
     archived = serializers.BooleanField(
         required=False, default=False, help_text="List archived memories instead."
     )
@@ -166,12 +154,12 @@ class BatchResultOut(serializers.Serializer):
 # --- search ------------------------------------------------------------------------------------
 
 
-class SearchIn(serializers.Serializer):
+class SearchIn(StrictSerializer):
     query = serializers.CharField(max_length=QUERY_MAX)
     mode = serializers.ChoiceField(choices=MODES, default="hybrid")
     time_expr = serializers.CharField(required=False, max_length=200)
-    after = serializers.DateTimeField(required=False)
-    before = serializers.DateTimeField(required=False)
+    after = InstantField(required=False)
+    before = InstantField(required=False)
     tags = _tags_field()
     categories = serializers.ListField(
         child=serializers.ChoiceField(choices=Category.choices), max_length=7, required=False
@@ -229,7 +217,7 @@ class SearchOut(serializers.Serializer):
 # --- edges, tags, feedback, namespaces, stats ---------------------------------------------------
 
 
-class EdgeIn(serializers.Serializer):
+class EdgeIn(StrictSerializer):
     source = serializers.UUIDField()
     target = serializers.UUIDField()
     relation = serializers.ChoiceField(choices=Relation.choices)
@@ -260,7 +248,7 @@ class TagOut(serializers.Serializer):
     count = serializers.IntegerField(help_text="Active memories carrying the tag.")
 
 
-class FeedbackIn(serializers.Serializer):
+class FeedbackIn(StrictSerializer):
     query_log_id = serializers.IntegerField(min_value=1, max_value=2**62)
     was_useful = serializers.BooleanField(required=False, allow_null=True, default=None)
     result_feedback = serializers.DictField(

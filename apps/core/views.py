@@ -8,6 +8,8 @@ from django.views.decorators.http import require_GET
 
 from apps.memories.embeddings import model_info
 
+from . import readiness
+
 
 def _database_state() -> dict:
     try:
@@ -35,6 +37,8 @@ def _model_state() -> dict:
 
 @require_GET
 def healthz(request):
+    if not readiness.is_ready():  # the model and parsers are still warming up
+        return JsonResponse({"status": "starting"}, status=503)
     database = _database_state()
     model = _model_state()
     healthy = database["ok"] and model["ok"]

@@ -16,6 +16,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from apps.access.services import token_authenticate
 
 from . import tools
+from .arguments import strict_tool
 from .legacy import LEGACY_TOOLS
 from .runtime import SCOPE_TOKEN_KEY
 
@@ -31,20 +32,22 @@ DESTRUCTIVE = ToolAnnotations(readOnlyHint=False, destructiveHint=True, openWorl
 
 
 def build_server() -> MCPServer:
-    server = MCPServer("memoryhub", instructions=INSTRUCTIONS, version="1.0.0")
-    for fn, hints in [
-        (tools.memory_search, READ),
-        (tools.remember, WRITE),
-        (tools.remember_batch, WRITE),
-        (tools.link_memories, WRITE),
-        (tools.memory_feedback, WRITE),
-        (tools.get_memory, READ),
-        (tools.update_memory, WRITE),
-        (tools.forget, DESTRUCTIVE),
-        *[(fn, READ) for fn in LEGACY_TOOLS],
-    ]:
-        server.add_tool(fn, annotations=hints)
-    return server
+    tools_list = [
+        strict_tool(fn, annotations=hints)
+        for fn, hints in [
+            (tools.memory_search, READ),
+            (tools.remember, WRITE),
+            (tools.remember_batch, WRITE),
+            (tools.link_memories, WRITE),
+            (tools.memory_feedback, WRITE),
+            (tools.get_memory, READ),
+            (tools.update_memory, WRITE),
+            (tools.forget, DESTRUCTIVE),
+            (tools.memory_history, READ),
+            *[(fn, READ) for fn in LEGACY_TOOLS],
+        ]
+    ]
+    return MCPServer("memoryhub", instructions=INSTRUCTIONS, version="1.0.0", tools=tools_list)
 
 
 def _transport_security() -> TransportSecuritySettings:

@@ -11,14 +11,17 @@ from typing import Annotated, Any, Literal
 from django.conf import settings
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from apps.memories.fields import CREATE_FIELDS, UPDATE_FIELDS
 
 from . import ops
+from .arguments import memory_item_model, with_memory_fields
 from .runtime import current_token, run_sync
 
 Mode = Literal["hybrid", "semantic", "exact", "deep"]
 Category = Literal["decision", "pattern", "warning", "learning", "fact", "note", "conversation"]
-Tier = Literal["constitutional", "core", "normal", "scratch"]
+
 Relation = Literal["caused", "supersedes", "contradicts", "depends_on", "relates_to"]
 OnDuplicate = Annotated[
     Literal["report", "skip", "supersede"],
@@ -28,9 +31,8 @@ OnDuplicate = Annotated[
     ),
 ]
 
-QUERY_MAX = getattr(settings, "SEARCH_QUERY_MAX_CHARS", 2000)
-CONTENT_MAX = getattr(settings, "MEMORY_MAX_CONTENT_CHARS", 100_000)
-BATCH_MAX = getattr(settings, "MEMORY_BATCH_MAX_ITEMS", 1000)
+QUERY_MAX = settings.SEARCH_QUERY_MAX_CHARS
+BATCH_MAX = settings.MEMORY_BATCH_MAX_ITEMS
 
 NamespaceArg = Annotated[
     str | None,
@@ -58,7 +60,11 @@ SearchQuery = Annotated[
 Limit = Annotated[int, Field(description="Maximum number of memories to return.", ge=1, le=100)]
 DateArg = Annotated[
     str | None,
-    Field(description="ISO 8601 date or date-time, e.g. 2024-03-01 or 2024-03-01T09:30:00Z."),
+    Field(
+        description="ISO 8601 date or date-time, e.g. 2024-03-01 or 2024-03-01T09:30:00Z "
+        "(no zone means UTC; years 1900..2200).",
+        max_length=64,
+    ),
 ]
 MemoryId = Annotated[str, Field(description="The memory's id (a UUID).")]
 Tags = Annotated[
@@ -67,22 +73,7 @@ Tags = Annotated[
 ]
 
 
-class MemoryItem(BaseModel):
-    """One memory for remember_batch."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    content: Annotated[str, Field(min_length=1, max_length=CONTENT_MAX)]
-    title: Annotated[str | None, Field(max_length=300)] = None
-    category: Category = "note"
-    tags: Tags = None
-    file_path: Annotated[str | None, Field(max_length=1000)] = None
-    source: Annotated[str | None, Field(max_length=200)] = None
-    trigger_phrases: list[Annotated[str, Field(max_length=200)]] | None = None
-    tier: Tier = "normal"
-    importance: Annotated[float, Field(ge=0, le=1)] = 0.5
-    metadata: dict[str, Any] | None = None
-    created_at: DateArg = None
+MemoryItem = memory_item_model("MemoryItem", CREATE_FIELDS)
 
 
 async def memory_search(
@@ -152,65 +143,18 @@ async def memory_search(
     )
 
 
+@with_memory_fields(CREATE_FIELDS)
 async def remember(
     ctx: Context,
-    content: Annotated[
-        str,
-        Field(
-            description="What to remember, self-contained (markdown is fine; long documents are "
-            "split into linked chunks).",
-            min_length=1,
-            max_length=CONTENT_MAX,
-        ),
-    ],
-    title: Annotated[str | None, Field(description="A short title.", max_length=300)] = None,
-    category: Annotated[
-        Category,
-        Field(
-            description="decision (a choice and why), pattern (how things are done), warning "
-            "(a pitfall), learning, fact, note, conversation."
-        ),
-    ] = "note",
-    tags: Tags = None,
-    file_path: Annotated[
-        str | None, Field(description="Source file this is about.", max_length=1000)
-    ] = None,
-    source: Annotated[
-        str | None, Field(description="Where it came from (tool, url, person).", max_length=200)
-    ] = None,
-    trigger_phrases: Annotated[
-        list[Annotated[str, Field(max_length=200)]] | None,
-        Field(description="Phrases that should find this memory.", max_length=20),
-    ] = None,
-    tier: Annotated[
-        Tier,
-        Field(description="constitutional (always true rules), core, normal, scratch (fades)."),
-    ] = "normal",
-    importance: Annotated[float, Field(description="Quality score 0..1.", ge=0, le=1)] = 0.5,
-    metadata: Annotated[dict[str, Any] | None, Field(description="Free-form JSON.")] = None,
-    created_at: DateArg = None,
     on_duplicate: OnDuplicate = "report",
     namespace: NamespaceArg = None,
+    **fields: Any,
 ) -> CallToolResult:
     """Store one memory. Identical content is not stored twice (the existing id is returned);
     near-duplicates are reported so you can update or link instead."""
     token = await current_token(ctx)
     return await run_sync(
-        ops.remember,
-        token,
-        namespace=namespace,
-        content=content,
-        title=title,
-        category=category,
-        tags=tags,
-        file_path=file_path,
-        source=source,
-        trigger_phrases=trigger_phrases,
-        tier=tier,
-        importance=importance,
-        metadata=metadata,
-        created_at=created_at,
-        on_duplicate=on_duplicate,
+        ops.remember, token, namespace=namespace, on_duplicate=on_duplicate, **fields
     )
 
 
@@ -284,49 +228,26 @@ async def get_memory(ctx: Context, memory_id: MemoryId) -> CallToolResult:
     return await run_sync(ops.get, token, memory_id=memory_id)
 
 
-async def update_memory(
+@with_memory_fields(UPDATE_FIELDS, partial=True)
+async def update_memory(ctx: Context, memory_id: MemoryId, **fields: Any) -> CallToolResult:
+    """Correct or refine a memory. Only the fields given change; new content is re-embedded;
+    tags and trigger_phrases given replace the old ones."""
+    token = await current_token(ctx)
+    return await run_sync(ops.update, token, memory_id=memory_id, **fields)
+
+
+async def memory_history(
     ctx: Context,
     memory_id: MemoryId,
-    content: Annotated[
-        str | None,
-        Field(description="New content (re-embedded).", min_length=1, max_length=CONTENT_MAX),
-    ] = None,
-    title: Annotated[str | None, Field(description="New title.", max_length=300)] = None,
-    category: Annotated[Category | None, Field(description="New category.")] = None,
-    tags: Annotated[Tags, Field(description="Replaces the memory's tags.")] = None,
-    file_path: Annotated[
-        str | None, Field(description="New source file path.", max_length=1000)
-    ] = None,
-    source: Annotated[str | None, Field(description="New source.", max_length=200)] = None,
-    trigger_phrases: Annotated[
-        list[Annotated[str, Field(max_length=200)]] | None,
-        Field(description="Replaces the trigger phrases.", max_length=20),
-    ] = None,
-    tier: Annotated[Tier | None, Field(description="New tier.")] = None,
-    importance: Annotated[
-        float | None, Field(description="New quality score 0..1.", ge=0, le=1)
-    ] = None,
-    metadata: Annotated[
-        dict[str, Any] | None, Field(description="Replaces the metadata JSON.")
-    ] = None,
+    namespace: NamespaceArg = None,
+    limit: Annotated[
+        int, Field(description="Maximum number of revisions, newest first.", ge=1, le=100)
+    ] = 20,
 ) -> CallToolResult:
-    """Correct or refine a memory. Only the fields given change; new content is re-embedded."""
+    """Who changed a memory, when, through which door, and each change's fields before and
+    after. Works for a deleted memory while it waits in the trash."""
     token = await current_token(ctx)
-    return await run_sync(
-        ops.update,
-        token,
-        memory_id=memory_id,
-        content=content,
-        title=title,
-        category=category,
-        tags=tags,
-        file_path=file_path,
-        source=source,
-        trigger_phrases=trigger_phrases,
-        tier=tier,
-        importance=importance,
-        metadata=metadata,
-    )
+    return await run_sync(ops.history, token, memory_id=memory_id, namespace=namespace, limit=limit)
 
 
 async def forget(

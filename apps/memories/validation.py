@@ -2,33 +2,18 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from django.conf import settings
-from django.utils.dateparse import parse_datetime
+from apps.core.dates import parse_instant
+from apps.core.values import check_json, text_problem
 
+from .fields import ALL_NAMES, MEMORY_FIELDS, MemoryField
 from .models import Category, Relation, Tier
 from .tags import TAG_NAME_RE, normalize_tag
-
-MEMORY_FIELDS = {
-    "id",
-    "external_id",
-    "title",
-    "content",
-    "category",
-    "tags",
-    "file_path",
-    "source",
-    "trigger_phrases",
-    "tier",
-    "importance",
-    "metadata",
-    "created_at",
-    "updated_at",
-}
 
 
 @dataclass
@@ -56,21 +41,6 @@ class _Errors:
 
     def add(self, name: str, message: str) -> None:
         self.errors.setdefault(f"{self.prefix}{name}", []).append(message)
-
-
-def parse_timestamp(value: Any) -> datetime:
-    """A timezone-aware datetime from a datetime or an ISO 8601 string (naive means UTC)."""
-    if isinstance(value, datetime):
-        parsed = value
-    elif isinstance(value, str):
-        parsed = parse_datetime(value.strip())
-        if parsed is None:
-            raise ValueError(f"{value!r} is not an ISO 8601 date-time")
-    else:
-        raise ValueError("must be an ISO 8601 date-time string")
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed
 
 
 def _text(errors: _Errors, data: dict, name: str, max_len: int, *, required=False) -> str:
@@ -108,82 +78,141 @@ def _string_list(errors: _Errors, data: dict, name: str, max_len: int) -> list[s
 
 
 def validate_memory_input(data: Any, *, prefix: str = "", partial: bool = False) -> MemoryInput:
-    """Check one memory's fields; raise nothing, return (input, errors) via ValidationFailed."""
+    """Check one memory's fields against the declaration in fields.py; every problem is
+    collected and raised together as ValidationFailed, keyed by `prefix` + field name."""
     from apps.core.exceptions import ValidationFailed
 
     errors = _Errors(prefix)
     if not isinstance(data, dict):
         raise ValidationFailed({prefix.rstrip(".") or "item": "Must be an object."})
-    for unknown in sorted(set(data) - MEMORY_FIELDS):
-        errors.add(unknown, "Unknown field.")
-
-    content = _text(
-        errors, data, "content", settings.MEMORY_MAX_CONTENT_CHARS, required=not partial
-    )
-    result = MemoryInput(content=content.strip())
-    result.title = _text(errors, data, "title", 300).strip()
-    result.file_path = _text(errors, data, "file_path", 1000).strip()
-    result.source = _text(errors, data, "source", 200).strip()
-    result.trigger_phrases = _string_list(errors, data, "trigger_phrases", 200)
-
-    tags = []
-    for i, raw in enumerate(_string_list(errors, data, "tags", 64)):
-        tag = normalize_tag(raw)
-        if not TAG_NAME_RE.match(tag):
-            errors.add(
-                f"tags[{i}]",
-                f"{raw!r} is not a valid tag (letters, digits, - _ . : /, at most 64).",
-            )
-        elif tag not in tags:
-            tags.append(tag)
-    result.tags = tags
-
-    category = data.get("category", Category.NOTE)
-    if category not in Category.values:
-        errors.add("category", f"{category!r} is not one of: {', '.join(Category.values)}.")
-    else:
-        result.category = category
-    tier = data.get("tier", Tier.NORMAL)
-    if tier not in Tier.values:
-        errors.add("tier", f"{tier!r} is not one of: {', '.join(Tier.values)}.")
-    else:
-        result.tier = tier
-
-    importance = data.get("importance", 0.5)
-    if isinstance(importance, bool) or not isinstance(importance, int | float):
-        errors.add("importance", "Must be a number between 0 and 1.")
-    elif not 0 <= importance <= 1:
-        errors.add("importance", f"{importance} is outside 0..1.")
-    else:
-        result.importance = float(importance)
-
-    metadata = data.get("metadata") or {}
-    if not isinstance(metadata, dict):
-        errors.add("metadata", "Must be a JSON object.")
-    else:
-        result.metadata = metadata
-
-    for name in ("created_at", "updated_at"):
-        if data.get(name) is not None:
-            try:
-                setattr(result, name, parse_timestamp(data[name]))
-            except ValueError as exc:
-                errors.add(name, str(exc) + ".")
-
-    raw_id = data.get("id")
-    if raw_id is not None:
-        try:
-            result.id = uuid.UUID(str(raw_id))
-        except ValueError:
-            result.external_id = str(raw_id)  # a foreign id: kept as external_id
-    if data.get("external_id") is not None:
-        result.external_id = _text(errors, data, "external_id", 200).strip() or None
-    if result.external_id is not None and len(result.external_id) > 200:
-        errors.add("id", "Longer than 200 characters.")
-
+    for unknown in sorted(set(data) - ALL_NAMES, key=str):
+        errors.add(str(unknown)[:100], "Unknown field.")
+    result = MemoryInput(content="")
+    for spec in MEMORY_FIELDS:
+        if spec.name == "id":
+            _identity(errors, data, result)
+        elif spec.name in data or (spec.required and not partial):
+            value = _CHECKS[spec.kind](errors, data, spec, partial)
+            if value is not _SKIP:
+                setattr(result, spec.name, value)
     if errors.errors:
         raise ValidationFailed(errors.errors)
     return result
+
+
+_SKIP = object()
+
+
+def _check_text(errors: _Errors, data: dict, spec: MemoryField, partial: bool):
+    value = _text(errors, data, spec.name, spec.max_length, required=spec.required and not partial)
+    problem = text_problem(value)
+    if problem:
+        errors.add(spec.name, problem)
+    value = value.strip()
+    if spec.name == "external_id":
+        return value or None
+    return value
+
+
+def _check_strings(errors: _Errors, data: dict, spec: MemoryField, partial: bool):
+    items = _string_list(errors, data, spec.name, spec.max_length)
+    if spec.max_items and len(items) > spec.max_items:
+        errors.add(spec.name, f"{len(items)} items; the limit is {spec.max_items}.")
+    for i, item in enumerate(items):
+        problem = text_problem(item)
+        if problem:
+            errors.add(f"{spec.name}[{i}]", problem)
+    return items
+
+
+def _check_tags(errors: _Errors, data: dict, spec: MemoryField, partial: bool):
+    tags: list[str] = []
+    raw_items = _check_strings(errors, data, spec, partial)
+    for i, raw in enumerate(raw_items):
+        tag = normalize_tag(raw)
+        if not TAG_NAME_RE.match(tag):
+            errors.add(
+                f"{spec.name}[{i}]",
+                f"{raw[:80]!r} is not a valid tag (letters, digits, - _ . : /, at most 64).",
+            )
+        elif tag not in tags:
+            tags.append(tag)
+    return tags
+
+
+def _check_choice(errors: _Errors, data: dict, spec: MemoryField, partial: bool):
+    value = data.get(spec.name, spec.default)
+    if not isinstance(value, str) or value not in spec.choices:
+        shown = repr(value)[:80]
+        errors.add(spec.name, f"{shown} is not one of: {', '.join(spec.choices)}.")
+        return _SKIP
+    return value
+
+
+def _check_number(errors: _Errors, data: dict, spec: MemoryField, partial: bool):
+    value = data.get(spec.name, spec.default)
+    bounds = f"{spec.minimum:g} and {spec.maximum:g}"
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        errors.add(spec.name, f"Must be a number between {bounds}.")
+        return _SKIP
+    if not spec.minimum <= value <= spec.maximum:
+        errors.add(spec.name, f"{value:g} is outside {spec.minimum:g}..{spec.maximum:g}.")
+        return _SKIP
+    return float(value)
+
+
+def _check_json(errors: _Errors, data: dict, spec: MemoryField, partial: bool):
+    from apps.core.exceptions import ValidationFailed
+
+    value = data.get(spec.name) or {}
+    if not isinstance(value, dict):
+        errors.add(spec.name, "Must be a JSON object.")
+        return _SKIP
+    try:
+        return check_json(value, field=spec.name)
+    except ValidationFailed as exc:
+        for name, messages in exc.errors.items():
+            for message in messages:
+                errors.add(name, message)
+        return _SKIP
+
+
+def _check_instant(errors: _Errors, data: dict, spec: MemoryField, partial: bool):
+    from apps.core.exceptions import ValidationFailed
+
+    try:
+        return parse_instant(data.get(spec.name), field=spec.name)
+    except ValidationFailed as exc:
+        errors.add(spec.name, " ".join(exc.errors[spec.name]))
+        return _SKIP
+
+
+_CHECKS = {
+    "text": _check_text,
+    "strings": _check_strings,
+    "tags": _check_tags,
+    "choice": _check_choice,
+    "number": _check_number,
+    "json": _check_json,
+    "instant": _check_instant,
+}
+
+
+def _identity(errors: _Errors, data: dict, result: MemoryInput) -> None:
+    """An import's id: a UUID is kept as the id, anything else as external_id."""
+    raw_id = data.get("id")
+    if raw_id is None:
+        return
+    try:
+        result.id = uuid.UUID(str(raw_id))
+    except ValueError:
+        text = str(raw_id)
+        if len(text) > 200:
+            errors.add("id", "Longer than 200 characters.")
+        elif text_problem(text):
+            errors.add("id", text_problem(text))
+        elif result.external_id is None:
+            result.external_id = text
 
 
 def validate_relation(relation: Any, strength: Any) -> tuple[str, float]:

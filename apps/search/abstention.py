@@ -90,7 +90,7 @@ def abstention_report(answerable: Sequence[dict], unanswerable: Sequence[dict]) 
     }
 
 
-def run_unanswerable(queries: list[dict], search_fn, *, mode: str, disabled, **extra) -> list:
+def run_unanswerable(queries: list[dict], search_fn, *, mode: str, config=None) -> list:
     """Each query searched in its partner namespace (see other_namespace); rows carry the
     flag, the confidence and the query's category."""
     from django.db.models import Max
@@ -112,7 +112,7 @@ def run_unanswerable(queries: list[dict], search_fn, *, mode: str, disabled, **e
         target = partner[q["namespace"]]
         response = search_fn(
             namespace=namespaces[target], query=q["query"], mode=mode, limit=HIT_K,
-            as_of=as_of[target], disabled_stages=disabled, log=False, **extra,
+            as_of=as_of[target], log=False, config=config,
         )  # fmt: skip
         rows.append({
             "query": q["query"], "category": q.get("category", "all"), "namespace": target,

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .config import SearchSettings
+
 KEYS = ("recall@5", "recall@10", "recall@20", "hit@10", "ndcg@10", "mrr", "p50_ms", "p95_ms")
 
 
@@ -94,11 +96,13 @@ def run_queries(
     search_fn: Callable[..., object],
     *,
     mode: str,
-    disabled: Sequence[str],
+    disabled: Sequence[str] = (),
+    config: SearchSettings | None = None,
     limit: int = 20,
     progress: Callable[[int], None] | None = None,
 ) -> list[dict]:
-    """Each query through search() in its namespace, as of the newest memory there."""
+    """Each query through search() in its namespace, as of the newest memory there, with
+    `config` (default: the settings') and the `disabled` stages switched off."""
     from django.db.models import Max
 
     from apps.memories.models import Memory, Namespace
@@ -118,14 +122,15 @@ def run_queries(
         )
     }
     first = queries[0]
-    search_fn(namespace=namespaces[first["namespace"]], query=first["query"], log=False)  # warm
+    warm = namespaces[first["namespace"]]
+    search_fn(namespace=warm, query=first["query"], log=False, config=config)
     rows = []
     for number, q in enumerate(queries, start=1):
         namespace = namespaces[q["namespace"]]
         start = time.perf_counter()
         response = search_fn(
             namespace=namespace, query=q["query"], mode=mode, limit=limit,
-            as_of=as_of[q["namespace"]], disabled_stages=disabled,
+            as_of=as_of[q["namespace"]], disabled_stages=disabled, config=config,
         )  # fmt: skip
         latency = (time.perf_counter() - start) * 1000
         ranked = [public.get(m["id"], m["id"]) for m in response.memories]

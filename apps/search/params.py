@@ -6,13 +6,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.conf import settings
 from django.utils import timezone
 
+from apps.core.dates import parse_instant
 from apps.core.exceptions import NotFound, ValidationFailed
 from apps.memories.models import Category, Namespace
 
-from .pipeline.timeexpr import parse_time_expression
+from .config import search_settings
+from .pipeline.timeexpr import TimeOutOfRange, TimeRange, parse_time_expression
 from .stages import unknown_stages
 
 MODES = ("hybrid", "semantic", "exact", "deep")
@@ -38,20 +39,27 @@ class SearchRequest:
 
 
 def _datetime(value, field: str, errors: dict) -> datetime | None:
-    if value is None or value == "":
+    try:
+        return parse_instant(value, field=field)
+    except ValidationFailed as exc:
+        errors[field] = exc.errors[field][0]
         return None
-    if isinstance(value, str):
-        try:
-            value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            errors[field] = "Expected an ISO 8601 date or datetime."
-            return None
-    if not isinstance(value, datetime):
-        errors[field] = "Expected an ISO 8601 date or datetime."
+
+
+def _time_range(time_expr, now: datetime, errors: dict) -> TimeRange | None:
+    if not time_expr:
         return None
-    if timezone.is_naive(value):
-        value = timezone.make_aware(value, timezone.get_default_timezone())
-    return value
+    if not isinstance(time_expr, str):
+        errors["time_expr"] = "Expected text such as 'last week'."
+        return None
+    try:
+        parsed = parse_time_expression(time_expr, now)
+    except TimeOutOfRange as exc:
+        errors["time_expr"] = str(exc)
+        return None
+    if parsed is None:
+        errors["time_expr"] = f"Could not understand the time expression {time_expr!r}."
+    return parsed
 
 
 def _strings(value, field: str, errors: dict) -> tuple[str, ...]:
@@ -77,9 +85,23 @@ def _namespace(value) -> Namespace:
 
 
 def validate(
-    *, namespace, query, mode, time_expr, after, before, tags, categories, file_path,
-    quality_boost, limit, include_debug, as_of, disabled_stages, token_budget,
-) -> SearchRequest:  # fmt: skip
+    *,
+    namespace,
+    query="",
+    mode="hybrid",
+    time_expr=None,
+    after=None,
+    before=None,
+    tags=None,
+    categories=None,
+    file_path=None,
+    quality_boost=0.0,
+    limit=10,
+    include_debug=False,
+    as_of=None,
+    disabled_stages=(),
+    token_budget=None,
+) -> SearchRequest:
     errors: dict[str, str] = {}
     ns = _namespace(namespace)
     if query is None:
@@ -88,7 +110,7 @@ def validate(
         errors["query"] = "Expected text."
         query = ""
     query = query.strip()
-    max_chars = getattr(settings, "SEARCH_QUERY_MAX_CHARS", 2000)
+    max_chars = search_settings().query_max_chars
     if len(query) > max_chars:
         errors["query"] = f"At most {max_chars} characters."
     if mode is None or mode == "":
@@ -98,20 +120,12 @@ def validate(
     now = _datetime(as_of, "as_of", errors) or timezone.now()
     after_dt = _datetime(after, "after", errors)
     before_dt = _datetime(before, "before", errors)
-    phrase = ""
-    if time_expr:
-        if not isinstance(time_expr, str):
-            errors["time_expr"] = "Expected text such as 'last week'."
-        else:
-            parsed = parse_time_expression(time_expr, now)
-            if parsed is None:
-                errors["time_expr"] = f"Could not understand the time expression {time_expr!r}."
-            else:
-                phrase = parsed.phrase
-                if parsed.after and (after_dt is None or parsed.after > after_dt):
-                    after_dt = parsed.after
-                if parsed.before and (before_dt is None or parsed.before < before_dt):
-                    before_dt = parsed.before
+    parsed = _time_range(time_expr, now, errors)
+    phrase = parsed.phrase if parsed else ""
+    if parsed and parsed.after and (after_dt is None or parsed.after > after_dt):
+        after_dt = parsed.after
+    if parsed and parsed.before and (before_dt is None or parsed.before < before_dt):
+        before_dt = parsed.before
     if after_dt and before_dt and after_dt >= before_dt and "after" not in errors:
         errors.setdefault("before", "Must be later than 'after'.")
     tag_names = _strings(tags, "tags", errors)

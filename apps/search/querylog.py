@@ -15,7 +15,6 @@ import logging
 import queue
 import threading
 
-from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 
 from .models import QueryLog
@@ -61,8 +60,10 @@ def _ensure_thread() -> None:
             _thread.start()
 
 
-def submit(fields: dict) -> None:
-    if getattr(settings, "SEARCH_QUERYLOG_SYNC", False):
+def submit(fields: dict, *, sync: bool = False) -> None:
+    """Queue one QueryLog row for the writer thread (after the commit when inside a
+    transaction); `sync` (SEARCH_QUERYLOG_SYNC, for tests) writes it now."""
+    if sync:
         _write(fields)
         return
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from django.conf import settings
-
 STAGES: tuple[str, ...] = (
     "analyse",  # intent from embedding centroids, entities, time expressions in the query
     "adaptive_weights",  # per-query weight rules (entity, short query, question, file path)
@@ -29,12 +27,6 @@ STAGES: tuple[str, ...] = (
     "contradictions",  # contradiction flags
     "budget",  # token budget of the assistant-facing text
 )
-
-
-def disabled_set(extra: Iterable[str] | None = None) -> frozenset[str]:
-    names = {s.strip() for s in getattr(settings, "SEARCH_DISABLED_STAGES", []) if s.strip()}
-    names.update(extra or ())
-    return frozenset(names)
 
 
 def unknown_stages(names: Iterable[str]) -> list[str]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -14,17 +16,24 @@ class Hit:
     score: float
 
 
-@dataclass
-class Candidate:
-    """A memory under consideration, with everything the re-ranking stages need."""
+@dataclass(frozen=True, eq=False)
+class Ranked:
+    """A memory under consideration: the one item every re-ranking stage takes and returns.
+
+    Stages never change an item; they return new ones (`rescored`, `dataclasses.replace`).
+    `fused` is the score fusion gave it; `score` is where it stands now; `boosts` lists what
+    each later stage did to the score (name, factor or added amount), for the explain view.
+    Items compare by identity (they carry numpy vectors)."""
 
     id: str
     score: float = 0.0
+    fused: float = 0.0
     # strategy -> 1-based rank within that strategy's candidate list
-    ranks: dict[str, int] = field(default_factory=dict)
+    ranks: Mapping[str, int] = field(default_factory=dict)
     # strategy -> raw score (lexical rank score, cosine similarity, graph weight, ...)
-    raw: dict[str, float] = field(default_factory=dict)
-    reasons: list[str] = field(default_factory=list)
+    raw: Mapping[str, float] = field(default_factory=dict)
+    reasons: tuple[str, ...] = ()
+    boosts: tuple[tuple[str, float], ...] = ()
     created_at: datetime | None = None
     external_id: str | None = None
     file_path: str = ""
@@ -33,7 +42,16 @@ class Candidate:
     stability: float = 1.0
     pagerank: float = 0.0
     tags: tuple[str, ...] = ()
-    embedding: object = None  # numpy vector, unit length
+    embedding: Any = None  # numpy vector, unit length; set for the head before MMR
+
+    def rescored(
+        self, score: float, *boosts: tuple[str, float], reason: str | None = None
+    ) -> Ranked:
+        """A copy with a new score, recording the boosts and the reason that produced it."""
+        reasons = self.reasons
+        if reason and reason not in reasons:
+            reasons = (*reasons, reason)
+        return replace(self, score=score, boosts=self.boosts + boosts, reasons=reasons)
 
 
 @dataclass(frozen=True)

@@ -1,3 +1,55 @@
-from django.urls import path  # noqa: F401
+"""URLs of the web UI, mounted at / by memoryhub/urls.py."""
 
-urlpatterns: list = []
+from __future__ import annotations
+
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from .views import browse, connect, edit, memory, search
+
+app_name = "ui"
+
+urlpatterns = [
+    path("", search.search_page, name="search"),
+    path("explain/", search.explain_page, name="explain"),
+    path("feedback/", search.feedback, name="feedback"),
+    path(
+        "login/",
+        auth_views.LoginView.as_view(
+            template_name="ui/auth/login.html", redirect_authenticated_user=True
+        ),
+        name="login",
+    ),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path(
+        "password/",
+        auth_views.PasswordChangeView.as_view(
+            template_name="ui/auth/password.html", success_url="/password/done/"
+        ),
+        name="password",
+    ),
+    path(
+        "password/done/",
+        auth_views.PasswordChangeDoneView.as_view(template_name="ui/auth/password_done.html"),
+        name="password_done",
+    ),
+    path("ns/<slug:namespace>/memories/", browse.browse_page, name="browse"),
+    path("ns/<slug:namespace>/memories/bulk/", browse.bulk_action, name="bulk"),
+    path("ns/<slug:namespace>/memories/new/", edit.create_page, name="create"),
+    path("ns/<slug:namespace>/infer-tags/", edit.infer_tags_partial, name="infer_tags"),
+    path("ns/<slug:namespace>/connect/", connect.connect_page, name="connect"),
+    path("ns/<slug:namespace>/tokens/<int:token_id>/revoke/", connect.revoke, name="revoke"),
+    path("memories/<str:memory_id>/", memory.memory_page, name="memory"),
+    path("memories/<str:memory_id>/edit/", edit.edit_page, name="edit"),
+    path("memories/<str:memory_id>/similar/", search.similar_page, name="similar"),
+    path("memories/<str:memory_id>/chunks/", memory.chunks_partial, name="chunks"),
+    path("memories/<str:memory_id>/link/", memory.link, name="link"),
+    path(
+        "memories/<str:memory_id>/link/candidates/",
+        memory.link_candidates,
+        name="link_candidates",
+    ),
+    path("memories/<str:memory_id>/unlink/<int:edge_id>/", memory.unlink, name="unlink"),
+    path("memories/<str:memory_id>/archive/", memory.archive, name="archive"),
+    path("memories/<str:memory_id>/delete/", memory.delete, name="delete"),
+]

@@ -40,11 +40,13 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "django_htmx",
     "apps.core",
     "apps.memories",
     "apps.access",
     "apps.search",
     "apps.jobs",
+    "apps.history",
     "apps.api",
     "apps.mcp",
     "apps.ui",
@@ -58,6 +60,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
 ]
 
 ROOT_URLCONF = "memoryhub.urls"
@@ -74,6 +77,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "apps.ui.context.navigation",
             ],
         },
     },
@@ -91,7 +95,21 @@ else:
             EMBEDDED_DATABASE_NAME
         ),
     }
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
+# A psycopg connection pool per process (Django 5.2): under ASGI every request runs in a thread
+# of its own, so persistent per-thread connections (CONN_MAX_AGE) would pile up; the pool
+# hands each request a warm connection and bounds how many a process holds (a request waits
+# for one when all are busy). DATABASE_POOL_MAX_SIZE=0 turns it off (then CONN_MAX_AGE applies).
+# docs/architecture.md has the measurements.
+DATABASE_POOL_MAX_SIZE = env.int("DATABASE_POOL_MAX_SIZE", default=8)
+if DATABASE_POOL_MAX_SIZE > 0:
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": DATABASE_POOL_MAX_SIZE,
+        "timeout": env.float("DATABASE_POOL_TIMEOUT", default=30.0),
+    }
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+else:
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
 DATABASES["default"].setdefault("TEST", {})["NAME"] = env(
     "TEST_DATABASE_NAME", default="test_memoryhub"
 )
@@ -111,7 +129,10 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 
-LOGIN_URL = "/admin/login/"
+# The web UI's own login page; the admin keeps its own at /admin/login/.
+LOGIN_URL = "/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/login/"
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("MAX_REQUEST_BYTES", default=5 * 1024 * 1024)
 
@@ -134,9 +155,17 @@ EMBEDDING_MODEL = env("EMBEDDING_MODEL", default="all-MiniLM-L6-v2")
 EMBEDDING_DIM = 384
 EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=64)
 EMBEDDING_DEVICE = env("EMBEDDING_DEVICE", default="cpu")
-# torch threads for one text (a query) and for batches; 0 = every core.
+# torch / onnx (exported once from the local weights) / onnx-int8; read through
+# apps.memories.embeddings.EncoderSettings. onnx gives torch's vectors (cosine 1.0000) at about
+# twice the speed; onnx-int8 is faster again but moves pairwise similarities by a few hundredths,
+# which the fixed thresholds (near-duplicate, contradiction) feel. docs/benchmarks.md.
+EMBEDDING_BACKEND = env("EMBEDDING_BACKEND", default="onnx")
+EMBEDDING_CACHE_DIR = env("EMBEDDING_CACHE_DIR", default=str(VAR_DIR / "models"))
+# Threads for one text (a query) and for batches; 0 = every core.
 EMBEDDING_QUERY_THREADS = env.int("EMBEDDING_QUERY_THREADS", default=1)
 EMBEDDING_BATCH_THREADS = env.int("EMBEDDING_BATCH_THREADS", default=0)
+# How long the shared query batcher waits for company before it encodes (0 = never waits).
+EMBEDDING_BATCH_WINDOW_MS = env.float("EMBEDDING_BATCH_WINDOW_MS", default=1.0)
 
 # --- Write path -----------------------------------------------------------------------------
 MEMORY_MAX_CONTENT_CHARS = env.int("MEMORY_MAX_CONTENT_CHARS", default=100_000)
@@ -144,12 +173,15 @@ MEMORY_CHUNK_MAX_CHARS = env.int("MEMORY_CHUNK_MAX_CHARS", default=2_000)
 MEMORY_NEAR_DUPLICATE_SIMILARITY = env.float("MEMORY_NEAR_DUPLICATE_SIMILARITY", default=0.95)
 MEMORY_BATCH_MAX_ITEMS = env.int("MEMORY_BATCH_MAX_ITEMS", default=1_000)
 
-# --- Search (SPEC section 4); the search app reads these ------------------------------------
+# --- Search (SPEC section 4): read once into apps.search.config.SearchSettings ---------------
 SEARCH_DIVERSITY_MAX_PER_FILE = env.int("SEARCH_DIVERSITY_MAX_PER_FILE", default=3)
 SEARCH_TOKEN_BUDGET = env.int("SEARCH_TOKEN_BUDGET", default=2000)
 HYBRID_VECTOR_WEIGHT = env.float("HYBRID_VECTOR_WEIGHT", default=0.3)
 SEARCH_QUERY_MAX_CHARS = env.int("SEARCH_QUERY_MAX_CHARS", default=2_000)
-SEARCH_FUSION = env("SEARCH_FUSION", default="score")  # score | weighted_sum
+# score (normalized scores, adapted weights) | rrf (weighted RRF, k=60) | weighted_sum (SPEC's
+# plain mode: HYBRID_VECTOR_WEIGHT x semantic + the rest x keyword). Disabling the
+# score_fusion stage turns "score" into "rrf".
+SEARCH_FUSION = env("SEARCH_FUSION", default="score")
 SEARCH_COACTIVATION_TOP = env.int("SEARCH_COACTIVATION_TOP", default=5)
 # SPEC's question-form multipliers cost recall on locomo-dev (docs/benchmarks.md): neutral here.
 SEARCH_QUESTION_SEMANTIC = env.float("SEARCH_QUESTION_SEMANTIC", default=1.0)
@@ -179,6 +211,10 @@ JOBS_DEBOUNCE_SECONDS = env.float("JOBS_DEBOUNCE_SECONDS", default=10.0)
 JOBS_INLINE_MAX_MEMORIES = env.int("JOBS_INLINE_MAX_MEMORIES", default=2000)
 JOBS_DECAY_HALF_LIFE_DAYS = env.float("JOBS_DECAY_HALF_LIFE_DAYS", default=30.0)
 JOBS_REEMBED_BATCH_SIZE = env.int("JOBS_REEMBED_BATCH_SIZE", default=256)
+
+# --- History (apps/history) -------------------------------------------------------------------
+# Deleted memories wait this many days in their namespace's trash before the purge job drops them.
+HISTORY_TRASH_DAYS = env.int("HISTORY_TRASH_DAYS", default=30)
 
 # --- REST API ---------------------------------------------------------------------------------
 REST_FRAMEWORK = {

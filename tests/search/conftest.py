@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 import pytest
 
-from apps.memories.services import memory_batch_create
-
-BASE = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
+from tests import factories
 
 
 @pytest.fixture(autouse=True)
@@ -21,13 +17,7 @@ def remember(namespace, embedding_model):
     """remember(items, ns=namespace) -> list[Memory]; items are dicts or plain strings."""
 
     def create(items, ns=None):
-        rows = [{"content": i} if isinstance(i, str) else dict(i) for i in items]
-        for n, row in enumerate(rows):
-            row.setdefault("created_at", BASE + timedelta(minutes=n))
-        results = memory_batch_create(
-            namespace=ns or namespace, items=rows, check_near_duplicates=False, infer=False
-        )
-        return [r.memory for r in results]
+        return factories.memories(ns or namespace, items)
 
     return create
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from apps.search.config import search_settings
 from apps.search.pipeline.weights import BASE_WEIGHTS, adapt_weights, apply_multipliers
 from apps.search.types import QueryAnalysis
 
@@ -38,9 +39,15 @@ def test_short_query_with_entity():
 
 def test_question_form_favours_semantic_with_spec_multipliers(settings):
     settings.SEARCH_QUESTION_SEMANTIC, settings.SEARCH_QUESTION_KEYWORD = 1.5, 0.7
-    analysis = QueryAnalysis(text="how does caching work", is_question=True,
-                             keywords=("caching", "work", "more"))  # fmt: skip
-    weights, _, _ = adapt_weights(analysis)
+    config = search_settings()  # rebuilt from the overridden settings
+    analysis = QueryAnalysis(
+        text="how does caching work", is_question=True, keywords=("caching", "work", "more")
+    )
+    weights, _, _ = adapt_weights(
+        analysis,
+        question_semantic=config.question_semantic,
+        question_keyword=config.question_keyword,
+    )
     assert weights["semantic"] == pytest.approx(1.5)
     assert weights["keyword"] == pytest.approx(0.42)
 
@@ -64,7 +71,8 @@ def test_learned_weights_multiply_in():
 
 
 def test_question_rule_is_neutral_by_default():
-    analysis = QueryAnalysis(text="how does caching work", is_question=True,
-                             keywords=("caching", "work", "more"))  # fmt: skip
+    analysis = QueryAnalysis(
+        text="how does caching work", is_question=True, keywords=("caching", "work", "more")
+    )
     weights, _, rules = adapt_weights(analysis)
     assert weights == BASE_WEIGHTS and rules == ["question"]

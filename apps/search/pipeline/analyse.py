@@ -13,7 +13,7 @@ import numpy as np
 
 from apps.search.types import QueryAnalysis
 
-from .timeexpr import find_time_phrase, parse_time_expression
+from .timeexpr import TimeOutOfRange, find_time_phrase, parse_time_expression
 
 INTENT_EXAMPLES: dict[str, tuple[str, ...]] = {
     "lookup": (
@@ -127,8 +127,10 @@ STOP = frozenset(
     ]
 )
 IDENTIFIER = re.compile(r"\b(?:[A-Z][a-z0-9]+[A-Z]\w*|[a-z]+_[a-z0-9_]+|[a-z]+[A-Z]\w+)\b")
-FILE_PATH = re.compile(r"(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.(?:py|js|ts|tsx|md|go|rs|java|rb|"
-                       r"yml|yaml|json|toml|sql|html|css|sh|c|h|cpp)\b")  # fmt: skip
+FILE_PATH = re.compile(
+    r"(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.(?:py|js|ts|tsx|md|go|rs|java|rb|"
+    r"yml|yaml|json|toml|sql|html|css|sh|c|h|cpp)\b"
+)
 QUOTED = re.compile(r"\"([^\"]{2,200})\"|'([^']{2,200})'")
 WORD = re.compile(r"[A-Za-z0-9][\w.+-]*")
 
@@ -164,9 +166,10 @@ def find_entities(text: str, known_tags: Iterable[str]) -> dict[str, tuple[str, 
     identifiers = tuple(dict.fromkeys(i for i in IDENTIFIER.findall(text) if i not in paths))
     lowered = " " + re.sub(r"[^a-z0-9]+", " ", text.lower()) + " "
     tags = tuple(
-        t for t in known_tags
+        t
+        for t in known_tags
         if len(t) > 2 and f" {re.sub(r'[^a-z0-9]+', ' ', t.lower()).strip()} " in lowered
-    )  # fmt: skip
+    )
     return {"identifiers": identifiers, "paths": paths, "phrases": phrases, "tags": tags}
 
 
@@ -191,7 +194,10 @@ def analyse_query(
     after = before = None
     phrase = find_time_phrase(text)
     if phrase:
-        parsed = parse_time_expression(phrase, now)
+        try:
+            parsed = parse_time_expression(phrase, now)
+        except TimeOutOfRange:  # words in a query narrow nothing they cannot name safely
+            parsed = None
         if parsed is not None:
             after, before = parsed.after, parsed.before
     if first == "when" or (phrase and intent not in ("relation",)):

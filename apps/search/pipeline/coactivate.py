@@ -1,4 +1,4 @@
-"""Stage 5 and the dialog-context step: scores flow along temporal and graph neighbours.
+"""Stage 5: co-activation. The top hits spread score along temporal and graph neighbours.
 
 Temporal neighbours are the memories just before and after one in time order (within the
 same scope and a maximum gap). Memories that share one timestamp (a conversation session
@@ -10,10 +10,13 @@ memories are not neighbours.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 
-CONTEXT_SHARE = 0.3
+from apps.search.types import Ranked
+
+from .retrieve import SEMANTIC_MIN
+
 COACTIVATION_SHARE = 0.2
 COACTIVATION_TOP = 5
 MAX_GAP = timedelta(hours=2)
@@ -38,18 +41,6 @@ def temporal_neighbours(
             neighbours[str(before[0])].append(str(after[0]))
             neighbours[str(after[0])].append(str(before[0]))
     return {key: tuple(value) for key, value in neighbours.items()}
-
-
-def borrow_context(
-    scores: Mapping[str, float], neighbours: Mapping[str, Iterable[str]], share: float
-) -> dict[str, float]:
-    """Each memory adds `share` x the best score among its neighbours (a dialog turn is read
-    in the context of the turns around it)."""
-    out = {}
-    for key, value in scores.items():
-        best = max((scores.get(n, 0.0) for n in neighbours.get(key, ())), default=0.0)
-        out[key] = value + share * best
-    return out
 
 
 def coactivate(
@@ -89,3 +80,36 @@ def coactivate(
         out[neighbour] = out.get(neighbour, 0.0) + gain
         received.add(neighbour)
     return out, received
+
+
+def spread(
+    items: Sequence[Ranked],
+    temporal: Mapping[str, Iterable[str]],
+    graph: Mapping[str, Iterable[tuple[str, float]]],
+    *,
+    top: int = COACTIVATION_TOP,
+    gated: bool = True,
+) -> list[Ranked]:
+    """The stage over ranked items: those that received activation get their new score and
+    the reason "coactivation"; the boost records the amount added. `gated`: only memories
+    the query reaches on its own receive (see coactivate and reached_by_query)."""
+    eligible = reached_by_query(items) if gated else None
+    scores, received = coactivate(
+        {r.id: r.score for r in items}, temporal, graph, top=top, eligible=eligible
+    )
+    return [
+        r.rescored(scores[r.id], ("coactivation", scores[r.id] - r.score), reason="coactivation")
+        if r.id in received
+        else r
+        for r in items
+    ]
+
+
+def reached_by_query(items: Sequence[Ranked]) -> set[str]:
+    """Memories the query reaches on its own: a lexical match or a cosine at the semantic
+    floor (not only fetched as some hit's neighbour)."""
+    return {
+        r.id
+        for r in items
+        if r.raw.get("_lexical", 0.0) > 0 or r.raw.get("_similarity", 0.0) >= SEMANTIC_MIN
+    }

@@ -7,7 +7,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from apps.search.types import Candidate
+from apps.search.types import Ranked
 
 from .retrieve import SEMANTIC_MIN
 
@@ -35,6 +35,24 @@ def evidence_gap(scores: Sequence[float], threshold: float = GAP_Z) -> bool:
         return False
     z = top_z_score(scores)
     return z is not None and z < threshold
+
+
+def weak_evidence(
+    ordered: Sequence[Ranked],
+    lists: Mapping[str, Sequence],
+    *,
+    fallback: bool,
+    best_similarity: float,
+) -> bool:
+    """The evidence-gap rule: nothing found; or no keyword or exact hit and no memory reaching
+    the semantic similarity floor; or a top score that does not stand out (z < 1.5) among
+    the top 20 (`ordered` is the boosted order, before diversity and MMR)."""
+    if not ordered:
+        return True
+    strong_text = bool(lists.get("keyword")) or bool(lists.get("exact"))
+    if not strong_text and (fallback or best_similarity < SEMANTIC_MIN):
+        return True
+    return evidence_gap([r.score for r in ordered[:20]])
 
 
 # --- the calibrated estimate -------------------------------------------------------------------
@@ -83,7 +101,7 @@ class Signals:
 
 
 def measure(
-    ordered: Sequence[Candidate],
+    ordered: Sequence[Ranked],
     lists: Mapping[str, Sequence[tuple[str, float]]],
     *,
     query_idf: float,
@@ -133,7 +151,7 @@ class Verdict:
 
 
 def judge(
-    ordered: Sequence[Candidate],
+    ordered: Sequence[Ranked],
     lists: Mapping[str, Sequence[tuple[str, float]]],
     *,
     fallback: bool,
@@ -152,9 +170,9 @@ def judge(
         return Verdict(0.0, True, Signals())
     signals = measure(ordered, lists, query_idf=query_idf, missing_idf=missing_idf)
     value = estimate(signals)
-    strong_text = bool(lists.get("keyword")) or bool(lists.get("exact"))
-    if not strong_text and (fallback or best_similarity < SEMANTIC_MIN):
-        return Verdict(value, True, signals)
     if rule == "zscore":
-        return Verdict(value, evidence_gap([c.score for c in ordered[:20]]), signals)
-    return Verdict(value, value < threshold, signals)
+        gap = weak_evidence(ordered, lists, fallback=fallback, best_similarity=best_similarity)
+        return Verdict(value, gap, signals)
+    strong_text = bool(lists.get("keyword")) or bool(lists.get("exact"))
+    floor = not strong_text and (fallback or best_similarity < SEMANTIC_MIN)
+    return Verdict(value, floor or value < threshold, signals)

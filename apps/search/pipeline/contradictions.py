@@ -9,10 +9,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from apps.memories.models import CausalEdge
+from apps.memories.models import CausalEdge, Memory
+from apps.search.types import Ranked
 
-NEGATION = re.compile(r"\b(?:not|never|no|don't|do not|doesn't|avoid|stop|must not|shouldn't)\b",
-                      re.IGNORECASE)  # fmt: skip
+NEGATION = re.compile(
+    r"\b(?:not|never|no|don't|do not|doesn't|avoid|stop|must not|shouldn't)\b", re.IGNORECASE
+)
 SIMILAR = 0.75
 
 
@@ -34,4 +36,18 @@ def tier_pairs(items: Sequence[tuple[str, str, str, object]]) -> list[tuple[str,
             similar = float(np.dot(np.asarray(rule_vec), np.asarray(vec))) >= SIMILAR
             if similar and bool(NEGATION.search(rule_text)) != bool(NEGATION.search(text)):
                 pairs.append((rule_id, other_id))
+    return pairs
+
+
+def find(namespace_id: int, items: Sequence[Ranked]) -> list[tuple[str, str]]:
+    """Contradicting pairs among the final results: `contradicts` edges first, then the
+    constitutional-tier check (which needs the texts, fetched only when a rule is present)."""
+    ids = [r.id for r in items]
+    pairs = edge_pairs(namespace_id, ids)
+    if any(r.tier == "constitutional" for r in items):
+        texts = {
+            str(k): v for k, v in Memory.objects.filter(id__in=ids).values_list("id", "content")
+        }
+        rows = [(r.id, r.tier, texts.get(r.id, ""), r.embedding) for r in items]
+        pairs += [p for p in tier_pairs(rows) if p not in pairs]
     return pairs

@@ -76,3 +76,28 @@ def fuse_variants(
     for key, count in found.items():
         fused[key] += bonus * (count - 1)
     return fused, found
+
+
+def fuse_pool(
+    fusion: str,
+    *,
+    normalized: Mapping[str, Mapping[str, float]],
+    lists: Mapping[str, list[tuple[str, float]]],
+    weights: Mapping[str, float],
+    pool: Iterable[str],
+    vector_weight: float,
+) -> dict[str, float]:
+    """One fused score per pool member, by the configured fusion (SearchSettings.fusion_used):
+    "score" fuses the normalized scores with the adapted weights; "rrf" fuses the retrieved
+    ranks (weighted RRF, k = 60); "weighted_sum" is SPEC's plain mode, vector_weight x semantic
+    + the rest x keyword, with no adaptation."""
+    pool = list(pool)
+    if fusion == "weighted_sum":
+        plain = {"semantic": vector_weight, "keyword": 1.0 - vector_weight}
+        return score_fusion({k: v for k, v in normalized.items() if k in plain}, plain, pool)
+    active = {s: w for s, w in weights.items() if s in normalized}
+    if fusion == "score":
+        return score_fusion(normalized, active, pool)
+    rankings = {s: {k: r for r, (k, _) in enumerate(hits, 1)} for s, hits in lists.items()}
+    fused = weighted_rrf(rankings, active)
+    return {k: fused.get(k, 0.0) for k in pool}

@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from django.db import connection, transaction
 
-from apps.search.types import Hit
+from apps.search.types import Hit, Ranked
 
 from .scope import MEMORY, MEMORY_TAGS, TAG, Scope
 
@@ -31,8 +31,10 @@ SEMANTIC_MIN = 0.3
 SEMANTIC_FALLBACK_MIN = 0.17
 STATS_TTL_S = 60.0
 MAX_TIED_ROWS = 5000
+KNOWN_TAGS_TTL_S = 60.0
 
 _stats_cache: dict[int, tuple[float, int, float]] = {}
+_known_tags: dict[int, tuple[float, tuple[str, ...]]] = {}
 
 
 @dataclass(frozen=True)
@@ -175,8 +177,9 @@ def exact_search(scope: Scope, phrases: list[str], limit: int) -> list[Hit]:
     if not phrases:
         return []
     where, params = scope.where()
-    patterns = ["%" + p.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_") + "%"
-                for p in phrases]  # fmt: skip
+    patterns = [
+        "%" + p.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_") + "%" for p in phrases
+    ]
     matches = " + ".join("((m.content ILIKE %s) OR (m.title ILIKE %s))::int" for _ in patterns)
     match_params = [x for p in patterns for x in (p, p)]
     sql = (
@@ -216,10 +219,17 @@ def fetch_rows(
     out = {}
     for r in rows:
         out[str(r[0])] = {
-            "created_at": r[1], "external_id": r[2], "file_path": r[3], "tier": r[4],
-            "importance": r[5], "stability": r[6], "pagerank": r[7], "tags": tuple(r[8]),
-            "lexical": float(r[9] or 0.0), "similarity": float(r[10] or 0.0),
-        }  # fmt: skip
+            "created_at": r[1],
+            "external_id": r[2],
+            "file_path": r[3],
+            "tier": r[4],
+            "importance": r[5],
+            "stability": r[6],
+            "pagerank": r[7],
+            "tags": tuple(r[8]),
+            "lexical": float(r[9] or 0.0),
+            "similarity": float(r[10] or 0.0),
+        }
     return out
 
 
@@ -280,3 +290,44 @@ def in_scope(scope: Scope, ids: list[str]) -> set[str]:
             f"SELECT m.id FROM {MEMORY} m WHERE {where} AND m.id = ANY(%s::uuid[])", params + [ids]
         )
         return {str(r[0]) for r in cursor.fetchall()}
+
+
+def browse(scope: Scope, limit: int) -> list[Ranked]:
+    """No query text: the newest memories passing the filters, all scored 1.0."""
+    where, params = scope.where()
+    sql = (
+        f"SELECT m.id, m.created_at, m.file_path, m.tier, "
+        f"ARRAY(SELECT t.name FROM {MEMORY_TAGS} mt JOIN {TAG} t ON t.id = mt.tag_id "
+        f"WHERE mt.memory_id = m.id) FROM {MEMORY} m WHERE {where} "
+        "ORDER BY m.created_at DESC LIMIT %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params + [limit])
+        rows = cursor.fetchall()
+    return [
+        Ranked(id=str(i), score=1.0, created_at=c, file_path=f, tier=t, tags=tuple(tg))
+        for i, c, f, t, tg in rows
+    ]
+
+
+def with_embeddings(items: list[Ranked], count: int) -> list[Ranked]:
+    """The first `count` items carry their unit vectors (for MMR and the contradiction check)."""
+    head = items[:count]
+    vectors = fetch_embeddings([r.id for r in head])
+    return [replace(r, embedding=vectors.get(r.id)) for r in head] + items[count:]
+
+
+def namespace_tags(namespace_id: int) -> tuple[str, ...]:
+    """Tag names in use in the namespace (entity detection), cached for a minute."""
+    cached = _known_tags.get(namespace_id)
+    if cached and time.monotonic() - cached[0] < KNOWN_TAGS_TTL_S:
+        return cached[1]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT DISTINCT t.name FROM {TAG} t JOIN {MEMORY_TAGS} mt ON mt.tag_id = t.id "
+            f"JOIN {MEMORY} m ON m.id = mt.memory_id WHERE m.namespace_id = %s",
+            [namespace_id],
+        )
+        names = tuple(sorted(r[0] for r in cursor.fetchall()))
+    _known_tags[namespace_id] = (time.monotonic(), names)
+    return names

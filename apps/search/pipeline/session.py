@@ -11,7 +11,11 @@ sessions the lift is proportional to the memory's own score and changes no order
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Hashable, Mapping
+from collections.abc import Collection, Hashable, Mapping, Sequence
+
+from apps.search.types import Ranked
+
+from .coactivate import reached_by_query
 
 SESSION_TOP = 3  # a session's strength: the sum of its best few scores
 
@@ -41,3 +45,18 @@ def session_lift(
             continue
         out[key] = value + share * best * strength[sessions.get(key, key)] / strongest
     return out
+
+
+def lift(items: Sequence[Ranked], *, share: float) -> list[Ranked]:
+    """The stage over ranked items: sessions are the items' timestamps; only memories the
+    query reaches on its own are lifted; the boost records the amount added."""
+    scores = {r.id: r.score for r in items}
+    lifted = session_lift(
+        scores, {r.id: r.created_at for r in items}, share=share, eligible=reached_by_query(items)
+    )
+    return [
+        r.rescored(lifted[r.id], ("session", lifted[r.id] - r.score), reason="session")
+        if lifted[r.id] != r.score
+        else r
+        for r in items
+    ]

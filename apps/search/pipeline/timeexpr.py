@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from apps.core.dates import MAX_YEAR, MIN_YEAR, in_range
+
 UNITS = {"day": 1, "week": 7, "fortnight": 14}
 MONTHS = [
     "january",
@@ -51,6 +53,15 @@ PATTERNS = (
 _FIND = re.compile("|".join(f"(?:{p})" for p in PATTERNS), re.IGNORECASE)
 
 
+class TimeOutOfRange(ValueError):
+    """The phrase is understood but names a time outside the supported years."""
+
+    def __init__(self, phrase: str):
+        super().__init__(
+            f"{phrase[:60]!r} lies outside the supported years {MIN_YEAR}..{MAX_YEAR}."
+        )
+
+
 @dataclass(frozen=True)
 class TimeRange:
     after: datetime | None
@@ -88,8 +99,22 @@ def find_time_phrase(text: str) -> str:
 
 
 def parse_time_expression(expr: str, now: datetime) -> TimeRange | None:
-    """Range for one phrase; None when it is not understood."""
+    """Range for one phrase; None when it is not understood. Raises TimeOutOfRange when the
+    phrase reaches outside the supported years ("last 3000 years", "9999"), so that date
+    arithmetic never overflows and no bound PostgreSQL cannot compare reaches a query."""
     phrase = " ".join((expr or "").lower().split())
+    try:
+        found = _parse(phrase, now)
+    except (ValueError, OverflowError):
+        raise TimeOutOfRange(phrase) from None
+    if found is not None:
+        for bound in (found.after, found.before):
+            if bound is not None and not in_range(bound):
+                raise TimeOutOfRange(phrase)
+    return found
+
+
+def _parse(phrase: str, now: datetime) -> TimeRange | None:
     if not phrase:
         return None
     today = _day(now)
@@ -104,7 +129,7 @@ def parse_time_expression(expr: str, now: datetime) -> TimeRange | None:
     if m := re.fullmatch(rf"{NUM} (day|week|month|year)s? ago", phrase):
         return _ago(_count(m.group(1)), m.group(2), now, phrase)
     if m := re.fullmatch(r"(since|after|before|until|in|during|on) (.+)", phrase):
-        inner = parse_time_expression(m.group(2), now)
+        inner = _parse(m.group(2), now)
         if inner is None:
             return None
         if m.group(1) in ("since", "after"):
@@ -131,8 +156,11 @@ def parse_time_expression(expr: str, now: datetime) -> TimeRange | None:
 def _named_period(which: str, unit: str, now: datetime, phrase: str) -> TimeRange:
     today = _day(now)
     if unit == "day":
-        return TimeRange(today - timedelta(days=1), today, phrase) if which != "this" else \
-            TimeRange(today, today + timedelta(days=1), phrase)  # fmt: skip
+        return (
+            TimeRange(today - timedelta(days=1), today, phrase)
+            if which != "this"
+            else TimeRange(today, today + timedelta(days=1), phrase)
+        )
     if unit in ("week", "weekend"):
         monday = today - timedelta(days=today.weekday())
         start = monday if which == "this" else monday - timedelta(days=7)
@@ -168,8 +196,11 @@ def _dateparser_day(phrase: str, now: datetime) -> TimeRange | None:
     import dateparser
 
     base = now.replace(tzinfo=None)
+    # English only, like the phrase patterns that found it: with language detection, the
+    # first phrase dateparser cannot read loads every locale (measured 3-9 s); with "en", 0.1 s.
     parsed = dateparser.parse(
         phrase,
+        languages=["en"],
         settings={
             "RELATIVE_BASE": base,
             "PREFER_DATES_FROM": "past",

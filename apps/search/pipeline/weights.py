@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from django.conf import settings
-
 from apps.search.types import QueryAnalysis
 
 BASE_WEIGHTS = {"keyword": 0.6, "semantic": 1.0, "graph": 0.8, "exact": 1.0}
@@ -26,9 +24,14 @@ INTENT_PROFILES: dict[str, dict[str, float]] = {
 
 
 def adapt_weights(
-    analysis: QueryAnalysis, base: Mapping[str, float] | None = None
+    analysis: QueryAnalysis,
+    base: Mapping[str, float] | None = None,
+    *,
+    question_semantic: float = QUESTION_SEMANTIC,
+    question_keyword: float = QUESTION_KEYWORD,
 ) -> tuple[dict[str, float], dict[str, bool], list[str]]:
-    """Per-query weights, which strategies are on, and the rules that fired."""
+    """Per-query weights, which strategies are on, and the rules that fired. The question
+    multipliers come from SearchSettings (SEARCH_QUESTION_SEMANTIC / _KEYWORD)."""
     weights = dict(base or BASE_WEIGHTS)
     has_entity = bool(analysis.entities)
     enabled = {"keyword": True, "semantic": True, "graph": has_entity, "exact": True}
@@ -42,10 +45,8 @@ def adapt_weights(
         weights["semantic"] *= 0.5
         rules.append("short_entity")
     if analysis.is_question:
-        weights["semantic"] *= float(
-            getattr(settings, "SEARCH_QUESTION_SEMANTIC", QUESTION_SEMANTIC)
-        )
-        weights["keyword"] *= float(getattr(settings, "SEARCH_QUESTION_KEYWORD", QUESTION_KEYWORD))
+        weights["semantic"] *= question_semantic
+        weights["keyword"] *= question_keyword
         rules.append("question")
     if analysis.file_paths:
         weights["keyword"] = 3.0
@@ -62,3 +63,11 @@ def apply_multipliers(
 
 def intent_profile(intent: str) -> dict[str, float]:
     return dict(INTENT_PROFILES.get(intent, {}))
+
+
+def learned_weights(namespace_id: int) -> dict[str, float]:
+    """Per-strategy multipliers learned from feedback (StrategyWeights rows)."""
+    from apps.search.models import StrategyWeights
+
+    rows = StrategyWeights.objects.filter(namespace_id=namespace_id)
+    return {r.strategy: float(r.weight) for r in rows}

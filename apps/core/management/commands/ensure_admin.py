@@ -24,6 +24,6 @@ class Command(BaseCommand):
             self.style.SUCCESS(
                 "\n  Admin login created (shown only this once):\n"
                 f"    user:     {username}\n    password: {password}\n"
-                f"    at:       {url.rstrip('/')}/admin/\n"
+                f"    at:       {url.rstrip('/')}/ (web UI) and {url.rstrip('/')}/admin/\n"
             )
         )

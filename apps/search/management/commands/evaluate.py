@@ -12,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 from apps.memories.models import Namespace
 from apps.search import abstention, calibration, evaluation, querylog
 from apps.search.ablation import ablation_runs
+from apps.search.config import SearchSettings, search_settings
 from apps.search.params import MODES
 from apps.search.services import search
 from apps.search.stages import STAGES, unknown_stages
@@ -94,13 +95,13 @@ class Command(BaseCommand):
             settings.EMBEDDING_QUERY_THREADS = torch_threads  # read per query embedding
             self.stderr.write(f"running {len(queries)} queries (mode={mode}, "
                               f"disabled={','.join(disable) or '-'})")  # fmt: skip
-            rows = evaluation.run_queries(queries, search, mode=mode, disabled=disable)
+            config = search_settings().without(disable)
+            rows = evaluation.run_queries(queries, search, mode=mode, config=config)
             if abstain or calibrate:
                 self.stderr.write("abstention: each query in another namespace")
-                unanswerable = abstention.run_unanswerable(
-                    queries, search, mode=mode, disabled=disable
-                )
-            runs = self._ablate(queries) if ablate else None
+                unanswerable = abstention.run_unanswerable(queries, search, mode=mode,
+                                                           config=config)  # fmt: skip
+            runs = self._ablate(queries, config) if ablate else None
         finally:
             querylog.flush()
             if not keep and not reuse:
@@ -141,10 +142,11 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(f"--conversations: {exc}") from exc
 
-    def _ablate(self, queries: list[dict]) -> dict:
+    def _ablate(self, queries: list[dict], base: SearchSettings) -> dict:
         runs = {}
         for name, (mode, disabled) in ablation_runs().items():
-            rows = evaluation.run_queries(queries, search, mode=mode, disabled=disabled)
+            config = base.without(disabled)
+            rows = evaluation.run_queries(queries, search, mode=mode, config=config)
             runs[name] = evaluation.report(rows) | {"mode": mode, "disabled": disabled}
             overall = runs[name]["overall"]
             self.stderr.write(f"{name}: recall@10 {overall['recall@10']:.3f} "

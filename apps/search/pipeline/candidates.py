@@ -1,20 +1,20 @@
-"""Candidate scoring for one query text: retrieve per strategy, complete every candidate's
-scores, add dialog context, fuse. search() (services.py) runs this once per query variant
-and then applies the re-ranking stages."""
+"""Stages 3 and 4 for one query text: retrieve per strategy, complete every candidate's
+scores, borrow dialog context, fuse. search() runs this once per query variant and hands the
+pool's Ranked items (score = fused score) to the re-ranking stages."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.conf import settings
 
-from .pipeline import coactivate as co
-from .pipeline import fuse, graph, retrieve
-from .pipeline.scope import Scope
-from .types import Candidate, QueryAnalysis
+from apps.search.config import SearchSettings
+from apps.search.types import QueryAnalysis, Ranked
+
+from . import coactivate, context, fuse, graph, retrieve
+from .scope import Scope
 
 POOL = 100  # candidates per strategy
 EXACT_POOL = 50
@@ -22,9 +22,10 @@ GRAPH_SEEDS = 5
 
 
 @dataclass
-class Scored:
-    fused: dict[str, float]
-    candidates: dict[str, Candidate]
+class Pool:
+    """What retrieval found for one query text; `items` carry the fused score."""
+
+    items: dict[str, Ranked]
     lists: dict[str, list[tuple[str, float]]]  # strategy -> [(id, raw score)] as retrieved
     temporal: dict[str, tuple[str, ...]]
     graph_adjacency: dict[str, list[tuple[str, float]]]
@@ -33,8 +34,14 @@ class Scored:
     plan: retrieve.LexicalPlan | None = None
     timings: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def fused(self) -> dict[str, float]:
+        return {k: r.score for k, r in self.items.items()}
+
 
 class Timer:
+    """Adds each call's milliseconds to timings[name]."""
+
     def __init__(self, timings: dict[str, float]):
         self.timings = timings
 
@@ -47,41 +54,39 @@ class Timer:
             self.timings[name] = round(self.timings.get(name, 0.0) + ms, 2)
 
 
-def score_query(
+def gather(
     *,
     text: str,
     vector: np.ndarray | None,
     analysis: QueryAnalysis,
     scope: Scope,
-    weights: dict[str, float],
-    enabled: dict[str, bool],
-    on: Callable[[str], bool],
+    weights: Mapping[str, float],
+    graph_enabled: bool,
+    config: SearchSettings,
     semantic_only: bool = False,
-) -> Scored:
+) -> Pool:
     timings: dict[str, float] = {}
     timer = Timer(timings)
+    on = config.on
     lists: dict[str, list[tuple[str, float]]] = {}
     use_lexical = on("lexical") and not semantic_only and weights.get("keyword", 0) > 0
     use_semantic = on("semantic") and vector is not None and weights.get("semantic", 0) > 0
-    plan = (
-        timer("lexical", retrieve.lexical_plan, text, scope.namespace_id) if use_lexical else None
-    )
-    if plan is not None:
+    plan = None
+    if use_lexical:
+        plan = timer("lexical", retrieve.lexical_plan, text, scope.namespace_id)
         hits = timer("lexical", retrieve.lexical_search, scope, plan, POOL)
         lists["keyword"] = [(h.id, h.score) for h in hits]
     fallback = False
     if use_semantic:
         hits, fallback = timer("semantic", retrieve.semantic_search, scope, vector, POOL)
         lists["semantic"] = [(h.id, h.score) for h in hits]
-    phrases = list(analysis.phrases) + [
-        e for e in analysis.entities if e not in analysis.tag_entities
-    ]
+    phrases = [*analysis.phrases, *(e for e in analysis.entities if e not in analysis.tag_entities)]
     if on("exact") and not semantic_only and phrases:
         hits = timer("exact", retrieve.exact_search, scope, phrases, EXACT_POOL)
         lists["exact"] = [(h.id, h.score) for h in hits]
     seeds = _seeds(lists)
     edges: list = []
-    if on("graph") and enabled.get("graph") and not semantic_only and seeds:
+    if on("graph") and graph_enabled and not semantic_only and seeds:
         edges = timer("graph", graph.fetch_edges, scope.namespace_id, seeds)
         reached = graph.walk(seeds, edges)
         allowed = retrieve.in_scope(scope, list(reached))  # graph hits pass the filters too
@@ -94,42 +99,36 @@ def score_query(
     temporal: dict[str, tuple[str, ...]] = {}
     if (on("context") or on("coactivation")) and rows:
         times = [r["created_at"] for r in rows.values()]
-        window = timer("neighbours", retrieve.window_rows, scope, times, co.MAX_GAP.total_seconds())
-        temporal = co.temporal_neighbours(window)
-        extra = [n for k in pool for n in temporal.get(k, ()) if n not in rows]
-        extra = list(dict.fromkeys(extra))
+        gap = coactivate.MAX_GAP.total_seconds()
+        window = timer("neighbours", retrieve.window_rows, scope, times, gap)
+        temporal = coactivate.temporal_neighbours(window)
+        extra = list(dict.fromkeys(n for k in pool for n in temporal.get(k, ()) if n not in rows))
         if extra:
             rows.update(timer("fetch", retrieve.fetch_rows, extra, plan, vector))
-    candidates = {k: _candidate(k, r) for k, r in rows.items()}
+    ranks: dict[str, dict[str, int]] = {k: {} for k in rows}
+    raw: dict[str, dict[str, float]] = {
+        k: {"_lexical": r["lexical"], "_similarity": r["similarity"]} for k, r in rows.items()
+    }
     for strategy, hits in lists.items():
-        for rank, (key, raw) in enumerate(hits, start=1):
-            if key in candidates:
-                candidates[key].ranks[strategy] = rank
-                candidates[key].raw[strategy] = raw
-    normalized = _complete_scores(candidates, lists, vector, use_lexical, use_semantic)
+        for rank, (key, score) in enumerate(hits, start=1):
+            if key in rows:
+                ranks[key][strategy] = rank
+                raw[key][strategy] = score
+    normalized = _complete_scores(raw, lists, use_lexical, use_semantic)
     if on("context") and temporal:
-        for strategy in ("keyword", "semantic"):
-            if strategy in normalized:
-                borrowed = co.borrow_context(normalized[strategy], temporal, co.CONTEXT_SHARE)
-                normalized[strategy] = fuse.minmax(borrowed)
-    active = {s: w for s, w in weights.items() if s in normalized}
-    if getattr(settings, "SEARCH_FUSION", "score") == "weighted_sum":
-        # the plain mode: hybrid_vector_weight x semantic + the rest x keyword, no adaptation
-        vector_weight = float(getattr(settings, "HYBRID_VECTOR_WEIGHT", 0.3))
-        plain = {"semantic": vector_weight, "keyword": 1.0 - vector_weight}
-        fused = fuse.score_fusion(
-            {k: v for k, v in normalized.items() if k in plain}, plain, candidates
-        )
-    elif on("score_fusion"):
-        fused = fuse.score_fusion(normalized, active, candidates)
-    else:
-        rankings = {s: {k: r for r, (k, _) in enumerate(h, 1)} for s, h in lists.items()}
-        fused = fuse.weighted_rrf(rankings, active)
-        fused = {k: fused.get(k, 0.0) for k in candidates}
-    best_similarity = max((c.raw.get("_similarity", 0.0) for c in candidates.values()), default=0.0)
-    return Scored(
-        fused=fused,
-        candidates=candidates,
+        normalized = context.with_context(normalized, temporal)
+    fused = fuse.fuse_pool(
+        config.fusion_used,
+        normalized=normalized,
+        lists=lists,
+        weights=weights,
+        pool=rows,
+        vector_weight=config.hybrid_vector_weight,
+    )
+    items = {k: _ranked(k, r, fused.get(k, 0.0), ranks[k], raw[k]) for k, r in rows.items()}
+    best_similarity = max((r["similarity"] for r in rows.values()), default=0.0)
+    return Pool(
+        items=items,
         lists=lists,
         temporal=temporal,
         graph_adjacency=graph.neighbours_from_edges(edges),
@@ -140,7 +139,7 @@ def score_query(
     )
 
 
-def _seeds(lists: dict[str, list[tuple[str, float]]]) -> dict[str, float]:
+def _seeds(lists: Mapping[str, list[tuple[str, float]]]) -> dict[str, float]:
     """The best few hits across strategies, scored 1/rank, as graph seeds."""
     seeds: dict[str, float] = {}
     for hits in lists.values():
@@ -149,9 +148,13 @@ def _seeds(lists: dict[str, list[tuple[str, float]]]) -> dict[str, float]:
     return dict(sorted(seeds.items(), key=lambda kv: -kv[1])[:GRAPH_SEEDS])
 
 
-def _candidate(key: str, row: dict) -> Candidate:
-    return Candidate(
+def _ranked(key: str, row: dict, score: float, ranks: dict, raw: dict) -> Ranked:
+    return Ranked(
         id=key,
+        score=score,
+        fused=score,
+        ranks=ranks,
+        raw=raw,
         created_at=row["created_at"],
         external_id=row["external_id"],
         file_path=row["file_path"],
@@ -160,20 +163,18 @@ def _candidate(key: str, row: dict) -> Candidate:
         stability=row["stability"],
         pagerank=row["pagerank"],
         tags=row["tags"],
-        raw={"_lexical": row["lexical"], "_similarity": row["similarity"]},
     )
 
 
-def _complete_scores(candidates, lists, vector, use_lexical, use_semantic) -> dict:
+def _complete_scores(raw, lists, use_lexical: bool, use_semantic: bool) -> dict:
     """Every candidate scored by every strategy, min-max scaled over the pool."""
     normalized: dict[str, dict[str, float]] = {}
     if use_lexical:
-        normalized["keyword"] = fuse.minmax({k: c.raw["_lexical"] for k, c in candidates.items()})
+        normalized["keyword"] = fuse.minmax({k: r["_lexical"] for k, r in raw.items()})
     if use_semantic:
-        sims = {k: c.raw["_similarity"] for k, c in candidates.items()}
-        normalized["semantic"] = fuse.minmax(sims)
+        normalized["semantic"] = fuse.minmax({k: r["_similarity"] for k, r in raw.items()})
     for strategy in ("exact", "graph"):
         if lists.get(strategy):
             top = max(s for _, s in lists[strategy]) or 1.0
-            normalized[strategy] = {k: s / top for k, s in lists[strategy] if k in candidates}
+            normalized[strategy] = {k: s / top for k, s in lists[strategy] if k in raw}
     return normalized

@@ -1,0 +1,246 @@
+"""The search response and its three readings: the JSON payload, the explain view
+(include_debug) and the QueryLog row. Shaping only; search() in services.py decides."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from apps.memories.models import Memory
+
+from .config import SearchSettings
+from .pipeline import budget, confidence, fuse, retrieve
+from .pipeline.candidates import Pool
+from .types import QueryAnalysis, Ranked
+
+# Reasons that also show in a result's `why` next to the per-strategy ranks.
+WHY_REASONS = ("coactivation", "entity")
+
+
+@dataclass
+class SearchResponse:
+    memories: list[dict]
+    total: int
+    query: str
+    mode: str
+    flags: dict
+    debug: dict | None = None
+    query_log_id: int | None = None
+    # The assistant-facing text's budget as this search decided it (None: unlimited).
+    text_budget: int | None = field(default=None, repr=False)
+    # 0..1: how likely the results hold the answer (None: no query text, nothing to judge)
+    confidence: float | None = None
+    signals: dict | None = field(default=None, repr=False)  # what the confidence was built from
+
+    def to_dict(self) -> dict:
+        out = {
+            "memories": self.memories,
+            "total": self.total,
+            "query": self.query,
+            "mode": self.mode,
+            "confidence": self.confidence,
+            "flags": self.flags,
+            "query_log_id": self.query_log_id,
+        }
+        if self.debug is not None:
+            out["debug"] = self.debug
+        return out
+
+
+def render_markdown(response: SearchResponse, token_budget: int | None = None) -> str:
+    """Assistant-facing text: evidence-gap warning first when flagged, contradictions marked,
+    whole memories only, within `token_budget` if given, else the budget the search decided
+    (the request's token_budget or SEARCH_TOKEN_BUDGET; unlimited when the request or the
+    settings switch the `budget` stage off)."""
+    limit = token_budget if token_budget is not None else response.text_budget
+    return budget.render(response.to_dict(), limit)
+
+
+def payload(ranked: Sequence[Ranked], pairs: Sequence[tuple[str, str]]) -> list[dict]:
+    """The results as returned: stored fields, final score, why (ranks and boosts), flags."""
+    if not ranked:
+        return []
+    rows = {
+        str(m["id"]): m
+        for m in Memory.objects.filter(id__in=[r.id for r in ranked]).values(
+            "id", "content", "title", "category", "file_path", "created_at"
+        )
+    }
+    out = []
+    for r in ranked:
+        row = rows.get(r.id)
+        if row is None:
+            continue
+        why = dict(r.ranks)
+        for reason in r.reasons:
+            if reason in WHY_REASONS:
+                why.setdefault(reason, 1)
+        item = {
+            "id": r.id,
+            "content": row["content"],
+            "title": row["title"],
+            "category": row["category"],
+            "tags": list(r.tags),
+            "file_path": row["file_path"],
+            "created_at": row["created_at"].isoformat(),
+            "score": round(float(r.score), 6),
+            "why": why,
+        }
+        contradicted = [
+            f"contradiction:{b if a == r.id else a}" for a, b in pairs if r.id in (a, b)
+        ]
+        if contradicted:
+            item["flags"] = contradicted
+        out.append(item)
+    return out
+
+
+# The steps whose order the explain view shows per result.
+POSITION_STEPS = ("fused", "order", "diversity", "mmr")
+
+
+@dataclass
+class Trace:
+    """The order each step left (recorded only for include_debug), so the explain view can
+    show where a result stood after fusion, after the boosts, diversity and MMR."""
+
+    orders: dict[str, list[str]] = field(default_factory=dict)
+
+    def record(self, step: str, items: Sequence[Ranked]) -> None:
+        self.orders.pop(step, None)  # a repeated step counts at its last position
+        self.orders[step] = [r.id for r in items]
+
+    def positions(self, key: str) -> dict[str, int | None]:
+        return {
+            step: (order.index(key) + 1 if key in order else None)
+            for step, order in self.orders.items()
+            if step in POSITION_STEPS
+        }
+
+    def moves(self, step: str, limit: int) -> list[dict[str, Any]]:
+        """Results that `step` moved or dropped, among the top `limit` before or after it."""
+        steps = list(self.orders)
+        if step not in steps or steps.index(step) == 0:
+            return []
+        before, after = self.orders[steps[steps.index(step) - 1]], self.orders[step]
+        out = []
+        for key in dict.fromkeys(before[:limit] + after[:limit]):
+            was = before.index(key) + 1 if key in before else None
+            now = after.index(key) + 1 if key in after else None
+            if was != now:
+                out.append({"id": key, "from": was, "to": now})
+        return out
+
+
+def explain(
+    *,
+    req,
+    config: SearchSettings,
+    analysis: QueryAnalysis | None,
+    weights: dict[str, float],
+    adapted: dict[str, float],
+    learned: dict[str, float],
+    rules: list[str],
+    pool: Pool | None,
+    ranked: Sequence[Ranked],
+    trace: Trace,
+    timings: dict[str, float],
+    model: str,
+) -> dict:
+    """The include_debug payload (the UI's explain view reads it)."""
+    time_range = None
+    if analysis and (analysis.after or analysis.before):
+        time_range = [str(analysis.after), str(analysis.before)]
+    debug: dict[str, Any] = {
+        "intent": analysis.intent if analysis else None,
+        "intent_scores": analysis.intent_scores if analysis else {},
+        "entities": list(analysis.entities) if analysis else [],
+        "time_phrase": analysis.time_phrase if analysis else "",
+        "query_time_range": time_range,
+        "filters": {
+            "after": str(req.after) if req.after else None,
+            "before": str(req.before) if req.before else None,
+            "tags": list(req.tags),
+            "categories": list(req.categories),
+            "file_path": req.file_path,
+            "time_expr": req.time_phrase,
+        },
+        "weights": _rounded(weights),
+        "adapted_weights": _rounded(adapted),
+        "learned_weights": learned,
+        "weight_rules": rules,
+        "thresholds": {
+            "semantic_min": retrieve.SEMANTIC_MIN,
+            "semantic_fallback": retrieve.SEMANTIC_FALLBACK_MIN,
+            "gap_z": confidence.GAP_Z,
+            "rrf_k": fuse.RRF_K,
+            "diversity_max_per_file": config.diversity_max_per_file,
+        },
+        "fallback_retry": bool(pool.fallback) if pool else False,
+        "fusion": config.fusion_used,
+        "disabled_stages": sorted(config.disabled),
+        "stage_timings_ms": timings,
+        "embedding_model": model,
+        "results": [_result(r, trace) for r in ranked],
+        "moves": {
+            "diversity": trace.moves("diversity", req.limit),
+            "mmr": trace.moves("mmr", req.limit),
+        },
+    }
+    if pool:
+        debug["candidates"] = {
+            s: [
+                {"id": k, "rank": r, "score": round(v, 4)}
+                for r, (k, v) in enumerate(hits[:20], start=1)
+            ]
+            for s, hits in pool.lists.items()
+        }
+        debug["pool_size"] = len(pool.items)
+        debug["top_z"] = confidence.top_z_score([r.score for r in ranked[:20]])
+    return debug
+
+
+def _rounded(weights: dict[str, float]) -> dict[str, float]:
+    return {k: round(v, 4) for k, v in weights.items()}
+
+
+def _result(r: Ranked, trace: Trace) -> dict:
+    return {
+        "id": r.id,
+        "score": round(float(r.score), 6),
+        "fused": round(float(r.fused), 6),
+        "ranks": dict(r.ranks),
+        "scores": {k: round(float(v), 4) for k, v in r.raw.items()},
+        "boosts": [[name, round(float(v), 4)] for name, v in r.boosts],
+        "reasons": list(r.reasons),
+        "positions": trace.positions(r.id),
+    }
+
+
+def log_fields(
+    log_id: int, req, analysis, weights, ranked: Sequence[Ranked], flags, timings, latency
+) -> dict:
+    return {
+        "id": log_id,
+        "namespace_id": req.namespace.id,
+        "query": req.query,
+        "mode": req.mode,
+        "intent": analysis.intent if analysis else "",
+        "entities": list(analysis.entities) if analysis else [],
+        "filters": {
+            "tags": list(req.tags),
+            "categories": list(req.categories),
+            "file_path": req.file_path,
+            "after": req.after.isoformat() if req.after else None,
+            "before": req.before.isoformat() if req.before else None,
+        },
+        "strategy_weights": _rounded(weights),
+        "results": [
+            {"id": r.id, "score": round(float(r.score), 6), "ranks": dict(r.ranks)} for r in ranked
+        ],
+        "stage_timings_ms": timings,
+        "latency_ms": max(latency, 0.0),
+        "evidence_gap": flags["evidence_gap"],
+        "fallback_retry": flags["fallback_retry"],
+    }

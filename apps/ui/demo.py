@@ -1,0 +1,77 @@
+"""Content of the demo namespace (seed_demo) and of the browser tests' seeded namespace."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+PROJECT_MEMORIES: list[dict] = [
+    {
+        "title": "Use Redis for the session cache",
+        "content": "We decided to keep **sessions in Redis** (db 1) with a 14-day TTL. "
+        "Postgres was too slow under the login storm on Mondays.",
+        "category": "decision",
+        "tags": ["sessions", "redis"],
+        "file_path": "memoryhub/settings/base.py",
+        "importance": 0.8,
+    },
+    {
+        "title": "Cache invalidation on write",
+        "content": "Every write service clears the cached search facets of its namespace; "
+        "forgetting this showed stale tag counts for up to a minute.",
+        "category": "learning",
+        "tags": ["cache"],
+        "file_path": "apps/memories/services/create.py",
+    },
+    {
+        "title": "Sessions live in Postgres now",
+        "content": "Since the Redis outage we store sessions in Postgres again "
+        "(`django.contrib.sessions.backends.db`).",
+        "category": "decision",
+        "tags": ["sessions"],
+    },
+    {
+        "title": "Never run migrations during the import window",
+        "content": "Avoid `migrate` between 02:00 and 03:00 UTC: the nightly import holds "
+        "locks on memories_memory and the migration waits, then times out.",
+        "category": "warning",
+        "tags": ["ops"],
+        "tier": "core",
+    },
+    {
+        "title": "Embeddings are normalised",
+        "content": "all-MiniLM-L6-v2 vectors are L2-normalised before storage, so cosine "
+        "distance and inner product rank the same way.",
+        "category": "fact",
+        "tags": ["search", "embeddings"],
+        "file_path": "apps/memories/embeddings.py",
+    },
+]
+
+
+def long_document() -> str:
+    """A markdown handbook long enough to be stored as several chunks."""
+    sections = []
+    topics = ["Deploys", "Backups", "Incidents", "On-call", "Upgrades", "Monitoring"]
+    for topic in topics:
+        body = " ".join(
+            f"{topic} step {i}: check the dashboard, write down what you saw, and tell the "
+            f"channel before changing anything in production."
+            for i in range(1, 9)
+        )
+        sections.append(f"## {topic}\n\n{body}\n")
+    return "# Operations handbook\n\n" + "\n".join(sections)
+
+
+def grant_owners(namespace, users: Iterable) -> list[str]:
+    """Make `users` owners of `namespace` (when the membership model exists)."""
+    try:
+        from apps.access.models import NamespaceMembership, Role
+    except ImportError:
+        return []
+    names = []
+    for user in users:
+        NamespaceMembership.objects.update_or_create(
+            user=user, namespace=namespace, defaults={"role": Role.OWNER}
+        )
+        names.append(user.get_username())
+    return names

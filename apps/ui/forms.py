@@ -1,0 +1,165 @@
+"""Forms of the UI. They only shape browser input into the arguments of the services; the
+services validate (their ValidationFailed errors are put next to the field they name)."""
+
+from __future__ import annotations
+
+from django import forms
+
+from apps.core.exceptions import ValidationFailed
+from apps.memories.models import Category, Relation, Tier
+from apps.search.params import MODES
+
+CATEGORY_CHOICES = [(c, c) for c in Category.values]
+TIER_CHOICES = [(t, t) for t in Tier.values]
+
+
+def split_list(value: str) -> list[str]:
+    return [part.strip() for part in (value or "").replace("\n", ",").split(",") if part.strip()]
+
+
+def attach_errors(form: forms.Form, exc: ValidationFailed, aliases: dict | None = None) -> None:
+    """Show a service's errors next to the fields they name ("tags[2]" goes on "tags")."""
+    aliases = aliases or {}
+    for name, messages in exc.errors.items():
+        base = aliases.get(name, name.split("[")[0].split(".")[0])
+        field = base if base in form.fields else None
+        for message in messages:
+            form.add_error(field, f"{name}: {message}" if field and name != base else message)
+
+
+class SearchForm(forms.Form):
+    """The filters of memory_search (SPEC section 5)."""
+
+    q = forms.CharField(required=False, label="Query")
+    namespace = forms.ChoiceField(choices=())
+    mode = forms.ChoiceField(choices=[(m, m) for m in MODES], initial="hybrid", required=False)
+    tags = forms.CharField(required=False, help_text="Comma separated")
+    categories = forms.MultipleChoiceField(
+        choices=CATEGORY_CHOICES, required=False, widget=forms.CheckboxSelectMultiple
+    )
+    file_path = forms.CharField(required=False)
+    time_expr = forms.CharField(required=False, label="Time", help_text="e.g. last week")
+    after = forms.DateTimeField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    before = forms.DateTimeField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    quality_boost = forms.FloatField(
+        required=False, min_value=0, max_value=1, initial=0,
+        widget=forms.NumberInput(attrs={"step": "0.1"}),
+    )  # fmt: skip
+    limit = forms.IntegerField(required=False, min_value=1, max_value=100, initial=10)
+
+    def __init__(self, *args, namespaces: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["namespace"].choices = [(n, n) for n in namespaces]
+
+    def has_search(self) -> bool:
+        data = self.cleaned_data
+        keys = ("q", "tags", "categories", "file_path", "time_expr", "after", "before")
+        return any(data.get(k) for k in keys)
+
+    def search_arguments(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "query": data["q"],
+            "mode": data["mode"] or "hybrid",
+            "tags": split_list(data["tags"]),
+            "categories": data["categories"],
+            "file_path": data["file_path"] or None,
+            "time_expr": data["time_expr"] or None,
+            "after": data["after"],
+            "before": data["before"],
+            "quality_boost": data["quality_boost"] or 0.0,
+            "limit": data["limit"] or 10,
+        }
+
+
+SORT_CHOICES = [
+    ("newest", "Newest"),
+    ("oldest", "Oldest"),
+    ("importance", "Importance"),
+    ("pagerank", "PageRank"),
+    ("used", "Most used"),
+]
+
+
+class BrowseForm(forms.Form):
+    category = forms.ChoiceField(choices=[("", "any category"), *CATEGORY_CHOICES], required=False)
+    tier = forms.ChoiceField(choices=[("", "any tier"), *TIER_CHOICES], required=False)
+    tag = forms.CharField(required=False)
+    archived = forms.ChoiceField(
+        choices=[("active", "active"), ("archived", "archived"), ("all", "all")],
+        required=False,
+    )
+    file_path = forms.CharField(required=False)
+    after = forms.DateTimeField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    before = forms.DateTimeField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    sort = forms.ChoiceField(choices=SORT_CHOICES, required=False)
+    cursor = forms.CharField(required=False, widget=forms.HiddenInput)
+
+
+BULK_ACTIONS = [
+    ("archive", "Archive"),
+    ("restore", "Restore (unarchive)"),
+    ("add_tag", "Add tag"),
+    ("remove_tag", "Remove tag"),
+    ("tier", "Change tier"),
+    ("delete", "Delete"),
+]
+
+
+class BulkForm(forms.Form):
+    action = forms.ChoiceField(choices=BULK_ACTIONS)
+    ids = forms.MultipleChoiceField(choices=(), required=True)
+    tag = forms.CharField(required=False)
+    tier = forms.ChoiceField(choices=[("", "—"), *TIER_CHOICES], required=False)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Any submitted ids pass here; the view keeps only those in the person's namespace.
+        self.fields["ids"].choices = [(i, i) for i in self.data.getlist("ids")] if self.data else []
+
+    def clean(self):
+        data = super().clean()
+        if data.get("action") in ("add_tag", "remove_tag") and not data.get("tag"):
+            self.add_error("tag", "Name the tag.")
+        if data.get("action") == "tier" and not data.get("tier"):
+            self.add_error("tier", "Choose a tier.")
+        return data
+
+
+class MemoryForm(forms.Form):
+    """Create/edit: the writable fields a person edits; the write path validates them."""
+
+    title = forms.CharField(required=False, max_length=300)
+    content = forms.CharField(widget=forms.Textarea(attrs={"rows": 12}), required=False)
+    category = forms.ChoiceField(choices=CATEGORY_CHOICES, initial=Category.NOTE)
+    tags = forms.CharField(required=False, help_text="Comma separated")
+    file_path = forms.CharField(required=False, max_length=1000)
+    source = forms.CharField(required=False, max_length=200)
+    tier = forms.ChoiceField(choices=TIER_CHOICES, initial=Tier.NORMAL)
+    importance = forms.FloatField(
+        min_value=0, max_value=1, initial=0.5, widget=forms.NumberInput(attrs={"step": "0.05"})
+    )
+
+    def service_fields(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "title": data["title"],
+            "content": data["content"],
+            "category": data["category"],
+            "tags": split_list(data["tags"]),
+            "file_path": data["file_path"],
+            "source": data["source"],
+            "tier": data["tier"],
+            "importance": data["importance"],
+        }
+
+
+class LinkForm(forms.Form):
+    target = forms.UUIDField()
+    relation = forms.ChoiceField(choices=[(r, r) for r in Relation.values])
+    direction = forms.ChoiceField(choices=[("out", "this → other"), ("in", "other → this")])
+
+
+class TokenForm(forms.Form):
+    name = forms.CharField(max_length=100, initial="assistant")
+    read_only = forms.BooleanField(required=False)

@@ -1,0 +1,26 @@
+"""Memory content rendered as markdown, safely: raw HTML is escaped by the parser and the output
+is sanitised again (nh3), so no script, event handler or javascript: link reaches the page."""
+
+from __future__ import annotations
+
+import nh3
+from markdown_it import MarkdownIt
+
+_md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+ALLOWED_TAGS = {
+    "p", "br", "hr", "em", "strong", "code", "pre", "blockquote", "ul", "ol", "li", "a",
+    "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "del",
+}  # fmt: skip
+ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "th": {"style"}, "td": {"style"}}
+
+
+def render(text: str) -> str:
+    html = _md.render(text or "")
+    return nh3.clean(
+        html,
+        tags=ALLOWED_TAGS,
+        attributes=ALLOWED_ATTRIBUTES,
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer nofollow",
+    )

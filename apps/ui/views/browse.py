@@ -1,0 +1,118 @@
+"""The browse list of a namespace: filters, sorting, keyset pages, bulk actions."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from apps.core.exceptions import ValidationFailed
+from apps.memories import services
+from apps.memories.browse import listed, memory_page
+from apps.memories.models import Memory, Namespace
+
+from ..access import Action, can, namespace_view
+from ..forms import BrowseForm, BulkForm
+from .common import pick, writer
+
+PAGE_SIZE = 50
+
+
+def _filtered(namespace: Namespace, data: dict):
+    qs = Memory.objects.filter(namespace=namespace)
+    archived = data.get("archived") or "active"
+    if archived != "all":
+        qs = qs.filter(archived=archived == "archived")
+    if data.get("category"):
+        qs = qs.filter(category=data["category"])
+    if data.get("tier"):
+        qs = qs.filter(tier=data["tier"])
+    if data.get("tag"):
+        qs = qs.filter(tags__name=data["tag"].strip().lower())
+    if data.get("file_path"):
+        qs = qs.filter(file_path__startswith=data["file_path"].strip())
+    return qs.created_between(data.get("after"), data.get("before"))
+
+
+@namespace_view(Action.VIEW)
+def browse_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
+    form = BrowseForm(request.GET or None)
+    data = form.cleaned_data if form.is_valid() else {}
+    page = memory_page(
+        listed(_filtered(namespace, data)),
+        sort=data.get("sort") or "newest",
+        cursor=data.get("cursor") or None,
+        size=PAGE_SIZE,
+    )
+    params = request.GET.copy()
+    params.pop("cursor", None)
+    context = {
+        "namespace": namespace,
+        "form": form,
+        "page": page,
+        "base_query": params.urlencode(),
+        "can_change": can(request.user, namespace, Action.CHANGE),
+        "bulk_form": BulkForm(),
+    }
+    template = pick(request, "ui/browse/page.html", "ui/browse/partials/table.html")
+    return render(request, template, context)
+
+
+@namespace_view(Action.CHANGE)
+@require_POST
+def bulk_action(request: HttpRequest, namespace: Namespace) -> HttpResponse:
+    form = BulkForm(request.POST)
+    back = request.POST.get("next") or f"/ns/{namespace.name}/memories/"
+    if not back.startswith("/"):
+        back = "/"
+    if not form.is_valid():
+        messages.error(request, "Choose memories and an action. " + form.errors.as_text())
+        return redirect(back)
+    data = form.cleaned_data
+    # Only ids of this namespace: anything else is silently not there.
+    memories = list(Memory.objects.filter(namespace=namespace, pk__in=_uuids(data["ids"])))
+    who = writer(request)
+    try:
+        with transaction.atomic():
+            count = _apply(data, memories, who)
+    except ValidationFailed as exc:
+        messages.error(request, exc.summary())
+        return redirect(back)
+    messages.success(request, f"{data['action'].replace('_', ' ')}: {count} memories.")
+    return redirect(back)
+
+
+def _uuids(values: list[str]) -> list[str]:
+    import uuid
+
+    out = []
+    for value in values:
+        try:
+            out.append(str(uuid.UUID(value)))
+        except ValueError:
+            continue
+    return out
+
+
+def _apply(data: dict, memories: list[Memory], who: dict) -> int:
+    action = data["action"]
+    if action == "archive":
+        ids = [m.pk for m in memories]
+        return services.memories_archive(memories=Memory.objects.filter(pk__in=ids), **who)
+    for memory in memories:
+        if action == "restore":
+            services.memory_archive(memory=memory, archived=False, **who)
+        elif action == "delete":
+            services.memory_delete(memory=memory, **who)
+        elif action == "tier":
+            services.memory_update(memory=memory, tier=data["tier"], **who)
+        else:
+            tags = list(memory.tags.values_list("name", flat=True))
+            tag = data["tag"].strip().lower()
+            if action == "add_tag" and tag not in tags:
+                services.memory_update(memory=memory, tags=[*tags, tag], **who)
+            elif action == "remove_tag" and tag in tags:
+                services.memory_update(memory=memory, tags=[t for t in tags if t != tag], **who)
+    return len(memories)

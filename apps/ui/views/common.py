@@ -1,0 +1,15 @@
+"""Small helpers shared by the UI views."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+
+
+def writer(request: HttpRequest) -> dict:
+    """Who is writing and through which door, for the write services' history records."""
+    return {}
+
+
+def pick(request: HttpRequest, full: str, partial: str) -> str:
+    """The partial template for an htmx request, the whole page otherwise."""
+    return partial if getattr(request, "htmx", False) else full

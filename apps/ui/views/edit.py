@@ -1,0 +1,117 @@
+"""Create and edit forms, through memory_create / memory_update (the one write path)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from apps.core.exceptions import ValidationFailed
+from apps.memories import services
+from apps.memories.models import Memory, Namespace
+from apps.memories.tags import infer_tags
+
+from ..access import Action, memory_view, namespace_view
+from ..forms import MemoryForm, attach_errors, split_list
+from .common import writer
+
+DUPLICATE_CHOICES = {"keep": "report", "skip": "skip", "supersede": "supersede"}
+
+
+class _DryRun(Exception):
+    def __init__(self, result: services.WriteResult):
+        self.duplicate_of = result.duplicate_of
+        self.near_duplicates = list(result.near_duplicates)
+        super().__init__("dry run")
+
+
+def _preview(namespace: Namespace, fields: dict) -> _DryRun | None:
+    """Run the real create and roll it back: what it would find (duplicates, near-duplicates)."""
+    try:
+        with transaction.atomic():
+            raise _DryRun(services.memory_create(namespace=namespace, **fields))
+    except _DryRun as dry:
+        return dry
+    return None
+
+
+@namespace_view(Action.CHANGE)
+def create_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
+    form = MemoryForm(request.POST or None)
+    context = {"form": form, "namespace": namespace, "duplicates": None}
+    if request.method == "POST" and form.is_valid():
+        fields = form.service_fields()
+        choice = request.POST.get("on_duplicate", "")
+        try:
+            if choice not in DUPLICATE_CHOICES:
+                dry = _preview(namespace, fields)
+                if dry and (dry.duplicate_of or dry.near_duplicates):
+                    similarity = {d["id"]: d["similarity"] for d in dry.near_duplicates}
+                    near = Memory.objects.filter(pk__in=list(similarity))
+                    context["duplicates"] = {
+                        "exact": dry.duplicate_of,
+                        "near": [(m, similarity[str(m.pk)]) for m in near],
+                    }
+                    return render(request, "ui/memory/form.html", context)
+            result = services.memory_create(
+                namespace=namespace,
+                on_duplicate=DUPLICATE_CHOICES.get(choice, "report"),
+                **fields,
+                **writer(request),
+            )
+        except ValidationFailed as exc:
+            attach_errors(form, exc)
+            return render(request, "ui/memory/form.html", context, status=400)
+        if not result.created:
+            messages.info(request, "Not stored again: this memory already holds that text.")
+        else:
+            messages.success(request, "Memory created.")
+        if result.inferred_tags:
+            inferred = ", ".join(result.inferred_tags)
+            messages.info(request, f"Tags inferred from the text: {inferred}")
+        if result.chunks:
+            messages.info(request, f"Stored as a document of {len(result.chunks)} chunks.")
+        return redirect("ui:memory", memory_id=result.memory.pk)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "ui/memory/form.html", context, status=status)
+
+
+@memory_view(Action.CHANGE)
+def edit_page(request: HttpRequest, memory: Memory) -> HttpResponse:
+    current = {
+        "title": memory.title,
+        "content": memory.content,
+        "category": memory.category,
+        "tags": ", ".join(memory.tags.values_list("name", flat=True)),
+        "file_path": memory.file_path,
+        "source": memory.source,
+        "tier": memory.tier,
+        "importance": memory.importance,
+    }
+    form = MemoryForm(request.POST or None, initial=current)
+    context = {"form": form, "namespace": memory.namespace, "memory": memory}
+    if request.method == "POST" and form.is_valid():
+        fields = form.service_fields()
+        before = {**current, "tags": split_list(current["tags"])}
+        changes = {k: v for k, v in fields.items() if v != before[k]}
+        if changes:
+            try:
+                services.memory_update(memory=memory, **changes, **writer(request))
+            except ValidationFailed as exc:
+                attach_errors(form, exc)
+                return render(request, "ui/memory/form.html", context, status=400)
+            messages.success(request, "Saved: " + ", ".join(sorted(changes)) + ".")
+        else:
+            messages.info(request, "Nothing changed.")
+        return redirect("ui:memory", memory_id=memory.pk)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "ui/memory/form.html", context, status=status)
+
+
+@namespace_view(Action.VIEW)
+def infer_tags_partial(request: HttpRequest, namespace: Namespace) -> HttpResponse:
+    """htmx: the tags the write path will add to this text (shown while typing)."""
+    given = split_list(request.GET.get("tags", ""))
+    tags = infer_tags(request.GET.get("content", ""), request.GET.get("category", ""), given)
+    return render(request, "ui/memory/partials/inferred_tags.html", {"inferred": tags})

@@ -1,0 +1,47 @@
+"""Plain factory functions for tests: real rows through the real write path, and the small
+value objects the pure pipeline stages take. Defaults are the boring case; a test names only
+what matters to it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+
+from apps.memories.models import Memory, Namespace
+from apps.search.types import Ranked
+
+BASE_TIME = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
+
+
+def namespace(name: str = "test-ns") -> Namespace:
+    return Namespace.objects.get_or_create(name=name)[0]
+
+
+def memories(
+    ns: Namespace, items: Iterable[str | dict], start: datetime = BASE_TIME
+) -> list[Memory]:
+    """Memories written by memory_batch_create (embedded by the real model), one minute apart
+    unless an item sets created_at."""
+    from apps.memories.services import memory_batch_create
+
+    rows = [{"content": i} if isinstance(i, str) else dict(i) for i in items]
+    for n, row in enumerate(rows):
+        row.setdefault("created_at", start + timedelta(minutes=n))
+    results = memory_batch_create(
+        namespace=ns, items=rows, check_near_duplicates=False, infer=False
+    )
+    return [r.memory for r in results]
+
+
+def unit(vector: Sequence[float]) -> np.ndarray:
+    v = np.asarray(vector, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+def ranked(key: str, score: float = 1.0, vector: Sequence[float] | None = None, **fields) -> Ranked:
+    """A Ranked item for the pure stages; `vector` becomes its unit embedding."""
+    if vector is not None:
+        fields["embedding"] = unit(vector)
+    return Ranked(id=key, score=score, fused=fields.pop("fused", score), **fields)
