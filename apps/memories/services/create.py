@@ -294,12 +294,12 @@ def _near_duplicates(
         cur.execute(
             """
             SELECT q.pos, nd.id, nd.similarity
-              FROM unnest(%s::text[]) WITH ORDINALITY AS q(vec, pos)
+              FROM unnest(%s::text[]::vector[]) WITH ORDINALITY AS q(vec, pos)
               CROSS JOIN LATERAL (
-                    SELECT m.id, 1 - (m.embedding <=> q.vec::vector) AS similarity
+                    SELECT m.id, 1 - (m.embedding <=> q.vec) AS similarity
                       FROM memories_memory m
                      WHERE m.namespace_id = %s AND NOT m.archived AND m.embedding IS NOT NULL
-                     ORDER BY m.embedding <=> q.vec::vector
+                     ORDER BY m.embedding <=> q.vec
                      LIMIT 5) nd
              WHERE nd.similarity >= %s
             """,
