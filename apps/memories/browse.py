@@ -86,6 +86,12 @@ def memory_page(
     return Page(rows, next_cursor, prev_cursor)
 
 
+def cursor_after(memory: Memory, sort: str = "newest") -> str:
+    """The cursor of the page that starts right after `memory` (benchmarks, deep links)."""
+    field, _ = SORTS.get(sort, SORTS["newest"])
+    return _encode(getattr(memory, field), memory.pk, False)
+
+
 def document_chunks(memory: Memory) -> list[Memory]:
     """Every chunk of the document `memory` belongs to, in order ([] when it is not chunked)."""
     document_id = (memory.metadata or {}).get("document_id")
