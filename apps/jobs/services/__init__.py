@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from django.utils import timezone
 
+from apps.history.purge import trash_purge_update
 from apps.jobs.locks import advisory_lock
 from apps.jobs.models import Job, JobRun, RunStatus
 from apps.memories.models import Namespace
@@ -29,6 +30,7 @@ JOBS: dict[str, Callable[..., dict]] = {
     Job.FEEDBACK_WEIGHTS: feedback_weights_update,
     Job.DECAY: decay_update,
     Job.REEMBED: reembed_update,
+    Job.TRASH_PURGE: trash_purge_update,
 }
 KEEP_RUNS_PER_JOB = 500
 MAX_NAMESPACES_LISTED = 50
