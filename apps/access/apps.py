@@ -6,9 +6,9 @@ class AccessConfig(AppConfig):
     label = "access"
 
     def ready(self) -> None:
-        # Querysets' restrict() (apps.core.querysets) asks this policy which namespaces a
+        # Querysets' restrict() (apps.core.permissions) asks this policy which namespaces a
         # principal may reach.
-        from apps.core.querysets import register_namespace_policy
+        from apps.core.permissions import register_namespace_policy
 
         from .permissions import namespaces_for
 

@@ -10,28 +10,21 @@ A principal is an ApiToken or a Django user (people in the web UI and the admin)
   a revoked token nothing.
 
 `namespaces_for` is the single source: querysets apply it with `restrict(principal, action)`
-(apps.core.querysets), and `can` answers the same question for one namespace.
+(apps.core.querysets), and `can` answers the same question for one namespace. `Action` is
+defined in apps.core.permissions (so lower rooms can name actions) and re-exported here.
 """
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 
+from apps.core.permissions import Action
 from apps.memories.models import Namespace
 
 from .models import ApiToken, Role
-
-
-class Action(StrEnum):
-    VIEW = "view"  # read, search, list
-    FEEDBACK = "feedback"  # say whether a search helped
-    CHANGE = "change"  # create, edit, archive, link, delete, restore
-    MANAGE = "manage"  # members and tokens
-
 
 ROLE_ACTIONS: dict[str, frozenset[Action]] = {
     Role.VIEWER: frozenset({Action.VIEW, Action.FEEDBACK}),
@@ -40,6 +33,8 @@ ROLE_ACTIONS: dict[str, frozenset[Action]] = {
 }
 READ_ONLY_TOKEN_ACTIONS = frozenset({Action.VIEW})
 READ_WRITE_TOKEN_ACTIONS = frozenset({Action.VIEW, Action.FEEDBACK, Action.CHANGE})
+
+__all__ = ["Action", "Principal", "can", "namespaces_for", "role_of", "roles_allowing"]
 
 Principal = ApiToken | AbstractBaseUser | AnonymousUser
 

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from django.db.models import Count, Q
+
 from apps.access.permissions import Action, Principal
 from apps.access.scoping import require
 from apps.core.exceptions import NotFound
+from apps.memories.models import Namespace
+from apps.memories.selectors import count_by_namespace, memory_stats
 
 from . import querylog
 from .models import QueryLog
@@ -27,3 +33,20 @@ def query_log_for(
         raise NotFound(f"Search {query_log_id} does not exist or you cannot access it.")
     require(principal, log.namespace, action)
     return log
+
+
+def namespace_stats(*, namespaces: Sequence[Namespace]) -> list[dict]:
+    """Per namespace: memory, tag and edge counts, and how searches went (with feedback, with
+    an evidence gap)."""
+    stored = memory_stats(namespaces=namespaces)
+    searches = count_by_namespace(
+        QueryLog.objects.filter(namespace__in=namespaces),
+        n_searches=Count("id"),
+        n_searches_with_feedback=Count("id", filter=Q(feedback_at__isnull=False)),
+        n_evidence_gaps=Count("id", filter=Q(evidence_gap=True)),
+    )
+    empty = {"searches": 0, "searches_with_feedback": 0, "evidence_gaps": 0}
+    return [
+        {"namespace": ns.name, **stored[ns.pk], **empty, **searches.get(ns.pk, {})}
+        for ns in namespaces
+    ]

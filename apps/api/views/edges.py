@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from django.db.models import Q
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
 from apps.access.permissions import Action
 from apps.access.scoping import edge_for, memory_for, namespace_for
-from apps.memories import services
-from apps.memories.models import CausalEdge
+from apps.memories import selectors, services
 
 from ..pagination import StrictLimitOffsetPagination
 from ..serializers import EdgeFilterIn, EdgeIn, EdgeOut
@@ -25,15 +23,13 @@ class EdgeListCreateApi(TokenApiView):
     )
     def get(self, request):
         filters = self.parse(EdgeFilterIn, request.query_params)
-        edges = CausalEdge.objects.restrict(self.token, Action.VIEW)
-        if filters.get("namespace"):
-            edges = edges.in_namespace(namespace_for(self.token, filters["namespace"]))
-        if filters.get("memory"):
-            memory = filters["memory"]
-            edges = edges.filter(Q(source_id=memory) | Q(target_id=memory))
-        if filters.get("relation"):
-            edges = edges.filter(relation=filters["relation"])
-        edges = edges.select_related("namespace").order_by("-created_at", "id")
+        name = filters.get("namespace")
+        edges = selectors.edge_list(
+            principal=self.token,
+            namespace=namespace_for(self.token, name) if name else None,
+            memory=filters.get("memory"),
+            relation=filters.get("relation", ""),
+        )
         page = self.paginate_queryset(edges)
         return self.get_paginated_response(EdgeOut(page, many=True).data)
 

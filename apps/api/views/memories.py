@@ -14,8 +14,7 @@ from rest_framework.response import Response
 
 from apps.access.permissions import Action
 from apps.access.scoping import memory_for, namespace_for
-from apps.memories import services
-from apps.memories.models import Memory
+from apps.memories import selectors, services
 
 from ..pagination import StrictLimitOffsetPagination
 from ..serializers import (
@@ -54,20 +53,18 @@ class MemoryListCreateApi(TokenApiView):
     )
     def get(self, request):
         filters = self.parse(MemoryFilterIn, request.query_params)
-        memories = Memory.objects.restrict(self.token, Action.VIEW)
-        if filters.get("namespace"):
-            memories = memories.in_namespace(namespace_for(self.token, filters["namespace"]))
-        tags = [t.strip() for t in filters.get("tags", "").split(",") if t.strip()]
-        memories = (
-            memories.filter(archived=filters["archived"])
-            .with_tags(tags)
-            .in_categories([filters.get("category", "")])
-            .created_between(filters.get("after"), filters.get("before"))
+        name = filters.get("namespace")
+        memories = selectors.memory_list(
+            principal=self.token,
+            namespace=namespace_for(self.token, name) if name else None,
+            archived=filters["archived"],
+            tags=[t.strip() for t in filters.get("tags", "").split(",") if t.strip()],
+            category=filters.get("category", ""),
+            after=filters.get("after"),
+            before=filters.get("before"),
+            file_path=filters.get("file_path", ""),
         )
-        if filters.get("file_path"):
-            memories = memories.filter(file_path=filters["file_path"])
-        memories = memories.select_related("namespace").prefetch_related("tags")
-        page = self.paginate_queryset(memories.order_by("-created_at", "id"))
+        page = self.paginate_queryset(memories)
         return self.get_paginated_response(MemoryOut(page, many=True).data)
 
     @extend_schema(
