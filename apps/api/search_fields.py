@@ -23,11 +23,12 @@ def search_serializer(
 
 
 def search_field(arg: Arg) -> serializers.Field:
-    common: dict = {"required": False, "help_text": arg.help}
-    if arg.default is not None and arg.kind not in ("strings", "choices"):
-        common["default"] = arg.default
-    elif arg.kind not in ("strings", "choices"):
-        common["allow_null"] = True
+    common: dict = {"required": arg.required, "help_text": arg.help}
+    if not arg.required and arg.kind not in ("strings", "choices"):
+        if arg.default is not None:
+            common["default"] = arg.default
+        else:
+            common["allow_null"] = True
     if arg.kind == "text":
         return SafeCharField(max_length=arg.max_length, allow_blank=True, **common)
     if arg.kind == "choice":

@@ -50,6 +50,8 @@ def _base_type(arg: Arg) -> tuple[Any, dict[str, Any]]:
 
 
 def _default(arg: Arg) -> Any:
+    if arg.required:
+        return inspect.Parameter.empty
     return None if arg.default in (None, ()) else arg.default
 
 

@@ -33,9 +33,10 @@ Kind = Literal["text", "choice", "integer", "number", "boolean", "strings", "cho
 @dataclass(frozen=True)
 class Arg:
     """One search argument (laid out like apps/memories/fields.MemoryField): `max_length`
-    counts the characters of a text or of each item of a list, `max_items` a list's items.
-    Internal arguments (`public=False`) are
-    for the service's own callers (evaluate, tests), not offered at REST, MCP or the UI."""
+    counts the characters of a text or of each item of a list, `max_items` a list's items;
+    `required` ones must be sent at REST and MCP (the service defaults them). Internal
+    arguments (`public=False`) are for the service's own callers (evaluate, tests), not
+    offered at REST, MCP or the UI."""
 
     kind: Kind
     help: str
@@ -46,6 +47,7 @@ class Arg:
     max_items: int | None = None
     choices: tuple[str, ...] = ()
     public: bool = True
+    required: bool = False  # the doors ask for it (it may still be empty)
 
     def but(self, **changes: Any) -> Arg:
         """A copy with some attributes changed (what a door or a test adjusts)."""
@@ -59,7 +61,7 @@ def _declare() -> Mapping[str, Arg]:
         "query": Arg(
             "text", "What to look for, in natural language or keywords. An empty query lists "
             "the newest memories that pass the filters.", default="",
-            max_length=search_settings().query_max_chars,
+            max_length=search_settings().query_max_chars, required=True,
         ),
         "mode": Arg(
             "choice", "hybrid (default: keyword + semantic + graph fused), semantic (meaning "
