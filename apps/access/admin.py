@@ -1,10 +1,11 @@
-"""API tokens in the admin: created here (the secret is shown once), scoped, revoked."""
+"""API tokens (created here, the secret shown once; scoped; revoked) and people's namespace
+roles in the admin."""
 
 from __future__ import annotations
 
 from django.contrib import admin, messages
 
-from .models import ApiToken
+from .models import ApiToken, NamespaceMembership
 from .services import token_create
 
 
@@ -49,3 +50,13 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def revoke(self, request, queryset):
         count = queryset.update(revoked=True)
         self.message_user(request, f"Revoked {count} token(s).")
+
+
+@admin.register(NamespaceMembership)
+class NamespaceMembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "namespace", "role", "created_at"]
+    list_filter = ["role", "namespace"]
+    list_select_related = ["user", "namespace"]
+    search_fields = ["user__username", "user__email", "namespace__name"]
+    autocomplete_fields = ["user", "namespace"]
+    readonly_fields = ["created_at"]

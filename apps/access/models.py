@@ -1,7 +1,9 @@
-"""API tokens scoped to namespaces. Only a SHA-256 of the secret is stored."""
+"""Who may reach a namespace: API tokens scoped to namespaces (only a SHA-256 of the secret is
+stored) and people's roles in namespaces. The rules themselves are in permissions.py."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 from apps.memories.models import Namespace
@@ -25,8 +27,31 @@ class ApiToken(models.Model):
         mode = "read-only" if self.read_only else "read-write"
         return f"{self.name} ({self.prefix}…, {mode})"
 
-    def allows(self, namespace, *, write: bool = False) -> bool:
-        if self.revoked or (write and self.read_only):
-            return False
-        ns_id = namespace if isinstance(namespace, int) else namespace.pk
-        return self.namespaces.filter(pk=ns_id).exists()
+
+class Role(models.TextChoices):
+    """A person's role in one namespace; each role includes the ones before it."""
+
+    VIEWER = "viewer"
+    EDITOR = "editor"
+    OWNER = "owner"
+
+
+class NamespaceMembership(models.Model):
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.VIEWER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["namespace", "user"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "namespace"], name="membership_user_namespace"),
+            models.CheckConstraint(
+                condition=models.Q(role__in=Role.values), name="membership_role_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.namespace} ({self.role})"

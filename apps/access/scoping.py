@@ -1,8 +1,9 @@
-"""What an API token may reach. REST and MCP both resolve namespaces and objects through here,
-so the rule "a token never sees or changes another namespace's data" lives in one place.
+"""Resolving what a call acts on, for every door (REST, MCP, UI): thin helpers over
+`restrict()` that turn "not there" into the errors the interfaces report.
 
-A namespace or object outside the token's namespaces is reported as not found (never as
-forbidden), so a token cannot probe which names or ids exist elsewhere.
+A namespace or object the principal cannot see is reported as not found (never as forbidden),
+so nobody can probe which names or ids exist elsewhere. A visible object the principal may not
+change raises PermissionDenied (403).
 """
 
 from __future__ import annotations
@@ -13,95 +14,99 @@ from apps.core.exceptions import NotFound, PermissionDenied, ValidationFailed
 from apps.memories.models import CausalEdge, Memory, Namespace
 
 from .models import ApiToken
+from .permissions import Action, Principal, can, role_of
+
+VERBS = {
+    Action.VIEW: "read",
+    Action.FEEDBACK: "give feedback in",
+    Action.CHANGE: "change",
+    Action.MANAGE: "manage",
+}
 
 
-def token_namespaces(token: ApiToken) -> list[Namespace]:
-    """The token's namespaces, ordered by name (uses the prefetch of token_authenticate)."""
-    return sorted(token.namespaces.all(), key=lambda ns: ns.name)
+def visible_namespaces(principal: Principal) -> list[Namespace]:
+    """The namespaces `principal` may view, ordered by name."""
+    return list(Namespace.objects.restrict(principal, Action.VIEW).order_by("name"))
 
 
-def _require_write(token: ApiToken, namespace: Namespace) -> None:
-    if token.read_only:
-        raise PermissionDenied(f"This token is read-only; it cannot change '{namespace.name}'.")
+def require(principal: Principal, namespace: Namespace, action: Action) -> None:
+    """PermissionDenied unless `principal` may do `action` in a namespace it can see."""
+    if action == Action.VIEW or can(principal, namespace, action):
+        return
+    verb = VERBS[Action(action)]
+    if isinstance(principal, ApiToken):
+        if action == Action.MANAGE:
+            raise PermissionDenied(f"API tokens cannot manage '{namespace.name}'.")
+        raise PermissionDenied(f"This token is read-only; it cannot {verb} '{namespace.name}'.")
+    role = role_of(principal, namespace) or "none"
+    raise PermissionDenied(
+        f"Your role in '{namespace.name}' ({role}) does not allow you to {verb} it."
+    )
 
 
-def namespace_for_token(
-    token: ApiToken, name: str | None = None, *, write: bool = False, field: str = "namespace"
+def namespace_for(
+    principal: Principal,
+    name: str | None = None,
+    *,
+    action: Action = Action.VIEW,
+    field: str = "namespace",
 ) -> Namespace:
     """Resolve the namespace a call acts on.
 
-    With no name, a token scoped to exactly one namespace uses that one; a token with several
-    must say which.
+    With no name, a principal that can see exactly one namespace uses that one; one that sees
+    several must say which.
     """
-    namespaces = token_namespaces(token)
+    visible = Namespace.objects.restrict(principal, Action.VIEW)
     if name:
-        found = next((ns for ns in namespaces if ns.name == name), None)
+        found = visible.filter(name=name).first()
         if found is None:
-            raise NotFound(f"Namespace '{name}' does not exist or this token cannot access it.")
-    elif len(namespaces) == 1:
-        found = namespaces[0]
+            raise NotFound(f"Namespace '{name}' does not exist or you cannot access it.")
     else:
-        names = ", ".join(ns.name for ns in namespaces)
-        raise ValidationFailed(
-            {field: f"Required: this token can use several namespaces ({names})."}
-        )
-    if write:
-        _require_write(token, found)
+        namespaces = list(visible.order_by("name")[:51])
+        if len(namespaces) == 1:
+            found = namespaces[0]
+        elif not namespaces:
+            raise NotFound("You cannot access any namespace.")
+        else:
+            names = ", ".join(ns.name for ns in namespaces[:50])
+            raise ValidationFailed({field: f"Required: you can use several namespaces ({names})."})
+    require(principal, found, action)
     return found
 
 
-def _parse_uuid(value, field: str) -> uuid.UUID:
+def parse_memory_id(value, field: str) -> uuid.UUID:
     try:
         return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
     except (ValueError, TypeError, AttributeError):
         raise ValidationFailed({field: f"'{value}' is not a valid memory id (UUID)."}) from None
 
 
-def memory_for_token(
-    token: ApiToken, memory_id, *, write: bool = False, field: str = "memory_id"
+def memory_for(
+    principal: Principal, memory_id, *, action: Action = Action.VIEW, field: str = "memory_id"
 ) -> Memory:
-    """The memory with this id if it lies in one of the token's namespaces."""
-    pk = _parse_uuid(memory_id, field)
+    """The memory with this id, if `principal` can see it (and may do `action` to it)."""
+    pk = parse_memory_id(memory_id, field)
     memory = (
-        Memory.objects.for_token(token)
+        Memory.objects.restrict(principal, Action.VIEW)
         .select_related("namespace")
         .prefetch_related("tags")
         .filter(pk=pk)
         .first()
     )
     if memory is None:
-        raise NotFound(f"Memory {pk} does not exist or this token cannot access it.")
-    if write:
-        _require_write(token, memory.namespace)
+        raise NotFound(f"Memory {pk} does not exist or you cannot access it.")
+    require(principal, memory.namespace, action)
     return memory
 
 
-def edge_for_token(token: ApiToken, edge_id: int, *, write: bool = False) -> CausalEdge:
+def edge_for(principal: Principal, edge_id: int, *, action: Action = Action.VIEW) -> CausalEdge:
     edge = (
-        CausalEdge.objects.filter(pk=edge_id, namespace__in=token.namespaces.all())
+        CausalEdge.objects.restrict(principal, Action.VIEW)
+        .filter(pk=edge_id)
         .select_related("namespace")
         .first()
     )
     if edge is None:
-        raise NotFound(f"Edge {edge_id} does not exist or this token cannot access it.")
-    if write:
-        _require_write(token, edge.namespace)
+        raise NotFound(f"Edge {edge_id} does not exist or you cannot access it.")
+    require(principal, edge.namespace, action)
     return edge
-
-
-def query_log_for_token(token: ApiToken, query_log_id: int, *, write: bool = False):
-    """A logged search of one of the token's namespaces (feedback is given against it)."""
-    from apps.search import querylog
-    from apps.search.models import QueryLog
-
-    logs = QueryLog.objects.filter(pk=query_log_id, namespace__in=token.namespaces.all())
-    log = logs.select_related("namespace").first()
-    if log is None:
-        # The log row is written just after the search returns; feedback may be quicker.
-        querylog.flush()
-        log = logs.select_related("namespace").first()
-    if log is None:
-        raise NotFound(f"Search {query_log_id} does not exist or this token cannot access it.")
-    if write:
-        _require_write(token, log.namespace)
-    return log

@@ -7,12 +7,24 @@ from django.urls import include, path, re_path
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from .views import catalog, edges, memories, search
+from .views import catalog, edges, history, memories, search
 
 v1 = [
     path("memories/", memories.MemoryListCreateApi.as_view(), name="memories"),
     path("memories/batch/", memories.MemoryBatchApi.as_view(), name="memories-batch"),
     path("memories/<str:pk>/", memories.MemoryDetailApi.as_view(), name="memory-detail"),
+    path(
+        "memories/<str:pk>/revisions/",
+        history.MemoryRevisionListApi.as_view(),
+        name="memory-revisions",
+    ),
+    path(
+        "memories/<str:pk>/revisions/<int:revision>/restore/",
+        history.MemoryRevisionRestoreApi.as_view(),
+        name="memory-revision-restore",
+    ),
+    path("trash/", history.TrashListApi.as_view(), name="trash"),
+    path("trash/<int:pk>/restore/", history.TrashRestoreApi.as_view(), name="trash-restore"),
     path("search/", search.SearchApi.as_view(), name="search"),
     path("edges/", edges.EdgeListCreateApi.as_view(), name="edges"),
     path("edges/<int:pk>/", edges.EdgeDetailApi.as_view(), name="edge-detail"),

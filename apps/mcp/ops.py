@@ -8,8 +8,10 @@ from typing import Any
 from mcp_types import CallToolResult
 
 from apps.access.models import ApiToken
-from apps.access.scoping import memory_for_token, namespace_for_token, query_log_for_token
+from apps.access.permissions import Action
+from apps.access.scoping import memory_for, namespace_for
 from apps.core.dates import parse_instant
+from apps.core.exceptions import NotFound
 from apps.memories import services as memory_services
 
 from .render import (
@@ -34,7 +36,7 @@ def search(
     from apps.search.services import render_markdown
     from apps.search.services import search as search_service
 
-    ns = namespace_for_token(token, namespace)
+    ns = namespace_for(token, namespace)
     response = search_service(
         namespace=ns,
         query=query,
@@ -47,22 +49,28 @@ def search(
 
 
 def remember(token: ApiToken, *, namespace: str | None, **fields: Any) -> CallToolResult:
-    ns = namespace_for_token(token, namespace, write=True)
+    ns = namespace_for(token, namespace, action=Action.CHANGE)
     fields["created_at"] = parse_instant(fields.get("created_at"), field="created_at")
-    result = memory_services.memory_create(namespace=ns, **_drop_none(fields))
+    result = memory_services.memory_create(
+        namespace=ns, actor=token, door="mcp", **_drop_none(fields)
+    )
     return tool_result(write_result_markdown(result), result.to_dict())
 
 
 def remember_batch(
     token: ApiToken, *, namespace: str | None, items: list[dict[str, Any]], on_duplicate: str
 ) -> CallToolResult:
-    ns = namespace_for_token(token, namespace, write=True)
+    ns = namespace_for(token, namespace, action=Action.CHANGE)
     for index, item in enumerate(items):
         item["created_at"] = parse_instant(
             item.get("created_at"), field=f"items[{index}].created_at"
         )
     results = memory_services.memory_batch_create(
-        namespace=ns, items=[_drop_none(i) for i in items], on_duplicate=on_duplicate
+        namespace=ns,
+        items=[_drop_none(i) for i in items],
+        on_duplicate=on_duplicate,
+        actor=token,
+        door="mcp",
     )
     created = sum(1 for r in results if r.created)
     lines = [f"Stored {created} new memories in '{ns.name}' ({len(results) - created} existing)."]
@@ -76,10 +84,10 @@ def remember_batch(
 def link(
     token: ApiToken, *, source_id: str, target_id: str, relation: str, strength: float
 ) -> CallToolResult:
-    source = memory_for_token(token, source_id, write=True, field="source_id")
-    target = memory_for_token(token, target_id, write=True, field="target_id")
+    source = memory_for(token, source_id, action=Action.CHANGE, field="source_id")
+    target = memory_for(token, target_id, action=Action.CHANGE, field="target_id")
     edge = memory_services.edge_create(
-        source=source, target=target, relation=relation, strength=strength
+        source=source, target=target, relation=relation, strength=strength, actor=token, door="mcp"
     )
     text = f"Linked `{source.id}` -{relation}-> `{target.id}` (strength {edge.strength:.2f})."
     return tool_result(text, edge_to_dict(edge))
@@ -93,8 +101,9 @@ def feedback(
     result_feedback: dict[str, bool] | None,
 ) -> CallToolResult:
     from apps.search.feedback import feedback_record
+    from apps.search.selectors import query_log_for
 
-    log = query_log_for_token(token, query_log_id, write=True)
+    log = query_log_for(token, query_log_id, action=Action.FEEDBACK)
     log = feedback_record(
         query_log_id=log.pk,
         namespace=log.namespace,
@@ -112,7 +121,7 @@ def feedback(
 
 
 def get(token: ApiToken, *, memory_id: str) -> CallToolResult:
-    memory = memory_for_token(token, memory_id)
+    memory = memory_for(token, memory_id)
     data = memory_to_dict(memory, with_edges=True)
     text = memory_markdown(memory)
     if data["edges"]:
@@ -123,23 +132,72 @@ def get(token: ApiToken, *, memory_id: str) -> CallToolResult:
 
 
 def update(token: ApiToken, *, memory_id: str, **fields: Any) -> CallToolResult:
-    memory = memory_for_token(token, memory_id, write=True)
+    memory = memory_for(token, memory_id, action=Action.CHANGE)
     changes = _drop_none(fields)
     if changes:
-        memory = memory_services.memory_update(memory=memory, **changes)
+        memory = memory_services.memory_update(memory=memory, actor=token, door="mcp", **changes)
     text = memory_markdown(memory, heading=f"Updated: {', '.join(changes) or 'nothing changed'}.")
     return tool_result(text, memory_to_dict(memory))
 
 
 def forget(token: ApiToken, *, memory_id: str, permanent: bool) -> CallToolResult:
-    memory = memory_for_token(token, memory_id, write=True)
+    memory = memory_for(token, memory_id, action=Action.CHANGE)
     if permanent:
-        memory_services.memory_delete(memory=memory)
+        memory_services.memory_delete(memory=memory, actor=token, door="mcp")
         text = f"Deleted memory `{memory_id}` permanently."
     else:
-        memory_services.memory_archive(memory=memory)
+        memory_services.memory_archive(memory=memory, actor=token, door="mcp")
         text = f"Archived memory `{memory.id}`: search no longer returns it."
     return tool_result(text, {"id": str(memory_id), "deleted": permanent, "archived": True})
+
+
+def history(
+    token: ApiToken, *, memory_id: str, namespace: str | None, limit: int
+) -> CallToolResult:
+    """A memory's revisions, newest first; also of a deleted memory still in the trash."""
+    from apps.history import selectors
+
+    wanted = namespace_for(token, namespace) if namespace else None
+    try:
+        memory = memory_for(token, memory_id)
+        ns, deleted = memory.namespace, False
+    except NotFound:
+        entry = selectors.trash_entry_of_memory(token, memory_id)
+        if entry is None:
+            raise
+        ns, deleted = entry.namespace, True
+    if wanted is not None and wanted.pk != ns.pk:
+        raise NotFound(f"Memory {memory_id} does not exist in namespace '{wanted.name}'.")
+    revisions = list(selectors.revisions_for_memory(memory_id)[:limit])
+    lines = [
+        f"History of memory `{memory_id}` in '{ns.name}'"
+        + (" (deleted; restorable from the trash)" if deleted else "")
+        + f": {len(revisions)} revision(s), newest first."
+    ]
+    for rev in revisions:
+        fields = ", ".join(rev.changed_fields) or "-"
+        lines.append(
+            f"- {rev.created_at:%Y-%m-%d %H:%M:%S} UTC · {rev.get_action_display()} by "
+            f"{rev.actor_label} via {rev.door} · {fields}"
+        )
+    data = {
+        "memory_id": str(memory_id),
+        "namespace": ns.name,
+        "deleted": deleted,
+        "revisions": [
+            {
+                "id": rev.pk,
+                "action": rev.action,
+                "door": rev.door,
+                "actor": rev.actor_label,
+                "created_at": rev.created_at,
+                "before": rev.before,
+                "after": rev.after,
+            }
+            for rev in revisions
+        ],
+    }
+    return tool_result("\n".join(lines), data)
 
 
 def _drop_none(fields: dict[str, Any]) -> dict[str, Any]:

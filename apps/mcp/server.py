@@ -43,6 +43,7 @@ def build_server() -> MCPServer:
             (tools.get_memory, READ),
             (tools.update_memory, WRITE),
             (tools.forget, DESTRUCTIVE),
+            (tools.memory_history, READ),
             *[(fn, READ) for fn in LEGACY_TOOLS],
         ]
     ]

@@ -148,6 +148,20 @@ async def update_memory(ctx: Context, memory_id: MemoryId, **fields: Any) -> Cal
     return await run_sync(ops.update, token, memory_id=memory_id, **fields)
 
 
+async def memory_history(
+    ctx: Context,
+    memory_id: MemoryId,
+    namespace: NamespaceArg = None,
+    limit: Annotated[
+        int, Field(description="Maximum number of revisions, newest first.", ge=1, le=100)
+    ] = 20,
+) -> CallToolResult:
+    """Who changed a memory, when, through which door, and each change's fields before and
+    after. Works for a deleted memory while it waits in the trash."""
+    token = await current_token(ctx)
+    return await run_sync(ops.history, token, memory_id=memory_id, namespace=namespace, limit=limit)
+
+
 async def forget(
     ctx: Context,
     memory_id: MemoryId,

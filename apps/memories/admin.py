@@ -144,17 +144,24 @@ class MemoryAdmin(admin.ModelAdmin):
         return ", ".join(t.name for t in obj.tags.all())
 
     def save_model(self, request, obj, form, change):
-        fields = {
-            name: form.cleaned_data[name]
-            for name in form.changed_data
-            if name in services.UPDATABLE | {"archived"} and name != "tags"
-        }
+        who = {"actor": request.user, "door": "admin"}
         if change:
-            services.memory_update(memory=obj, **fields)
+            fields = {
+                name: form.cleaned_data[name]
+                for name in form.changed_data
+                if name in services.UPDATABLE | {"archived"}
+            }
+            if "tags" in fields:
+                fields["tags"] = [t.name for t in fields["tags"] or []]
+            # The form has already written its values onto `obj`: update the stored row, so the
+            # revision sees what was there before.
+            stored = Memory.objects.get(pk=obj.pk)
+            stored = services.memory_update(memory=stored, **who, **fields)
+            form.cleaned_data["tags"] = list(stored.tags.all())
             return
         data = {k: v for k, v in form.cleaned_data.items() if k in services.UPDATABLE}
         data["tags"] = [t.name for t in data.get("tags") or []]
-        result = services.memory_create(namespace=obj.namespace, **data)
+        result = services.memory_create(namespace=obj.namespace, **who, **data)
         # save_related() then sets the form's tags: make them the stored set (inferred too).
         form.cleaned_data["tags"] = list(result.memory.tags.all())
         # The admin goes on with `obj` (tags, log entry, redirect): make it the stored row.
@@ -163,20 +170,43 @@ class MemoryAdmin(admin.ModelAdmin):
         if not result.created:
             messages.warning(request, "Identical content exists; showing that memory.")
 
+    def delete_model(self, request, obj):
+        services.memory_delete(memory=obj, actor=request.user, door="admin")
+
+    def delete_queryset(self, request, queryset):
+        for memory in queryset:
+            services.memory_delete(memory=memory, actor=request.user, door="admin")
+
+    def save_formset(self, request, form, formset, change):
+        """Inline edges go through edge_create/edge_delete, so they are recorded too."""
+        if formset.model is not CausalEdge:
+            return super().save_formset(request, form, formset, change)
+        who = {"actor": request.user, "door": "admin"}
+        formset.save(commit=False)
+        for edge in formset.deleted_objects:
+            services.edge_delete(edge=edge, **who)
+        for edge, changed in formset.changed_objects:
+            if set(changed) - {"strength"}:
+                services.edge_delete(edge=CausalEdge.objects.get(pk=edge.pk), **who)
+            _edge_save(edge, **who)
+        for edge in formset.new_objects:
+            _edge_save(edge, **who)
+
     @admin.action(description="Archive selected memories")
     def archive(self, request, queryset):
-        count = services.memories_archive(memories=queryset)
+        count = services.memories_archive(memories=queryset, actor=request.user, door="admin")
         self.message_user(request, f"Archived {count} memories.")
 
     @admin.action(description="Unarchive selected memories")
     def unarchive(self, request, queryset):
-        for memory in queryset:
-            services.memory_archive(memory=memory, archived=False)
-        self.message_user(request, f"Unarchived {queryset.count()} memories.")
+        count = services.memories_archive(
+            memories=queryset, archived=False, actor=request.user, door="admin"
+        )
+        self.message_user(request, f"Unarchived {count} memories.")
 
     @admin.action(description="Re-embed selected memories with the current model")
     def reembed(self, request, queryset):
-        count = services.memories_reembed(memories=queryset)
+        count = services.memories_reembed(memories=queryset, actor=request.user, door="admin")
         self.message_user(request, f"Re-embedded {count} memories.")
 
     @admin.action(description="Merge selected into the oldest (it supersedes the rest)")
@@ -186,7 +216,9 @@ class MemoryAdmin(admin.ModelAdmin):
             self.message_user(request, "Select at least two memories.", messages.WARNING)
             return
         try:
-            keep = services.memories_merge(keep=ordered[0], others=ordered[1:])
+            keep = services.memories_merge(
+                keep=ordered[0], others=ordered[1:], actor=request.user, door="admin"
+            )
         except ValidationFailed as exc:
             self.message_user(request, exc.summary(), messages.ERROR)
             return
@@ -202,9 +234,25 @@ class CausalEdgeAdmin(admin.ModelAdmin):
     list_select_related = ["source", "target", "namespace"]
 
     def save_model(self, request, obj, form, change):
-        services.edge_create(
-            source=obj.source, target=obj.target, relation=obj.relation, strength=obj.strength
-        )
+        who = {"actor": request.user, "door": "admin"}
+        if change and set(form.changed_data) - {"strength"}:
+            services.edge_delete(edge=CausalEdge.objects.get(pk=obj.pk), **who)
+        saved = _edge_save(obj, **who)
+        obj.pk = saved.pk
 
     def delete_model(self, request, obj):
-        services.edge_delete(edge=obj)
+        services.edge_delete(edge=obj, actor=request.user, door="admin")
+
+    def delete_queryset(self, request, queryset):
+        for edge in queryset:
+            services.edge_delete(edge=edge, actor=request.user, door="admin")
+
+
+def _edge_save(edge: CausalEdge, **who) -> CausalEdge:
+    return services.edge_create(
+        source=edge.source,
+        target=edge.target,
+        relation=edge.relation,
+        strength=edge.strength,
+        **who,
+    )

@@ -16,7 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
-from .querysets import EdgeQuerySet, MemoryQuerySet
+from .querysets import EdgeQuerySet, MemoryQuerySet, NamespaceQuerySet
 
 EMBEDDING_DIM = 384
 
@@ -25,6 +25,8 @@ class Namespace(models.Model):
     name = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = NamespaceQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]

@@ -1,4 +1,7 @@
-"""Chainable filters reused by admin, API, MCP, UI and search. Namespace scoping lives here."""
+"""Chainable filters reused by admin, API, MCP, UI and search.
+
+Permission scoping is `restrict(principal, action)`, inherited from apps.core.querysets.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +10,14 @@ from datetime import datetime
 
 from django.db import models
 
+from apps.core.querysets import RestrictedQuerySet
 
-class MemoryQuerySet(models.QuerySet):
+
+class NamespaceQuerySet(RestrictedQuerySet):
+    namespace_path = "pk"
+
+
+class MemoryQuerySet(RestrictedQuerySet):
     def in_namespace(self, namespace) -> MemoryQuerySet:
         """`namespace` is a Namespace, its id, or its name."""
         if isinstance(namespace, str):
@@ -42,12 +51,8 @@ class MemoryQuerySet(models.QuerySet):
             qs = qs.filter(created_at__lt=before)
         return qs
 
-    def for_token(self, token) -> MemoryQuerySet:
-        """Only what an API token may see: its namespaces."""
-        return self.filter(namespace__in=token.namespaces.all())
 
-
-class EdgeQuerySet(models.QuerySet):
+class EdgeQuerySet(RestrictedQuerySet):
     def in_namespace(self, namespace) -> EdgeQuerySet:
         if isinstance(namespace, str):
             return self.filter(namespace__name=namespace)

@@ -23,10 +23,11 @@ from tqdm import tqdm
 
 from apps.core.dates import parse_instant
 from apps.core.exceptions import ValidationFailed
+from apps.history import recording
 from apps.jobs import triggers
 
 from .models import CausalEdge, Memory, Namespace
-from .services import memory_batch_create, namespace_get_or_create
+from .services import memories_archive, memory_batch_create, namespace_get_or_create
 from .validation import validate_relation
 
 BATCH = 256
@@ -70,8 +71,16 @@ def _existing_ids(namespace: Namespace, records: list[dict]) -> set[str]:
     return have
 
 
-def import_records(records: Iterable[dict], *, progress: bool = True) -> ImportStats:
+def import_records(
+    records: Iterable[dict],
+    *,
+    progress: bool = True,
+    actor: recording.Actor = None,
+    door: str = "cli",
+) -> ImportStats:
+    """Import records; each created memory, archive flag and edge is a revision by `door`."""
     records = list(records)
+    fresh_ids: set = set()
     stats = ImportStats()
     by_namespace: dict[str, list[tuple[int, dict]]] = defaultdict(list)
     for number, record in enumerate(records, start=1):
@@ -100,6 +109,8 @@ def import_records(records: Iterable[dict], *, progress: bool = True) -> ImportS
                         dedupe=False,
                         chunk=False,
                         infer=False,
+                        actor=actor,
+                        door=door,
                     )
                 except ValidationFailed as exc:
                     raise _by_line(exc, chunk) from exc
@@ -108,10 +119,14 @@ def import_records(records: Iterable[dict], *, progress: bool = True) -> ImportS
                     for res, (_, r) in zip(results, chunk, strict=True)
                     if r.get("archived")
                 ]
-                Memory.objects.filter(pk__in=archived).update(archived=True)
+                if archived:
+                    memories_archive(
+                        memories=Memory.objects.filter(pk__in=archived), actor=actor, door=door
+                    )
+                fresh_ids.update(res.memory.pk for res in results)
                 stats.created += len(results)
                 bar.update(len(chunk))
-        stats.edges = _import_edges(by_namespace)
+        stats.edges = _import_edges(by_namespace, fresh_ids, actor=actor, door=door)
     bar.close()
     return stats
 
@@ -131,8 +146,11 @@ def _by_line(exc: ValidationFailed, chunk: list[tuple[int, dict]]) -> Validation
     return ValidationFailed(errors)
 
 
-def _import_edges(by_namespace: dict[str, list[tuple[int, dict]]]) -> int:
+def _import_edges(
+    by_namespace: dict[str, list[tuple[int, dict]]], fresh_ids: set, *, actor, door: str
+) -> int:
     created = 0
+    changes: list[recording.Change] = []
     for name, numbered in by_namespace.items():
         wanted = [(n, r) for n, r in numbered if r.get("edges")]
         if not wanted:
@@ -171,7 +189,11 @@ def _import_edges(by_namespace: dict[str, list[tuple[int, dict]]]) -> int:
                     edge_row.created_at = created_at
                 edges.append(edge_row)
         created += len(CausalEdge.objects.bulk_create(edges, ignore_conflicts=True))
+        for edge in edges:  # new rows: an edge with a freshly imported end cannot exist already
+            if edge.source_id in fresh_ids or edge.target_id in fresh_ids:
+                changes.extend(recording.edge_changes(edge, recording.Action.LINK))
         transaction.on_commit(lambda ns=namespace.pk: triggers.graph_changed(ns))
+    recording.record(changes, actor=actor, door=door)
     return created
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
+from apps.core.querysets import RestrictedQuerySet
 from apps.memories.models import Namespace
 
 
@@ -35,6 +36,8 @@ class QueryLog(models.Model):
     result_feedback = models.JSONField(default=dict, blank=True)
     feedback_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    objects = RestrictedQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]

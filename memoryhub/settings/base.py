@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "apps.access",
     "apps.search",
     "apps.jobs",
+    "apps.history",
     "apps.api",
     "apps.mcp",
     "apps.ui",
@@ -182,6 +183,10 @@ JOBS_DEBOUNCE_SECONDS = env.float("JOBS_DEBOUNCE_SECONDS", default=10.0)
 JOBS_INLINE_MAX_MEMORIES = env.int("JOBS_INLINE_MAX_MEMORIES", default=2000)
 JOBS_DECAY_HALF_LIFE_DAYS = env.float("JOBS_DECAY_HALF_LIFE_DAYS", default=30.0)
 JOBS_REEMBED_BATCH_SIZE = env.int("JOBS_REEMBED_BATCH_SIZE", default=256)
+
+# --- History (apps/history) -------------------------------------------------------------------
+# Deleted memories wait this many days in their namespace's trash before the purge job drops them.
+HISTORY_TRASH_DAYS = env.int("HISTORY_TRASH_DAYS", default=30)
 
 # --- REST API ---------------------------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -44,3 +44,28 @@ def test_list_query_count_does_not_grow_with_the_page(page_of, view, django_asse
     with django_assert_max_num_queries(len(small.captured_queries)):
         response = get(view, "/api/v1/x/?limit=100")
     assert len(response.data["results"]) >= 29  # 30 memories (3 repeat), 29 links
+
+
+# Query-count baselines per list endpoint, on a warm token (authentication: the token and its
+# namespaces; last use is recorded at most once a minute). A change that adds a query to a
+# list shows up here first.
+BASELINES = {
+    "/api/v1/memories/?limit=100": 5,  # auth 2, count, page, tags
+    "/api/v1/memories/?limit=100&namespace=many&tags=x": 6,  # + the namespace
+    "/api/v1/edges/?limit=100": 4,  # auth 2, count, page
+    "/api/v1/tags/?limit=100": 5,  # auth 2, namespaces, count, page
+    "/api/v1/namespaces/": 5,  # auth 2, visible, writable, counts
+    "/api/v1/stats/": 6,  # auth 2, namespaces, memories, edges, searches
+}
+
+
+@pytest.mark.parametrize(("path", "queries"), BASELINES.items())
+def test_list_endpoint_query_baseline(page_of, path, queries, django_assert_num_queries):
+    from django.urls import resolve
+
+    fill, get = page_of
+    fill(5)
+    view = resolve(path.split("?")[0]).func.view_class
+    get(view, path)  # first call records the token's last use
+    with django_assert_num_queries(queries):
+        get(view, path)

@@ -18,6 +18,7 @@ NEW_TOOLS = {
     "get_memory",
     "update_memory",
     "forget",
+    "memory_history",
 }
 OLD_TOOLS = {
     "retrieve_memory",
@@ -169,7 +170,7 @@ def test_bad_arguments_are_tool_errors_not_crashes(asgi_server, tokens):
         else:
             assert result.is_error, (name, arguments, text_of(result))
             assert text_of(result), name
-    assert len(alive.tools) == 14
+    assert len(alive.tools) == 15
 
 
 def test_token_never_reaches_another_namespace(asgi_server, tokens, embedding_model):

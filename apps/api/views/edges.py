@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from django.db.models import Q
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from apps.access.scoping import edge_for_token, memory_for_token, namespace_for_token
-from apps.memories import services
-from apps.memories.models import CausalEdge
+from apps.access.permissions import Action
+from apps.access.scoping import edge_for, memory_for, namespace_for
+from apps.memories import selectors, services
 
 from ..pagination import StrictLimitOffsetPagination
 from ..serializers import EdgeFilterIn, EdgeIn, EdgeOut
@@ -24,15 +23,13 @@ class EdgeListCreateApi(TokenApiView):
     )
     def get(self, request):
         filters = self.parse(EdgeFilterIn, request.query_params)
-        edges = CausalEdge.objects.filter(namespace__in=self.token.namespaces.all())
-        if filters.get("namespace"):
-            edges = edges.in_namespace(namespace_for_token(self.token, filters["namespace"]))
-        if filters.get("memory"):
-            memory = filters["memory"]
-            edges = edges.filter(Q(source_id=memory) | Q(target_id=memory))
-        if filters.get("relation"):
-            edges = edges.filter(relation=filters["relation"])
-        edges = edges.select_related("namespace").order_by("-created_at", "id")
+        name = filters.get("namespace")
+        edges = selectors.edge_list(
+            principal=self.token,
+            namespace=namespace_for(self.token, name) if name else None,
+            memory=filters.get("memory"),
+            relation=filters.get("relation", ""),
+        )
         page = self.paginate_queryset(edges)
         return self.get_paginated_response(EdgeOut(page, many=True).data)
 
@@ -44,10 +41,15 @@ class EdgeListCreateApi(TokenApiView):
     )
     def post(self, request):
         data = self.parse(EdgeIn, request.data)
-        source = memory_for_token(self.token, data["source"], write=True, field="source")
-        target = memory_for_token(self.token, data["target"], write=True, field="target")
+        source = memory_for(self.token, data["source"], action=Action.CHANGE, field="source")
+        target = memory_for(self.token, data["target"], action=Action.CHANGE, field="target")
         edge = services.edge_create(
-            source=source, target=target, relation=data["relation"], strength=data["strength"]
+            source=source,
+            target=target,
+            relation=data["relation"],
+            strength=data["strength"],
+            actor=self.token,
+            door="rest",
         )
         return Response(EdgeOut(edge).data, status=status.HTTP_201_CREATED)
 
@@ -55,9 +57,10 @@ class EdgeListCreateApi(TokenApiView):
 class EdgeDetailApi(TokenApiView):
     @extend_schema(operation_id="edges_read", responses=EdgeOut)
     def get(self, request, pk):
-        return Response(EdgeOut(edge_for_token(self.token, pk)).data)
+        return Response(EdgeOut(edge_for(self.token, pk)).data)
 
     @extend_schema(operation_id="edges_delete", responses={204: None})
     def delete(self, request, pk):
-        services.edge_delete(edge=edge_for_token(self.token, pk, write=True))
+        edge = edge_for(self.token, pk, action=Action.CHANGE)
+        services.edge_delete(edge=edge, actor=self.token, door="rest")
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -12,9 +12,9 @@ from drf_spectacular.utils import (
 from rest_framework import status
 from rest_framework.response import Response
 
-from apps.access.scoping import memory_for_token, namespace_for_token
-from apps.memories import services
-from apps.memories.models import Memory
+from apps.access.permissions import Action
+from apps.access.scoping import memory_for, namespace_for
+from apps.memories import selectors, services
 
 from ..pagination import StrictLimitOffsetPagination
 from ..serializers import (
@@ -53,20 +53,18 @@ class MemoryListCreateApi(TokenApiView):
     )
     def get(self, request):
         filters = self.parse(MemoryFilterIn, request.query_params)
-        memories = Memory.objects.for_token(self.token)
-        if filters.get("namespace"):
-            memories = memories.in_namespace(namespace_for_token(self.token, filters["namespace"]))
-        tags = [t.strip() for t in filters.get("tags", "").split(",") if t.strip()]
-        memories = (
-            memories.filter(archived=filters["archived"])
-            .with_tags(tags)
-            .in_categories([filters.get("category", "")])
-            .created_between(filters.get("after"), filters.get("before"))
+        name = filters.get("namespace")
+        memories = selectors.memory_list(
+            principal=self.token,
+            namespace=namespace_for(self.token, name) if name else None,
+            archived=filters["archived"],
+            tags=[t.strip() for t in filters.get("tags", "").split(",") if t.strip()],
+            category=filters.get("category", ""),
+            after=filters.get("after"),
+            before=filters.get("before"),
+            file_path=filters.get("file_path", ""),
         )
-        if filters.get("file_path"):
-            memories = memories.filter(file_path=filters["file_path"])
-        memories = memories.select_related("namespace").prefetch_related("tags")
-        page = self.paginate_queryset(memories.order_by("-created_at", "id"))
+        page = self.paginate_queryset(memories)
         return self.get_paginated_response(MemoryOut(page, many=True).data)
 
     @extend_schema(
@@ -80,8 +78,8 @@ class MemoryListCreateApi(TokenApiView):
     )
     def post(self, request):
         data = self.parse(MemoryCreateIn, request.data)
-        namespace = namespace_for_token(self.token, data.pop("namespace", None), write=True)
-        result = services.memory_create(namespace=namespace, **data)
+        namespace = namespace_for(self.token, data.pop("namespace", None), action=Action.CHANGE)
+        result = services.memory_create(namespace=namespace, actor=self.token, door="rest", **data)
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         return Response(write_result_data(result), status=code)
 
@@ -95,11 +93,13 @@ class MemoryBatchApi(TokenApiView):
     )
     def post(self, request):
         data = self.parse(MemoryBatchIn, request.data)
-        namespace = namespace_for_token(self.token, data.get("namespace"), write=True)
+        namespace = namespace_for(self.token, data.get("namespace"), action=Action.CHANGE)
         results = services.memory_batch_create(
             namespace=namespace,
             items=[dict(item) for item in data["items"]],
             on_duplicate=data["on_duplicate"],
+            actor=self.token,
+            door="rest",
         )
         body = {
             "created": sum(1 for r in results if r.created),
@@ -119,7 +119,7 @@ MEMORY_ID = OpenApiParameter("id", OpenApiTypes.UUID, OpenApiParameter.PATH)
 class MemoryDetailApi(TokenApiView):
     @extend_schema(operation_id="memories_read", responses=MemoryOut)
     def get(self, request, pk):
-        return Response(MemoryOut(memory_for_token(self.token, pk, field="id")).data)
+        return Response(MemoryOut(memory_for(self.token, pk, field="id")).data)
 
     @extend_schema(
         operation_id="memories_update",
@@ -129,12 +129,13 @@ class MemoryDetailApi(TokenApiView):
     )
     def patch(self, request, pk):
         changes = self.parse(MemoryUpdateIn, request.data)
-        memory = memory_for_token(self.token, pk, write=True, field="id")
+        memory = memory_for(self.token, pk, action=Action.CHANGE, field="id")
         if changes:
-            memory = services.memory_update(memory=memory, **changes)
+            memory = services.memory_update(memory=memory, actor=self.token, door="rest", **changes)
         return Response(MemoryOut(memory).data)
 
     @extend_schema(operation_id="memories_delete", responses={204: None})
     def delete(self, request, pk):
-        services.memory_delete(memory=memory_for_token(self.token, pk, write=True, field="id"))
+        memory = memory_for(self.token, pk, action=Action.CHANGE, field="id")
+        services.memory_delete(memory=memory, actor=self.token, door="rest")
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
-from apps.access.scoping import namespace_for_token
+from apps.access.scoping import namespace_for
 
 from ..serializers import SearchIn, SearchOut
 from .base import TokenApiView
@@ -15,7 +15,7 @@ class SearchApi(TokenApiView):
     def _search(self, params: dict) -> Response:
         from apps.search.services import render_markdown, search
 
-        namespace = namespace_for_token(self.token, params.pop("namespace", None))
+        namespace = namespace_for(self.token, params.pop("namespace", None))
         budget = params.pop("token_budget", None)
         response = search(namespace=namespace, token_budget=budget, **params)
         body = response.to_dict()

@@ -23,10 +23,12 @@ from .create import (
 )
 from .edges import edge_create, edge_delete
 from .namespaces import namespace_get_or_create
+from .trash import UndeleteResult, memory_undelete
 
 __all__ = [
     "ON_DUPLICATE",
     "UPDATABLE",
+    "UndeleteResult",
     "WriteResult",
     "content_hash",
     "edge_create",
@@ -39,6 +41,7 @@ __all__ = [
     "memory_batch_create",
     "memory_create",
     "memory_delete",
+    "memory_undelete",
     "memory_update",
     "namespace_get_or_create",
 ]

@@ -10,6 +10,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.core.exceptions import ValidationFailed
+from apps.history import recording
+from apps.history.recording import Actor
 from apps.jobs import triggers
 
 from .. import embeddings
@@ -22,8 +24,19 @@ from .create import _tag_ids, content_hash, embedding_text
 
 
 @transaction.atomic
-def memory_update(*, memory: Memory, **changes: Any) -> Memory:
-    """Change fields of one memory; content changes re-embed it and recompute its hash."""
+def memory_update(
+    *,
+    memory: Memory,
+    actor: Actor = None,
+    door: str = "system",
+    action: str | None = None,
+    **changes: Any,
+) -> Memory:
+    """Change fields of one memory; content changes re-embed it and recompute its hash.
+
+    Records one revision with the fields that really changed (none when nothing did), named
+    `action` when given (a revision restore passes "restore"), else after what changed.
+    """
     unknown = set(changes) - UPDATABLE - {"archived"}
     if unknown:
         raise ValidationFailed({name: "Unknown or read-only field." for name in sorted(unknown)})
@@ -37,39 +50,71 @@ def memory_update(*, memory: Memory, **changes: Any) -> Memory:
         "tier": memory.tier,
     }
     checked = validate_memory_input({**current, **changes})
+    state_before = recording.memory_state(memory)
     for name in changes.keys() - {"tags"}:
         setattr(memory, name, getattr(checked, name))
-    if "content" in changes or "title" in changes:
+    if archived is not None:
+        memory.archived = archived
+    tags = checked.tags if "tags" in changes else state_before["tags"]
+    before, after = recording.diff_states(state_before, recording.memory_state(memory, tags))
+    if not after:
+        return memory
+    if "content" in after or "title" in after:
         memory.content_hash = content_hash(memory.content)
         memory.embedding = embeddings.embed_texts([embedding_text(memory.title, memory.content)])[0]
         memory.embedding_model = embeddings.model_name()
-    if archived is not None:
-        memory.archived = archived
     memory.updated_at = timezone.now()
     memory.save()
-    if "tags" in changes:
+    if "tags" in after:
         ids = _tag_ids(checked.tags)
         memory.tags.set([ids[t] for t in checked.tags])
+    action = action or recording.update_action(after)
+    recording.record_one(memory, action, before, after, actor=actor, door=door)
     return memory
 
 
-def memory_archive(*, memory: Memory, archived: bool = True) -> Memory:
-    Memory.objects.filter(pk=memory.pk).update(archived=archived, updated_at=timezone.now())
+@transaction.atomic
+def memory_archive(
+    *, memory: Memory, archived: bool = True, actor: Actor = None, door: str = "system"
+) -> Memory:
+    memories_archive(
+        memories=Memory.objects.filter(pk=memory.pk), archived=archived, actor=actor, door=door
+    )
     memory.archived = archived
     return memory
 
 
-def memories_archive(*, memories) -> int:
-    """Bulk archive (admin action)."""
-    return memories.update(archived=True, updated_at=timezone.now())
+@transaction.atomic
+def memories_archive(
+    *, memories, archived: bool = True, actor: Actor = None, door: str = "system"
+) -> int:
+    """Archive (or restore) many memories at once; only rows whose flag flips get a revision."""
+    flipping = memories.filter(archived=not archived)
+    rows = list(flipping.values_list("id", "namespace_id"))
+    if not rows:
+        return 0
+    Memory.objects.filter(pk__in=[pk for pk, _ in rows]).update(
+        archived=archived, updated_at=timezone.now()
+    )
+    action = recording.Action.ARCHIVE if archived else recording.Action.UNARCHIVE
+    recording.record(
+        [
+            recording.Change(pk, ns, action, {"archived": not archived}, {"archived": archived})
+            for pk, ns in rows
+        ],
+        actor=actor,
+        door=door,
+    )
+    return len(rows)
 
 
 @transaction.atomic
-def memory_delete(*, memory: Memory) -> None:
-    had_edges = CausalEdge.objects.touching([memory.pk]).exists()
+def memory_delete(*, memory: Memory, actor: Actor = None, door: str = "system") -> None:
+    """Delete a memory; its last version, tags and edges wait in the namespace's trash."""
+    entry = recording.trash_put(memory, actor=actor, door=door)
     namespace_id = memory.namespace_id
     memory.delete()
-    if had_edges:
+    if entry.edges:
         transaction.on_commit(lambda: triggers.graph_changed(namespace_id))
 
 
@@ -77,8 +122,12 @@ def memory_delete(*, memory: Memory) -> None:
 
 
 @transaction.atomic
-def memories_reembed(*, memories) -> int:
-    """Recompute embeddings of the given memories with the current model, in batches."""
+def memories_reembed(*, memories, actor: Actor = None, door: str = "system") -> int:
+    """Recompute embeddings of the given memories with the current model, in batches.
+
+    Takes actor and door like every write, but records no revision: no tracked field changes.
+    """
+    recording.actor_fields(actor, door)
     rows = list(memories.only("id", "title", "content"))
     model_name = embeddings.model_name()
     for start in range(0, len(rows), settings.EMBEDDING_BATCH_SIZE * 4):
@@ -91,24 +140,40 @@ def memories_reembed(*, memories) -> int:
 
 
 @transaction.atomic
-def memories_merge(*, keep: Memory, others: Iterable[Memory]) -> Memory:
+def memories_merge(
+    *, keep: Memory, others: Iterable[Memory], actor: Actor = None, door: str = "system"
+) -> Memory:
     """Fold near-duplicates into `keep`: it gains their tags and supersedes them (archived)."""
     others = [m for m in others if m.pk != keep.pk]
     if any(m.namespace_id != keep.namespace_id for m in others):
         raise ValidationFailed({"memories": "Only memories of one namespace can be merged."})
+    tags_before = sorted(keep.tags.values_list("name", flat=True))
     tag_ids = set(keep.tags.values_list("id", flat=True))
+    merge = recording.Action.MERGE
+    changes = []
     for other in others:
         tag_ids |= set(other.tags.values_list("id", flat=True))
-        CausalEdge.objects.update_or_create(
+        edge, _ = CausalEdge.objects.update_or_create(
             source=keep,
             target=other,
             relation=Relation.SUPERSEDES,
             defaults={"strength": 1.0, "namespace_id": keep.namespace_id},
         )
+        before, after = {}, {"edge": recording.edge_dict(edge)}
+        if not other.archived:
+            before["archived"], after["archived"] = False, True
+        changes.append(recording.Change(other.pk, other.namespace_id, merge, before, after))
     keep.tags.set(tag_ids)
+    tags_after = sorted(keep.tags.values_list("name", flat=True))
+    kept_after = {"merged": [str(m.pk) for m in others]}
+    kept_before = None
+    if tags_after != tags_before:
+        kept_before, kept_after["tags"] = {"tags": tags_before}, tags_after
+    changes.append(recording.Change(keep.pk, keep.namespace_id, merge, kept_before, kept_after))
     Memory.objects.filter(pk__in=[m.pk for m in others]).update(
         archived=True, updated_at=timezone.now()
     )
     if others:
+        recording.record(changes, actor=actor, door=door)
         transaction.on_commit(lambda: triggers.graph_changed(keep.namespace_id))
     return keep

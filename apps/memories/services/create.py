@@ -14,6 +14,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from apps.core.exceptions import ValidationFailed
+from apps.history import recording
 from apps.jobs import triggers
 
 from .. import embeddings
@@ -61,10 +62,13 @@ def memory_create(
     namespace: Namespace,
     content: str,
     on_duplicate: str = "report",
+    actor: recording.Actor = None,
+    door: str = "system",
     **fields: Any,
 ) -> WriteResult:
     """Store one memory (chunked when long). Exact duplicates return the existing memory."""
-    return _create_many(namespace, [{"content": content, **fields}], on_duplicate, prefix=None)[0]
+    items = [{"content": content, **fields}]
+    return _create_many(namespace, items, on_duplicate, prefix=None, actor=actor, door=door)[0]
 
 
 def memory_batch_create(
@@ -76,6 +80,8 @@ def memory_batch_create(
     dedupe: bool = True,
     chunk: bool = True,
     infer: bool = True,
+    actor: recording.Actor = None,
+    door: str = "system",
 ) -> list[WriteResult]:
     """Store many memories in one transaction; embeddings are computed in batches.
 
@@ -99,6 +105,8 @@ def memory_batch_create(
         dedupe=dedupe,
         chunk=chunk,
         infer=infer,
+        actor=actor,
+        door=door,
     )
 
 
@@ -133,6 +141,8 @@ def _create_many(
     dedupe: bool = True,
     chunk: bool = True,
     infer: bool = True,
+    actor: recording.Actor = None,
+    door: str = "system",
 ) -> list[WriteResult]:
     if on_duplicate not in ON_DUPLICATE:
         raise ValidationFailed({"on_duplicate": f"Must be one of: {', '.join(ON_DUPLICATE)}."})
@@ -180,6 +190,7 @@ def _create_many(
         except IntegrityError as exc:
             raise ValidationFailed({"id": f"An id in this request already exists: {exc}"}) from exc
         _attach_tags(planned)
+        changes = recording.states_for_created([(p.row, p.tags) for p in planned])
 
         edges = _chunk_edges(planned)
         for p in planned:
@@ -191,21 +202,23 @@ def _create_many(
                 if dup not in result.near_duplicates:
                     result.near_duplicates.append(dup)
                 if on_duplicate == "supersede" and p.row.metadata.get("chunk_index", 0) == 0:
-                    edges.append(
-                        CausalEdge(
-                            namespace=namespace,
-                            source=p.row,
-                            target_id=dup["id"],
-                            relation=Relation.SUPERSEDES,
-                            strength=1.0,
-                        )
+                    edge = CausalEdge(
+                        namespace=namespace,
+                        source=p.row,
+                        target_id=dup["id"],
+                        relation=Relation.SUPERSEDES,
+                        strength=1.0,
+                        created_at=now,
                     )
+                    edges.append(edge)
+                    changes.extend(recording.edge_changes(edge, recording.Action.LINK))
         for result in results:
             if result is not None and len(result.chunks) == 1:
                 result.chunks = []  # only report chunks when a document was split
         if edges:
             CausalEdge.objects.bulk_create(edges, ignore_conflicts=True)
             transaction.on_commit(lambda: triggers.graph_changed(namespace.pk))
+        recording.record(changes, actor=actor, door=door)
 
         # Items repeating an earlier item of this batch share its result.
         for idx, digest in enumerate(hashes):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.db import transaction
 
 from apps.core.exceptions import ValidationFailed
+from apps.history import recording
+from apps.history.recording import Actor
 from apps.jobs import triggers
 
 from ..models import CausalEdge, Memory
@@ -15,7 +17,13 @@ from ..validation import validate_relation
 
 @transaction.atomic
 def edge_create(
-    *, source: Memory, target: Memory, relation: str, strength: float = 1.0
+    *,
+    source: Memory,
+    target: Memory,
+    relation: str,
+    strength: float = 1.0,
+    actor: Actor = None,
+    door: str = "system",
 ) -> CausalEdge:
     """Link two memories of one namespace; linking again updates the strength."""
     relation, strength = validate_relation(relation, strength)
@@ -25,18 +33,29 @@ def edge_create(
         raise ValidationFailed(
             {"target": "Belongs to another namespace; links stay within one namespace."}
         )
+    existing = CausalEdge.objects.filter(source=source, target=target, relation=relation).first()
+    if existing is not None and existing.strength == strength:
+        return existing
     edge, _ = CausalEdge.objects.update_or_create(
         source=source,
         target=target,
         relation=relation,
         defaults={"strength": strength, "namespace_id": source.namespace_id},
     )
+    changes = recording.edge_changes(edge, recording.Action.LINK)
+    if existing is not None:  # a new strength: show the old one as "before"
+        old = {"edge": recording.edge_dict(existing)}
+        changes = [
+            recording.Change(c.memory_id, c.namespace_id, c.action, old, c.after) for c in changes
+        ]
+    recording.record(changes, actor=actor, door=door)
     transaction.on_commit(lambda: triggers.graph_changed(source.namespace_id))
     return edge
 
 
 @transaction.atomic
-def edge_delete(*, edge: CausalEdge) -> None:
+def edge_delete(*, edge: CausalEdge, actor: Actor = None, door: str = "system") -> None:
     namespace_id = edge.namespace_id
+    recording.record(recording.edge_changes(edge, recording.Action.UNLINK), actor=actor, door=door)
     edge.delete()
     transaction.on_commit(lambda: triggers.graph_changed(namespace_id))

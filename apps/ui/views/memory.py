@@ -18,6 +18,8 @@ from ..access import Action, can, memory_view
 from ..forms import LinkForm
 from .common import writer
 
+SIMILAR_MIN = 0.3  # below this cosine similarity a "similar" memory is noise
+
 
 @memory_view(Action.VIEW)
 def memory_page(request: HttpRequest, memory: Memory) -> HttpResponse:
@@ -28,6 +30,7 @@ def memory_page(request: HttpRequest, memory: Memory) -> HttpResponse:
     similar = [
         {"memory": m, "similarity": s, "near_duplicate": s >= threshold}
         for m, s in similar_memories(memory)
+        if s >= SIMILAR_MIN
     ]
     searches = list(
         QueryLog.objects.filter(

@@ -78,21 +78,35 @@ def explain_page(request: HttpRequest) -> HttpResponse:
     response = context["response"]
     rows = []
     if response is not None and response.debug:
-        lists = response.debug.get("candidates", {})
-        by_strategy = {s: {c["id"]: c for c in hits} for s, hits in lists.items()}
+        debug = response.debug
+        explained = {r["id"]: r for r in debug.get("results", [])}
+        titles = {m["id"]: m.get("title") or m["content"][:70] for m in context["results"]}
         for position, m in enumerate(context["results"], start=1):
+            r = explained.get(m["id"], {})
+            ranks, scores = r.get("ranks", m.get("why", {})), r.get("scores", {})
             rows.append(
                 {
                     "position": position,
                     "memory": m,
-                    "strategies": [(s, by_strategy.get(s, {}).get(m["id"])) for s in STRATEGIES],
+                    "strategies": [
+                        (s, {"rank": ranks[s], "score": scores.get(s)} if s in ranks else None)
+                        for s in STRATEGIES
+                    ],
+                    "fused": r.get("fused"),
+                    "boosts": r.get("boosts", []),
+                    "reasons": r.get("reasons", []),
+                    "positions": r.get("positions", {}),
                 }
             )
+        context["moves"] = {
+            step: [{**move, "title": titles.get(move["id"], move["id"])} for move in moved]
+            for step, moved in debug.get("moves", {}).items()
+        }
         known = {
             "intent", "intent_scores", "entities", "time_phrase", "query_time_range", "filters",
-            "weights", "learned_weights", "weight_rules", "thresholds", "fallback_retry",
-            "fusion", "disabled_stages", "stage_timings_ms", "embedding_model", "candidates",
-            "pool_size", "top_z", "latency_ms",
+            "weights", "adapted_weights", "learned_weights", "weight_rules", "thresholds",
+            "fallback_retry", "fusion", "disabled_stages", "stage_timings_ms", "embedding_model",
+            "candidates", "pool_size", "top_z", "latency_ms", "results", "moves",
         }  # fmt: skip
         context["other_debug"] = {k: v for k, v in response.debug.items() if k not in known}
     context.update(rows=rows, strategies=STRATEGIES)

@@ -53,7 +53,7 @@ class Command(BaseCommand):
                     items = [{"content": _text(texts, have + i)} for i in range(count)]
                     memory_batch_create(
                         namespace=namespace, items=items, dedupe=False,
-                        check_near_duplicates=False, chunk=False, infer=False,
+                        check_near_duplicates=False, chunk=False, infer=False, door="cli",
                     )  # fmt: skip
                     have += count
                 added_s = time.perf_counter() - start

@@ -1,0 +1,131 @@
+"""Putting a deleted memory back from the trash (apps/history keeps the entries).
+
+The row returns exactly as it was deleted: same id, timestamps, counters and stored embedding
+(no model call; a model change since is caught by the re-embed job). Its causal edges come back
+where the other end still exists in the namespace; the others are skipped and reported.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.utils.dateparse import parse_datetime
+
+from apps.core.exceptions import ValidationFailed
+from apps.history import recording
+from apps.history.models import TrashEntry
+from apps.history.recording import Actor
+from apps.jobs import triggers
+
+from ..models import CausalEdge, Memory
+from .create import _tag_ids
+
+
+@dataclass
+class UndeleteResult:
+    memory: Memory
+    edges_restored: int = 0
+    edges_skipped: list[dict] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "id": str(self.memory.pk),
+            "edges_restored": self.edges_restored,
+            "edges_skipped": self.edges_skipped,
+        }
+
+
+@transaction.atomic
+def memory_undelete(
+    *, entry: TrashEntry, actor: Actor = None, door: str = "system"
+) -> UndeleteResult:
+    """Restore the memory of a trash entry with its id, tags and edges; the entry goes."""
+    entry = TrashEntry.objects.select_for_update().filter(pk=entry.pk).first()
+    if entry is None:
+        raise ValidationFailed({"entry": "This trash entry was already restored or purged."})
+    if Memory.objects.filter(pk=entry.memory_id).exists():
+        raise ValidationFailed({"entry": f"A memory with id {entry.memory_id} exists already."})
+    snap = entry.snapshot
+    external_id = snap.get("external_id")
+    if (
+        external_id
+        and Memory.objects.filter(namespace_id=entry.namespace_id, external_id=external_id).exists()
+    ):
+        external_id = None  # taken meanwhile by an import; the uuid stays the identity
+    memory = Memory(
+        id=entry.memory_id,
+        namespace_id=entry.namespace_id,
+        external_id=external_id,
+        embedding=snap.get("embedding"),
+        **{name: snap[name] for name in recording.TRACKED if name not in {"tags"}},
+        **{
+            name: _value(name, snap.get(name))
+            for name in recording.KEPT
+            if name != "external_id" and snap.get(name) is not None
+        },
+    )
+    memory.save(force_insert=True)
+    ids = _tag_ids(entry.tags)
+    memory.tags.set([ids[name] for name in entry.tags])
+
+    changes = [
+        recording.Change(
+            memory.pk,
+            memory.namespace_id,
+            recording.Action.UNDELETE,
+            None,
+            recording.memory_state(memory, entry.tags),
+        )
+    ]
+    result = UndeleteResult(memory)
+    edges = _restorable_edges(entry, result)
+    CausalEdge.objects.bulk_create(edges, ignore_conflicts=True)
+    for edge in edges:
+        other = edge.target_id if edge.source_id == memory.pk else edge.source_id
+        data = {"edge": recording.edge_dict(edge)}
+        changes.append(
+            recording.Change(other, edge.namespace_id, recording.Action.LINK, None, data)
+        )
+    result.edges_restored = len(edges)
+    recording.record(changes, actor=actor, door=door)
+    entry.delete()
+    if edges:
+        namespace_id = memory.namespace_id
+        transaction.on_commit(lambda: triggers.graph_changed(namespace_id))
+    return result
+
+
+def _value(name: str, raw):
+    if name.endswith("_at") and isinstance(raw, str):
+        return parse_datetime(raw)
+    return raw
+
+
+def _restorable_edges(entry: TrashEntry, result: UndeleteResult) -> list[CausalEdge]:
+    me = str(entry.memory_id)
+    others = {e["target"] if e["source"] == me else e["source"] for e in entry.edges}
+    alive = {
+        str(pk)
+        for pk in Memory.objects.filter(
+            namespace_id=entry.namespace_id, pk__in=[uuid.UUID(o) for o in others]
+        ).values_list("pk", flat=True)
+    }
+    edges = []
+    for e in entry.edges:
+        other = e["target"] if e["source"] == me else e["source"]
+        if other not in alive:
+            result.edges_skipped.append({**e, "reason": f"memory {other} no longer exists"})
+            continue
+        edges.append(
+            CausalEdge(
+                namespace_id=entry.namespace_id,
+                source_id=uuid.UUID(e["source"]),
+                target_id=uuid.UUID(e["target"]),
+                relation=e["relation"],
+                strength=e["strength"],
+                created_at=parse_datetime(e["created_at"]),
+            )
+        )
+    return edges
