@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 
+import numpy as np
 from django.utils import timezone
 
 from apps.memories.embeddings import embed_query, model_name
@@ -65,44 +66,22 @@ def search(
     )
     timings: dict[str, float] = {}
     trace = Trace() if req.include_debug else None
-    analysis: QueryAnalysis | None = None
+    plan: Plan | None = None
     pool: Pool | None = None
-    weights: dict[str, float] = {}
-    adapted: dict[str, float] = {}
-    learned: dict[str, float] = {}
-    rules: list[str] = []
     gap = False
     if not req.query:  # filters only: newest first, nothing to rank or judge
         ranked = retrieve.browse(scope, req.limit)
     else:
-        t = time.perf_counter()
-        vector = embed_query(req.query) if req.mode != "exact" else None
-        timings["embed"] = _ms(t)
-        t = time.perf_counter()
-        analysis = analyse_query(
-            req.query,
-            vector=vector,
-            model_name=model_name(),
-            now=req.now or timezone.now(),
-            known_tags=retrieve.namespace_tags(req.namespace.id) if cfg.on("analyse") else (),
-            enabled=cfg.on("analyse"),
-        )
-        adapted, graph_enabled, rules = _weights(analysis, cfg)
-        weights = adapted
-        if cfg.on("intent_profiles"):
-            weights = apply_multipliers(weights, intent_profile(analysis.intent))
-        learned = learned_weights(req.namespace.id) if cfg.on("learned_weights") else {}
-        weights = apply_multipliers(weights, learned)
-        timings["analyse"] = _ms(t)
+        plan = _plan(req, cfg, timings)
         if req.mode == "exact":
             ranked = _exact(scope, req)
             gap = not ranked
         else:
-            pool, items = _candidates(req, cfg, scope, analysis, vector, weights, graph_enabled)
+            pool, items = _candidates(req, cfg, scope, plan)
             timings.update(pool.timings)
             if trace is not None:
                 trace.record("fused", sorted(items, key=lambda r: (-r.fused, r.id)))
-            ordered = _run(_boosts(req, cfg, analysis, pool), items, timings, trace)
+            ordered = _run(_boosts(req, cfg, plan.analysis, pool), items, timings, trace)
             if cfg.on("confidence"):
                 gap = confidence.weak_evidence(
                     ordered,
@@ -110,7 +89,8 @@ def search(
                     fallback=pool.fallback,
                     best_similarity=pool.best_similarity,
                 )
-            ranked = _run(_diversity(req, cfg, analysis), ordered, timings, trace)[: req.limit]
+            stages = _diversity(req, cfg, plan.analysis)
+            ranked = _run(stages, ordered, timings, trace)[: req.limit]
     t = time.perf_counter()
     pairs = []
     if cfg.on("contradictions") and ranked:
@@ -128,11 +108,11 @@ def search(
         debug = explain(
             req=req,
             config=cfg,
-            analysis=analysis,
-            weights=weights,
-            adapted=adapted,
-            learned=learned,
-            rules=rules,
+            analysis=plan.analysis if plan else None,
+            weights=plan.weights if plan else {},
+            adapted=plan.adapted if plan else {},
+            learned=plan.learned if plan else {},
+            rules=plan.rules if plan else [],
             pool=pool,
             ranked=ranked,
             trace=trace or Trace(),
@@ -144,7 +124,16 @@ def search(
     if log:
         log_id = querylog.reserve_id()
         querylog.submit(
-            log_fields(log_id, req, analysis, weights, ranked, flags, timings, latency),
+            log_fields(
+                log_id,
+                req,
+                plan.analysis if plan else None,
+                plan.weights if plan else {},
+                ranked,
+                flags,
+                timings,
+                latency,
+            ),
             sync=cfg.querylog_sync,
         )
     text_budget = req.token_budget
@@ -180,28 +169,62 @@ def _run(
     return items
 
 
-def _weights(analysis: QueryAnalysis, cfg: SearchSettings):
-    """Stage 2: the adapted weights, whether the graph runs, the rules that fired."""
-    if not cfg.on("adaptive_weights"):
-        return dict(BASE_WEIGHTS), bool(analysis.entities), []
-    weights, enabled, rules = adapt_weights(
-        analysis, question_semantic=cfg.question_semantic, question_keyword=cfg.question_keyword
+@dataclass(frozen=True)
+class Plan:
+    """Stages 1-2: what the query asks for and how much each strategy counts."""
+
+    analysis: QueryAnalysis
+    vector: np.ndarray | None
+    adapted: dict[str, float]  # after the per-query rules
+    learned: dict[str, float]  # multipliers learned from feedback
+    weights: dict[str, float]  # what fusion uses: adapted x intent profile x learned
+    rules: list[str]
+    graph_enabled: bool
+
+
+def _plan(req: SearchRequest, cfg: SearchSettings, timings: dict[str, float]) -> Plan:
+    t = time.perf_counter()
+    vector = embed_query(req.query) if req.mode != "exact" else None
+    timings["embed"] = _ms(t)
+    t = time.perf_counter()
+    analysis = analyse_query(
+        req.query,
+        vector=vector,
+        model_name=model_name(),
+        now=req.now or timezone.now(),
+        known_tags=retrieve.namespace_tags(req.namespace.id) if cfg.on("analyse") else (),
+        enabled=cfg.on("analyse"),
     )
-    return weights, enabled["graph"], rules
+    if cfg.on("adaptive_weights"):
+        adapted, enabled, rules = adapt_weights(
+            analysis,
+            question_semantic=cfg.question_semantic,
+            question_keyword=cfg.question_keyword,
+        )
+        graph_enabled = enabled["graph"]
+    else:
+        adapted, rules, graph_enabled = dict(BASE_WEIGHTS), [], bool(analysis.entities)
+    weights = adapted
+    if cfg.on("intent_profiles"):
+        weights = apply_multipliers(weights, intent_profile(analysis.intent))
+    learned = learned_weights(req.namespace.id) if cfg.on("learned_weights") else {}
+    weights = apply_multipliers(weights, learned)
+    timings["analyse"] = _ms(t)
+    return Plan(analysis, vector, adapted, learned, weights, rules, graph_enabled)
 
 
-def _candidates(req: SearchRequest, cfg, scope, analysis, vector, weights, graph_enabled):
+def _candidates(req: SearchRequest, cfg: SearchSettings, scope: Scope, plan: Plan):
     """Stages 3-4: one pool per query text; in deep mode, the variants' pools fused."""
     gather_for = partial(
         gather,
-        analysis=analysis,
+        analysis=plan.analysis,
         scope=scope,
-        weights=weights,
-        graph_enabled=graph_enabled,
+        weights=plan.weights,
+        graph_enabled=plan.graph_enabled,
         config=cfg,
         semantic_only=req.mode == "semantic",
     )
-    pool = gather_for(text=req.query, vector=vector)
+    pool = gather_for(text=req.query, vector=plan.vector)
     items = dict(pool.items)
     if req.mode == "deep" and cfg.on("deep"):
         t = time.perf_counter()
