@@ -16,7 +16,12 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings.base")
 # by Django's own static handler, so one uvicorn process needs nothing in front of it.
 django_application = ASGIStaticFilesHandler(get_asgi_application())
 
+from apps.core import readiness  # noqa: E402
 from apps.mcp.server import BearerTokenGate, http_app  # noqa: E402
+from memoryhub.warmup import warm  # noqa: E402
+
+# /healthz says "starting" (503) until this process has loaded and exercised the model.
+readiness.start(warm)
 
 MCP_PATH = "/mcp"
 mcp_application = BearerTokenGate(http_app())

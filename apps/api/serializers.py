@@ -173,6 +173,11 @@ class SearchOut(serializers.Serializer):
     total = serializers.IntegerField()
     query = serializers.CharField(allow_blank=True)
     mode = serializers.CharField()
+    confidence = serializers.FloatField(
+        allow_null=True,
+        help_text="0..1: how likely the results hold the answer; flags.evidence_gap is set "
+        "below 0.5. Null for a search without query text.",
+    )
     flags = SearchFlagsOut()
     debug = serializers.DictField(required=False)
     query_log_id = serializers.IntegerField(allow_null=True)

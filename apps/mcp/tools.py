@@ -49,8 +49,10 @@ async def memory_search(
     ctx: Context, namespace: NamespaceArg = None, **search: Any
 ) -> CallToolResult:
     """Find stored memories that answer a question. Returns the best matches (id, content,
-    score, why each ranked). When the result starts with a weak-evidence warning, treat the
-    memories as hints, not facts. Pass the returned query_log_id to memory_feedback."""
+    score, why each ranked) and `confidence` (0..1: how likely the results hold the answer).
+    When the result starts with a weak-evidence warning (flags.evidence_gap, confidence below
+    0.5), treat the memories as hints, not facts. Pass the returned query_log_id to
+    memory_feedback."""
     token = await current_token(ctx)
     return await run_sync(ops.search, token, namespace=namespace, **search)
 

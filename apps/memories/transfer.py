@@ -24,8 +24,8 @@ from tqdm import tqdm
 from apps.core.dates import parse_instant
 from apps.core.exceptions import ValidationFailed
 from apps.history import recording
-from apps.jobs import triggers
 
+from .jobs import graph_changed
 from .models import CausalEdge, Memory, Namespace
 from .services import memories_archive, memory_batch_create, namespace_get_or_create
 from .validation import validate_relation
@@ -192,7 +192,7 @@ def _import_edges(
         for edge in edges:  # new rows: an edge with a freshly imported end cannot exist already
             if edge.source_id in fresh_ids or edge.target_id in fresh_ids:
                 changes.extend(recording.edge_changes(edge, recording.Action.LINK))
-        transaction.on_commit(lambda ns=namespace.pk: triggers.graph_changed(ns))
+        transaction.on_commit(lambda ns=namespace.pk: graph_changed(ns))
     recording.record(changes, actor=actor, door=door)
     return created
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 
-import numpy as np
 from django.utils import timezone
 
 from apps.memories.embeddings import embed_query, model_name
@@ -20,7 +19,17 @@ from apps.memories.embeddings import embed_query, model_name
 from . import querylog
 from .config import SearchSettings, search_settings
 from .params import SearchRequest
-from .pipeline import boost, coactivate, confidence, contradictions, diversify, fuse, mmr, retrieve
+from .pipeline import (
+    boost,
+    coactivate,
+    confidence,
+    contradictions,
+    diversify,
+    fuse,
+    mmr,
+    retrieve,
+    session,
+)
 from .pipeline import variants as query_variants
 from .pipeline.analyse import analyse_query
 from .pipeline.candidates import Pool, gather
@@ -66,38 +75,54 @@ def search(
     )
     timings: dict[str, float] = {}
     trace = Trace() if req.include_debug else None
-    plan: Plan | None = None
+    analysis: QueryAnalysis | None = None
     pool: Pool | None = None
-    gap = False
+    weights: dict[str, float] = {}
+    adapted: dict[str, float] = {}
+    learned: dict[str, float] = {}
+    rules: list[str] = []
+    verdict: confidence.Verdict | None = None
     if not req.query:  # filters only: newest first, nothing to rank or judge
         ranked = retrieve.browse(scope, req.limit)
     else:
-        plan = _plan(req, cfg, timings)
+        t = time.perf_counter()
+        vector = embed_query(req.query) if req.mode != "exact" else None
+        timings["embed"] = _ms(t)
+        t = time.perf_counter()
+        analysis = analyse_query(
+            req.query,
+            vector=vector,
+            model_name=model_name(),
+            now=req.now or timezone.now(),
+            known_tags=retrieve.namespace_tags(req.namespace.id) if cfg.on("analyse") else (),
+            enabled=cfg.on("analyse"),
+        )
+        adapted, graph_enabled, rules = _weights(analysis, cfg)
+        weights = adapted
+        if cfg.on("intent_profiles"):
+            weights = apply_multipliers(weights, intent_profile(analysis.intent))
+        learned = learned_weights(req.namespace.id) if cfg.on("learned_weights") else {}
+        weights = apply_multipliers(weights, learned)
+        timings["analyse"] = _ms(t)
         if req.mode == "exact":
             ranked = _exact(scope, req)
-            gap = not ranked
+            verdict = confidence.Verdict(1.0 if ranked else 0.0, not ranked)
         else:
-            pool, items = _candidates(req, cfg, scope, plan)
+            pool, items = _candidates(req, cfg, scope, analysis, vector, weights, graph_enabled)
             timings.update(pool.timings)
             if trace is not None:
                 trace.record("fused", sorted(items, key=lambda r: (-r.fused, r.id)))
-            ordered = _run(_boosts(req, cfg, plan.analysis, pool), items, timings, trace)
+            ordered = _run(_boosts(req, cfg, analysis, pool), items, timings, trace)
             if cfg.on("confidence"):
-                gap = confidence.weak_evidence(
-                    ordered,
-                    pool.lists,
-                    fallback=pool.fallback,
-                    best_similarity=pool.best_similarity,
-                )
-            stages = _diversity(req, cfg, plan.analysis)
-            ranked = _run(stages, ordered, timings, trace)[: req.limit]
+                verdict = _judge(ordered, pool, cfg)
+            ranked = _run(_diversity(req, cfg, analysis), ordered, timings, trace)[: req.limit]
     t = time.perf_counter()
     pairs = []
     if cfg.on("contradictions") and ranked:
         pairs = contradictions.find(req.namespace.id, ranked)
     timings["contradictions"] = _ms(t)
     flags = {
-        "evidence_gap": bool(gap),
+        "evidence_gap": bool(verdict and verdict.evidence_gap),
         "fallback_retry": bool(pool.fallback) if pool else False,
         "contradictions": [list(p) for p in pairs],
     }
@@ -108,11 +133,11 @@ def search(
         debug = explain(
             req=req,
             config=cfg,
-            analysis=plan.analysis if plan else None,
-            weights=plan.weights if plan else {},
-            adapted=plan.adapted if plan else {},
-            learned=plan.learned if plan else {},
-            rules=plan.rules if plan else [],
+            analysis=analysis,
+            weights=weights,
+            adapted=adapted,
+            learned=learned,
+            rules=rules,
             pool=pool,
             ranked=ranked,
             trace=trace or Trace(),
@@ -120,20 +145,13 @@ def search(
             model=model_name(),
         )
         debug["latency_ms"] = latency
+        if verdict and verdict.signals:
+            debug["confidence_signals"] = verdict.signals.as_dict()
     log_id = None
     if log:
         log_id = querylog.reserve_id()
         querylog.submit(
-            log_fields(
-                log_id,
-                req,
-                plan.analysis if plan else None,
-                plan.weights if plan else {},
-                ranked,
-                flags,
-                timings,
-                latency,
-            ),
+            log_fields(log_id, req, analysis, weights, ranked, flags, timings, latency),
             sync=cfg.querylog_sync,
         )
     text_budget = req.token_budget
@@ -148,6 +166,8 @@ def search(
         debug=debug,
         query_log_id=log_id,
         text_budget=text_budget,
+        confidence=round(verdict.confidence, 4) if verdict else None,
+        signals=verdict.signals.as_dict() if verdict and verdict.signals else None,
     )
 
 
@@ -169,62 +189,28 @@ def _run(
     return items
 
 
-@dataclass(frozen=True)
-class Plan:
-    """Stages 1-2: what the query asks for and how much each strategy counts."""
-
-    analysis: QueryAnalysis
-    vector: np.ndarray | None
-    adapted: dict[str, float]  # after the per-query rules
-    learned: dict[str, float]  # multipliers learned from feedback
-    weights: dict[str, float]  # what fusion uses: adapted x intent profile x learned
-    rules: list[str]
-    graph_enabled: bool
-
-
-def _plan(req: SearchRequest, cfg: SearchSettings, timings: dict[str, float]) -> Plan:
-    t = time.perf_counter()
-    vector = embed_query(req.query) if req.mode != "exact" else None
-    timings["embed"] = _ms(t)
-    t = time.perf_counter()
-    analysis = analyse_query(
-        req.query,
-        vector=vector,
-        model_name=model_name(),
-        now=req.now or timezone.now(),
-        known_tags=retrieve.namespace_tags(req.namespace.id) if cfg.on("analyse") else (),
-        enabled=cfg.on("analyse"),
+def _weights(analysis: QueryAnalysis, cfg: SearchSettings):
+    """Stage 2: the adapted weights, whether the graph runs, the rules that fired."""
+    if not cfg.on("adaptive_weights"):
+        return dict(BASE_WEIGHTS), bool(analysis.entities), []
+    weights, enabled, rules = adapt_weights(
+        analysis, question_semantic=cfg.question_semantic, question_keyword=cfg.question_keyword
     )
-    if cfg.on("adaptive_weights"):
-        adapted, enabled, rules = adapt_weights(
-            analysis,
-            question_semantic=cfg.question_semantic,
-            question_keyword=cfg.question_keyword,
-        )
-        graph_enabled = enabled["graph"]
-    else:
-        adapted, rules, graph_enabled = dict(BASE_WEIGHTS), [], bool(analysis.entities)
-    weights = adapted
-    if cfg.on("intent_profiles"):
-        weights = apply_multipliers(weights, intent_profile(analysis.intent))
-    learned = learned_weights(req.namespace.id) if cfg.on("learned_weights") else {}
-    weights = apply_multipliers(weights, learned)
-    timings["analyse"] = _ms(t)
-    return Plan(analysis, vector, adapted, learned, weights, rules, graph_enabled)
+    return weights, enabled["graph"], rules
 
 
-def _candidates(req: SearchRequest, cfg: SearchSettings, scope: Scope, plan: Plan):
+def _candidates(req: SearchRequest, cfg, scope, analysis, vector, weights, graph_enabled):
     """Stages 3-4: one pool per query text; in deep mode, the variants' pools fused."""
     gather_for = partial(
         gather,
-        analysis=plan.analysis,
+        analysis=analysis,
         scope=scope,
-        weights=plan.weights,
-        graph_enabled=plan.graph_enabled,
+        weights=weights,
+        graph_enabled=graph_enabled,
         config=cfg,
         semantic_only=req.mode == "semantic",
     )
-    pool = gather_for(text=req.query, vector=plan.vector)
+    pool = gather_for(text=req.query, vector=vector)
     items = dict(pool.items)
     if req.mode == "deep" and cfg.on("deep"):
         t = time.perf_counter()
@@ -265,12 +251,33 @@ def _boosts(req: SearchRequest, cfg: SearchSettings, analysis: QueryAnalysis, po
         quality = partial(boost.apply_boosts, quality_boost=req.quality_boost)
         in_range = partial(boost.time_boost, after=analysis.after, before=analysis.before)
         stages += [("boosts", quality), ("boosts", in_range)]
+    if cfg.on("session") and cfg.session_share > 0:
+        stages.append(("session", partial(session.lift, share=cfg.session_share)))
     stages.append(("order", _by_score))
     return stages
 
 
 def _by_score(items: list[Ranked]) -> list[Ranked]:
-    return sorted(items, key=lambda r: (-r.score, r.id))
+    """The boosted order (by score, ties by id). A memory fetched only as a hit's neighbour,
+    that nothing lifted above zero, is not a result."""
+    reached = coactivate.reached_by_query(items)
+    kept = (r for r in items if r.score > 0 or r.id in reached)
+    return sorted(kept, key=lambda r: (-r.score, r.id))
+
+
+def _judge(ordered: list[Ranked], pool: Pool, cfg: SearchSettings) -> confidence.Verdict:
+    """Stage 10 over the boosted order (before diversity and MMR)."""
+    plan = pool.plan
+    return confidence.judge(
+        ordered,
+        pool.lists,
+        fallback=pool.fallback,
+        best_similarity=pool.best_similarity,
+        query_idf=plan.query_idf if plan else 0.0,
+        missing_idf=plan.missing_idf if plan else 0.0,
+        rule=cfg.evidence_rule,
+        threshold=cfg.confidence_threshold,
+    )
 
 
 def _diversity(req: SearchRequest, cfg: SearchSettings, analysis: QueryAnalysis) -> list[Stage]:

@@ -13,6 +13,7 @@ def test_healthz_reports_database_pgvector_and_model(client, embedding_model):
     assert body["embedding_model"] == {
         "ok": True,
         "name": "all-MiniLM-L6-v2",
+        "backend": "onnx",
         "dimensions": 384,
         "device": "cpu",
     }

@@ -16,8 +16,6 @@ from .change import (
 from .create import (
     ON_DUPLICATE,
     WriteResult,
-    content_hash,
-    embedding_text,
     memory_batch_create,
     memory_create,
 )
@@ -30,10 +28,8 @@ __all__ = [
     "UPDATABLE",
     "UndeleteResult",
     "WriteResult",
-    "content_hash",
     "edge_create",
     "edge_delete",
-    "embedding_text",
     "memories_archive",
     "memories_merge",
     "memories_reembed",

@@ -12,13 +12,14 @@ from django.utils import timezone
 from apps.core.exceptions import ValidationFailed
 from apps.history import recording
 from apps.history.recording import Actor
-from apps.jobs import triggers
 
 from .. import embeddings
 from ..fields import UPDATABLE
+from ..jobs import graph_changed
 from ..models import CausalEdge, Memory, Relation
+from ..texts import content_hash, embedding_text
 from ..validation import validate_memory_input
-from .create import _tag_ids, content_hash, embedding_text
+from .tags import tag_ids
 
 # --- update, archive, delete ----------------------------------------------------------------
 
@@ -66,7 +67,7 @@ def memory_update(
     memory.updated_at = timezone.now()
     memory.save()
     if "tags" in after:
-        ids = _tag_ids(checked.tags)
+        ids = tag_ids(checked.tags)
         memory.tags.set([ids[t] for t in checked.tags])
     action = action or recording.update_action(after)
     recording.record_one(memory, action, before, after, actor=actor, door=door)
@@ -115,7 +116,7 @@ def memory_delete(*, memory: Memory, actor: Actor = None, door: str = "system") 
     namespace_id = memory.namespace_id
     memory.delete()
     if entry.edges:
-        transaction.on_commit(lambda: triggers.graph_changed(namespace_id))
+        transaction.on_commit(lambda: graph_changed(namespace_id))
 
 
 # --- bulk maintenance (admin actions) ---------------------------------------------------------
@@ -175,5 +176,5 @@ def memories_merge(
     )
     if others:
         recording.record(changes, actor=actor, door=door)
-        transaction.on_commit(lambda: triggers.graph_changed(keep.namespace_id))
+        transaction.on_commit(lambda: graph_changed(keep.namespace_id))
     return keep

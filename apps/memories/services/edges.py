@@ -7,8 +7,8 @@ from django.db import transaction
 from apps.core.exceptions import ValidationFailed
 from apps.history import recording
 from apps.history.recording import Actor
-from apps.jobs import triggers
 
+from ..jobs import graph_changed
 from ..models import CausalEdge, Memory
 from ..validation import validate_relation
 
@@ -49,7 +49,7 @@ def edge_create(
             recording.Change(c.memory_id, c.namespace_id, c.action, old, c.after) for c in changes
         ]
     recording.record(changes, actor=actor, door=door)
-    transaction.on_commit(lambda: triggers.graph_changed(source.namespace_id))
+    transaction.on_commit(lambda: graph_changed(source.namespace_id))
     return edge
 
 
@@ -58,4 +58,4 @@ def edge_delete(*, edge: CausalEdge, actor: Actor = None, door: str = "system") 
     namespace_id = edge.namespace_id
     recording.record(recording.edge_changes(edge, recording.Action.UNLINK), actor=actor, door=door)
     edge.delete()
-    transaction.on_commit(lambda: triggers.graph_changed(namespace_id))
+    transaction.on_commit(lambda: graph_changed(namespace_id))

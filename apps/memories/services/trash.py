@@ -17,10 +17,10 @@ from apps.core.exceptions import ValidationFailed
 from apps.history import recording
 from apps.history.models import TrashEntry
 from apps.history.recording import Actor
-from apps.jobs import triggers
 
+from ..jobs import graph_changed
 from ..models import CausalEdge, Memory
-from .create import _tag_ids
+from .tags import tag_ids
 
 
 @dataclass
@@ -67,7 +67,7 @@ def memory_undelete(
         },
     )
     memory.save(force_insert=True)
-    ids = _tag_ids(entry.tags)
+    ids = tag_ids(entry.tags)
     memory.tags.set([ids[name] for name in entry.tags])
 
     changes = [
@@ -93,7 +93,7 @@ def memory_undelete(
     entry.delete()
     if edges:
         namespace_id = memory.namespace_id
-        transaction.on_commit(lambda: triggers.graph_changed(namespace_id))
+        transaction.on_commit(lambda: graph_changed(namespace_id))
     return result
 
 
