@@ -43,11 +43,23 @@ class Command(BaseCommand):
         parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
         parser.add_argument("--namespace", default="ui-bench")
         parser.add_argument("--repeat", type=int, default=5)
+        parser.add_argument(
+            "--write-path-only",
+            type=int,
+            default=None,
+            help="Ingest only this many through the write path and fill the rest with copies "
+            "of those rows (same text plus a suffix, same embedding and tags), for a machine "
+            "too busy to embed SIZE texts in time. The report says how many were copied.",
+        )
 
-    def handle(self, *args, size: int, source: Path, namespace: str, repeat: int, **options):
+    def handle(
+        self, *args, size: int, source: Path, namespace: str, repeat: int, write_path_only,
+        **options,
+    ):  # fmt: skip
         settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
         ns = services.namespace_get_or_create(name=namespace)
-        self._grow(ns, size, source)
+        self._grow(ns, min(size, write_path_only or size), source)
+        copied = _copy_rows(ns, size)
         self._extras(ns)
         client = self._client()
         rows = []
@@ -55,7 +67,7 @@ class Command(BaseCommand):
             rows.append(self._time(client, name, url, repeat))
             self.stderr.write(json.dumps(rows[-1]))
         total = Memory.objects.filter(namespace=ns).count()
-        self.stdout.write(f"\nnamespace {namespace}: {total} memories\n")
+        self.stdout.write(f"\nnamespace {namespace}: {total} memories ({copied} copied now)\n")
         self.stdout.write("| page | median ms | worst ms | queries |\n|---|---:|---:|---:|")
         for row in rows:
             self.stdout.write(
@@ -190,3 +202,44 @@ def _document() -> str:
     from apps.ui.demo import long_document
 
     return long_document()
+
+
+def _copy_rows(ns, size: int, batch: int = 2000) -> int:
+    """Top the namespace up to `size` with copies of its write-path rows (see --write-path-only):
+    new ids, the text with a copy suffix and its hash, the same embedding, tags and dates."""
+    import hashlib
+    import uuid
+
+    have = Memory.objects.filter(namespace=ns).count()
+    originals = Memory.objects.filter(namespace=ns, metadata__copy_of__isnull=True)
+    originals = originals.exclude(metadata__has_key="chunk_index").exclude(
+        title__startswith="UI bench"
+    )
+    originals = originals.order_by("created_at", "id")
+    through = Memory.tags.through
+    copied, round_ = 0, 0
+    while have < size:
+        round_ += 1
+        offset = 0
+        while have < size:
+            rows = list(originals.prefetch_related("tags")[offset : offset + batch])
+            if not rows:
+                break
+            offset += batch
+            copies, links = [], []
+            for row in rows[: size - have]:
+                content = f"{row.content} (copy {round_})"
+                copy = Memory(
+                    id=uuid.uuid4(), namespace=ns, content=content, title=row.title,
+                    category=row.category, tier=row.tier, importance=row.importance,
+                    created_at=row.created_at, updated_at=row.updated_at, file_path=row.file_path,
+                    embedding=row.embedding, embedding_model=row.embedding_model,
+                    content_hash=hashlib.sha256(content.encode()).hexdigest(),
+                    metadata={"copy_of": str(row.pk)},
+                )  # fmt: skip
+                copies.append(copy)
+                links += [through(memory_id=copy.id, tag_id=t.pk) for t in row.tags.all()]
+            Memory.objects.bulk_create(copies, batch_size=1000)
+            through.objects.bulk_create(links, batch_size=5000, ignore_conflicts=True)
+            have, copied = have + len(copies), copied + len(copies)
+    return copied
