@@ -189,6 +189,12 @@ SEARCH_QUESTION_KEYWORD = env.float("SEARCH_QUESTION_KEYWORD", default=1.0)
 SEARCH_QUERYLOG_SYNC = env.bool("SEARCH_QUERYLOG_SYNC", default=False)
 # Stages named here are switched off (comma separated), e.g. "mmr,coactivation".
 SEARCH_DISABLED_STAGES = env.list("SEARCH_DISABLED_STAGES", default=[])
+# Evidence-gap rule: "calibrated" (confidence below the threshold; the logistic estimate of
+# apps/search/pipeline/confidence.py) or "zscore" (the seed's: top fused score's z < 1.5).
+SEARCH_EVIDENCE_RULE = env("SEARCH_EVIDENCE_RULE", default="calibrated")
+SEARCH_CONFIDENCE_THRESHOLD = env.float("SEARCH_CONFIDENCE_THRESHOLD", default=0.5)
+# Session-level scoring (apps/search/pipeline/session.py): 0 switches it off.
+SEARCH_SESSION_SHARE = env.float("SEARCH_SESSION_SHARE", default=0.1)
 
 # --- Celery ---------------------------------------------------------------------------------
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="")

@@ -1,4 +1,5 @@
-"""python manage.py evaluate DIR [--json FILE] [--disable STAGE ...] [--mode MODE] [--keep]"""
+"""python manage.py evaluate DIR [--json FILE] [--disable STAGE ...] [--mode MODE] [--keep]
+[--conversations 0-2] [--no-abstention] [--calibrate]"""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.memories.models import Namespace
-from apps.search import evaluation, querylog
+from apps.search import abstention, calibration, evaluation, querylog
 from apps.search.ablation import ablation_runs
 from apps.search.config import SearchSettings, search_settings
 from apps.search.params import MODES
@@ -49,6 +50,21 @@ class Command(BaseCommand):
         )  # fmt: skip
         parser.add_argument("--details", type=Path, help="Write per-query rows (JSON lines).")
         parser.add_argument(
+            "--conversations", metavar="SPEC",
+            help="Only these namespaces of the dataset: positions in order of appearance "
+            "('0-2', '3-4', '0,2') or names ('conv-26,conv-30'); the abstention searches stay "
+            "inside the selection.",
+        )  # fmt: skip
+        parser.add_argument(
+            "--no-abstention", dest="abstain", action="store_false",
+            help="Skip the abstention report (every query searched again in another namespace).",
+        )  # fmt: skip
+        parser.add_argument(
+            "--calibrate", action="store_true",
+            help="Fit the confidence estimate's logistic coefficients on this run's answerable "
+            "and unanswerable searches and print them (with their AUROC and flag rates here).",
+        )  # fmt: skip
+        parser.add_argument(
             "--torch-threads", type=int, default=1,
             help="Intra-op threads for the query embedding (default 1: on a 2-core machine a "
             "second thread buys little for one short query and makes the tail latency hostage "
@@ -56,19 +72,24 @@ class Command(BaseCommand):
         )  # fmt: skip
 
     def handle(self, *args, directory: Path, json_path, disable, mode, keep, reuse,
-               max_queries, details, torch_threads, ablate, verbosity, **options):  # fmt: skip
+               max_queries, details, torch_threads, ablate, verbosity, conversations,
+               abstain: bool, calibrate: bool, **options):  # fmt: skip
         bad = unknown_stages(disable)
         if bad:
             raise CommandError(f"unknown stage(s) {', '.join(bad)}; known: {', '.join(STAGES)}")
         if not (directory / "queries.jsonl").exists():
             raise CommandError(f"{directory} has no queries.jsonl")
+        only = self._selection(directory, conversations)
         prefix = reuse or evaluation.new_prefix()
+        unanswerable: list[dict] = []
         try:
             if reuse:
-                queries = evaluation.read_queries(directory, prefix)
+                queries = evaluation.read_queries(directory, prefix, only)
             else:
                 self.stderr.write(f"loading {directory} into namespaces {prefix}*")
-                _, queries = evaluation.load_dataset(directory, prefix, progress=verbosity > 0)
+                _, queries = evaluation.load_dataset(
+                    directory, prefix, progress=verbosity > 0, only=only
+                )
             if max_queries:
                 queries = queries[:max_queries]
             settings.EMBEDDING_QUERY_THREADS = torch_threads  # read per query embedding
@@ -76,6 +97,10 @@ class Command(BaseCommand):
                               f"disabled={','.join(disable) or '-'})")  # fmt: skip
             config = search_settings().without(disable)
             rows = evaluation.run_queries(queries, search, mode=mode, config=config)
+            if abstain or calibrate:
+                self.stderr.write("abstention: each query in another namespace")
+                unanswerable = abstention.run_unanswerable(queries, search, mode=mode,
+                                                           config=config)  # fmt: skip
             runs = self._ablate(queries, config) if ablate else None
         finally:
             querylog.flush()
@@ -84,8 +109,16 @@ class Command(BaseCommand):
             elif keep:
                 self.stderr.write(f"kept namespaces {prefix}* (reuse with --reuse {prefix})")
         result = evaluation.report(rows)
-        result.update(mode=mode, disabled=list(disable), dataset=str(directory))
+        result.update(mode=mode, disabled=list(disable), dataset=str(directory),
+                      conversations=list(only) if only else "all")  # fmt: skip
         self.stdout.write(format_table(result))
+        if unanswerable:
+            result["abstention"] = abstention.abstention_report(rows, unanswerable)
+            self.stdout.write(format_abstention(result["abstention"]))
+        if calibrate and unanswerable:
+            fitted = calibration.fit(rows, unanswerable)
+            result["calibration"] = fitted
+            self.stdout.write(calibration.format_fit(fitted))
         if runs:
             result["runs"] = runs
             self.stdout.write(format_runs(runs))
@@ -95,6 +128,19 @@ class Command(BaseCommand):
             with open(details, "w") as handle:
                 for row in rows:
                     handle.write(json.dumps(row, default=str) + "\n")
+                for row in unanswerable:
+                    handle.write(json.dumps(row | {"unanswerable": True}, default=str) + "\n")
+
+    def _selection(self, directory: Path, spec: str | None) -> list[str] | None:
+        if not spec:
+            return None
+        from apps.memories.transfer import read_jsonl
+
+        names = abstention.namespaces_in_order(read_jsonl(directory / "queries.jsonl"))
+        try:
+            return abstention.select_namespaces(names, spec)
+        except ValueError as exc:
+            raise CommandError(f"--conversations: {exc}") from exc
 
     def _ablate(self, queries: list[dict], base: SearchSettings) -> dict:
         runs = {}
@@ -116,6 +162,17 @@ def format_runs(runs: dict) -> str:
             f"{name[:60]:60s}{o['recall@10']:>8.3f}{o['ndcg@10']:>9.3f}{o['p95_ms']:>9.1f}"
         )
     return "\n".join(lines)
+
+
+def format_abstention(report: dict) -> str:
+    auroc = report["auroc"]
+    return (
+        f"\nabstention: flag rate {report['flag_rate_unanswerable']:.3f} on "
+        f"{report['unanswerable_searches']} unanswerable searches, "
+        f"{report['flag_rate_answerable']:.3f} on {report['answerable_searches']} answerable "
+        f"(evidence in the top 10); AUROC of the confidence "
+        f"{'-' if auroc is None else f'{auroc:.3f}'}"
+    )
 
 
 def format_table(result: dict) -> str:
