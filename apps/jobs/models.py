@@ -17,6 +17,7 @@ class Job(models.TextChoices):
     FEEDBACK_WEIGHTS = "feedback_weights"
     DECAY = "decay"
     REEMBED = "reembed"
+    TRASH_PURGE = "trash_purge"
 
 
 class RunStatus(models.TextChoices):

@@ -12,11 +12,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 
+from django.utils import timezone
+
 from apps.memories.embeddings import embed_query, model_name
 
 from . import querylog
 from .config import SearchSettings, search_settings
-from .params import SearchRequest, validate
+from .params import SearchRequest
 from .pipeline import (
     boost,
     coactivate,
@@ -48,12 +50,20 @@ Stage = tuple[str, Callable[[list[Ranked]], list[Ranked]]]
 
 
 def search(
-    *, log: bool = True, config: SearchSettings | None = None, **arguments
+    request: SearchRequest | None = None,
+    /,
+    *,
+    log: bool = True,
+    config: SearchSettings | None = None,
+    **arguments,
 ) -> SearchResponse:
-    """Validate the arguments (apps/search/params.py), run the pipeline, shape the response.
+    """Run one search. `request` is a SearchRequest (apps/search/params.py); callers that
+    hold raw arguments pass them as keywords instead and they are validated into one.
     `config` replaces the settings-built SearchSettings for this call (evaluate, bench)."""
     started = time.perf_counter()
-    req = validate(**arguments)
+    if request is not None and arguments:
+        raise TypeError("search() takes a SearchRequest or keyword arguments, not both")
+    req = request if request is not None else SearchRequest.build(**arguments)
     cfg = (config or search_settings()).without(req.disabled)
     scope = Scope(
         namespace_id=req.namespace.id,
@@ -83,7 +93,7 @@ def search(
             req.query,
             vector=vector,
             model_name=model_name(),
-            now=req.now,
+            now=req.now or timezone.now(),
             known_tags=retrieve.namespace_tags(req.namespace.id) if cfg.on("analyse") else (),
             enabled=cfg.on("analyse"),
         )

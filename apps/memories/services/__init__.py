@@ -21,6 +21,7 @@ from .create import (
 )
 from .edges import edge_create, edge_delete
 from .namespaces import namespace_get_or_create
+from .tagging import tag_delete, tag_rename
 from .trash import UndeleteResult, memory_undelete
 
 __all__ = [
@@ -40,4 +41,6 @@ __all__ = [
     "memory_undelete",
     "memory_update",
     "namespace_get_or_create",
+    "tag_delete",
+    "tag_rename",
 ]

@@ -1,4 +1,5 @@
-"""manage.py run_job pagerank|feedback_weights|decay|reembed [--namespace NAME] [--async]"""
+"""manage.py run_job pagerank|feedback_weights|decay|reembed|trash_purge [--namespace NAME]
+[--async]"""
 
 from __future__ import annotations
 
