@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
@@ -41,12 +40,10 @@ class Command(BaseCommand):
         parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
         parser.add_argument("--json", dest="json_path", type=Path)
         parser.add_argument("--keep", action="store_true")
-        parser.add_argument("--torch-threads", type=int, default=1)
 
-    def handle(self, *args, sizes, queries, source, json_path, keep, torch_threads, **options):
+    def handle(self, *args, sizes, queries, source, json_path, keep, **options):
         texts = _read_texts(source)
         questions = [q["query"] for q in read_jsonl(source / "queries.jsonl")][:queries]
-        settings.EMBEDDING_QUERY_THREADS = torch_threads  # batches use every core regardless
         name = f"bench-{secrets.token_hex(4)}"
         namespace = namespace_get_or_create(name=name)
         rows, have = [], 0

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.memories.models import Namespace
@@ -64,15 +63,9 @@ class Command(BaseCommand):
             help="Fit the confidence estimate's logistic coefficients on this run's answerable "
             "and unanswerable searches and print them (with their AUROC and flag rates here).",
         )  # fmt: skip
-        parser.add_argument(
-            "--torch-threads", type=int, default=1,
-            help="Intra-op threads for the query embedding (default 1: on a 2-core machine a "
-            "second thread buys little for one short query and makes the tail latency hostage "
-            "to every other busy process; 0 = every core).",
-        )  # fmt: skip
 
     def handle(self, *args, directory: Path, json_path, disable, mode, keep, reuse,
-               max_queries, details, torch_threads, ablate, verbosity, conversations,
+               max_queries, details, ablate, verbosity, conversations,
                abstain: bool, calibrate: bool, **options):  # fmt: skip
         bad = unknown_stages(disable)
         if bad:
@@ -92,7 +85,6 @@ class Command(BaseCommand):
                 )
             if max_queries:
                 queries = queries[:max_queries]
-            settings.EMBEDDING_QUERY_THREADS = torch_threads  # read per query embedding
             self.stderr.write(f"running {len(queries)} queries (mode={mode}, "
                               f"disabled={','.join(disable) or '-'})")  # fmt: skip
             config = search_settings().without(disable)
