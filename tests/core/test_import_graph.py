@@ -112,8 +112,14 @@ def test_no_import_cycle_between_apps():
 def test_core_and_jobs_are_infrastructure():
     """The bottom rooms import no domain app: domain apps register into them instead."""
     graph = app_dependencies()
-    assert dict(graph.get("core", {})) == {}
-    assert set(graph.get("jobs", {})) <= {"core"}
+    assert dict(graph.get("core", {})) == {}, (
+        "apps.core imports a domain app; register into a core seam instead "
+        "(apps.core.health, apps.core.permissions)"
+    )
+    assert set(graph.get("jobs", {})) <= {"core"}, (
+        "apps.jobs imports a domain app; keep the job body in the app it serves and register it "
+        "from that app's ready() with apps.jobs.services.register_job"
+    )
 
 
 def test_the_checker_sees_a_cycle_and_function_local_imports(tmp_path):
