@@ -11,10 +11,11 @@ from django.db import transaction
 from apps.core.exceptions import ValidationFailed
 from apps.memories import services as memory_services
 from apps.memories.models import Memory
+from apps.memories.revisions import TRACKED, memory_state
 
 from .models import Action, MemoryRevision, TrashEntry
 from .purge import trash_purge
-from .recording import TRACKED, Actor, memory_state
+from .recording import Actor
 from .selectors import revision_state
 
 __all__ = ["revision_restore", "trash_purge", "trash_restore"]
@@ -41,6 +42,13 @@ def revision_restore(*, revision: MemoryRevision, actor: Actor = None, door: str
     )
 
 
+@transaction.atomic
 def trash_restore(*, entry: TrashEntry, actor: Actor = None, door: str):
-    """Put a deleted memory back with its id, tags and edges (see memory_undelete)."""
-    return memory_services.memory_undelete(entry=entry, actor=actor, door=door)
+    """Put a deleted memory back with its id, tags and edges (see memory_undelete); the entry
+    leaves the trash. Returns memory_undelete's result (edges restored and skipped)."""
+    entry = TrashEntry.objects.select_for_update().filter(pk=entry.pk).first()
+    if entry is None:
+        raise ValidationFailed({"entry": "This trash entry was already restored or purged."})
+    result = memory_services.memory_undelete(entry=entry, actor=actor, door=door)
+    entry.delete()
+    return result

@@ -13,9 +13,8 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from apps.core.exceptions import ValidationFailed
-from apps.history import recording
 
-from .. import embeddings
+from .. import embeddings, revisions
 from ..chunking import chunk_markdown
 from ..jobs import graph_changed
 from ..models import CausalEdge, Memory, Namespace, Relation
@@ -55,7 +54,7 @@ def memory_create(
     namespace: Namespace,
     content: str,
     on_duplicate: str = "report",
-    actor: recording.Actor = None,
+    actor: revisions.Actor = None,
     door: str = "system",
     **fields: Any,
 ) -> WriteResult:
@@ -73,7 +72,7 @@ def memory_batch_create(
     dedupe: bool = True,
     chunk: bool = True,
     infer: bool = True,
-    actor: recording.Actor = None,
+    actor: revisions.Actor = None,
     door: str = "system",
 ) -> list[WriteResult]:
     """Store many memories in one transaction; embeddings are computed in batches.
@@ -134,7 +133,7 @@ def _create_many(
     dedupe: bool = True,
     chunk: bool = True,
     infer: bool = True,
-    actor: recording.Actor = None,
+    actor: revisions.Actor = None,
     door: str = "system",
 ) -> list[WriteResult]:
     if on_duplicate not in ON_DUPLICATE:
@@ -183,7 +182,7 @@ def _create_many(
         except IntegrityError as exc:
             raise ValidationFailed({"id": f"An id in this request already exists: {exc}"}) from exc
         _attach_tags(planned)
-        changes = recording.states_for_created([(p.row, p.tags) for p in planned])
+        changes = revisions.states_for_created([(p.row, p.tags) for p in planned])
 
         edges = _chunk_edges(planned)
         for p in planned:
@@ -204,14 +203,14 @@ def _create_many(
                         created_at=now,
                     )
                     edges.append(edge)
-                    changes.extend(recording.edge_changes(edge, recording.Action.LINK))
+                    changes.extend(revisions.edge_changes(edge, revisions.Action.LINK))
         for result in results:
             if result is not None and len(result.chunks) == 1:
                 result.chunks = []  # only report chunks when a document was split
         if edges:
             CausalEdge.objects.bulk_create(edges, ignore_conflicts=True)
             transaction.on_commit(lambda: graph_changed(namespace.pk))
-        recording.record(changes, actor=actor, door=door)
+        revisions.record(changes, actor=actor, door=door)
 
         # Items repeating an earlier item of this batch share its result.
         for idx, digest in enumerate(hashes):

@@ -7,15 +7,14 @@ from collections import defaultdict
 from django.db import transaction
 
 from apps.core.exceptions import ValidationFailed
-from apps.history import recording
-from apps.history.recording import Actor
 
+from .. import revisions
 from ..models import Memory, Tag
 from ..tags import TAG_NAME_RE, normalize_tag
 
 
 @transaction.atomic
-def tag_rename(*, tag: Tag, name: str, actor: Actor = None, door: str = "system") -> Tag:
+def tag_rename(*, tag: Tag, name: str, actor: revisions.Actor = None, door: str = "system") -> Tag:
     name = normalize_tag(name or "")
     if not TAG_NAME_RE.match(name):
         raise ValidationFailed({"name": f"{name!r} is not a valid tag (a-z, 0-9, - _ . : /)."})
@@ -27,18 +26,18 @@ def tag_rename(*, tag: Tag, name: str, actor: Actor = None, door: str = "system"
     changes = _tag_changes(tag, old, name)
     tag.name = name
     tag.save(update_fields=["name"])
-    recording.record(changes, actor=actor, door=door)
+    revisions.record(changes, actor=actor, door=door)
     return tag
 
 
 @transaction.atomic
-def tag_delete(*, tag: Tag, actor: Actor = None, door: str = "system") -> None:
+def tag_delete(*, tag: Tag, actor: revisions.Actor = None, door: str = "system") -> None:
     changes = _tag_changes(tag, tag.name, None)
     tag.delete()
-    recording.record(changes, actor=actor, door=door)
+    revisions.record(changes, actor=actor, door=door)
 
 
-def _tag_changes(tag: Tag, old: str, new: str | None) -> list[recording.Change]:
+def _tag_changes(tag: Tag, old: str, new: str | None) -> list[revisions.Change]:
     """For each memory with `tag`: its tag list before, and after `old` becomes `new` (or goes)."""
     through = Memory.tags.through
     carriers = dict(
@@ -54,8 +53,8 @@ def _tag_changes(tag: Tag, old: str, new: str | None) -> list[recording.Change]:
         before = sorted(names[memory_id])
         after = sorted({new if n == old else n for n in before} - {None})
         changes.append(
-            recording.Change(
-                memory_id, namespace_id, recording.Action.UPDATE, {"tags": before}, {"tags": after}
+            revisions.Change(
+                memory_id, namespace_id, revisions.Action.UPDATE, {"tags": before}, {"tags": after}
             )
         )
     return changes

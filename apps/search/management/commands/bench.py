@@ -24,6 +24,7 @@ from apps.memories.models import Namespace
 from apps.memories.services import memory_batch_create, namespace_get_or_create
 from apps.memories.transfer import read_jsonl
 from apps.search import querylog
+from apps.search.pipeline.candidates import POOL
 from apps.search.pipeline.scope import MEMORY, Scope
 from apps.search.services import search
 
@@ -120,7 +121,8 @@ def _ann_recall(namespace, questions: list[str]) -> float:
     for q in questions:
         literal = "[" + ",".join(f"{x:.6f}" for x in embed_query(q).tolist()) + "]"
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute("SET LOCAL hnsw.ef_search = 40")
+            # The settings semantic_search() uses for its candidate pool.
+            cursor.execute(f"SET LOCAL hnsw.ef_search = {max(40, POOL)}")
             cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             cursor.execute(sql, params + [literal])
             ann = {r[0] for r in cursor.fetchall()}
