@@ -37,6 +37,7 @@ CLASSES = {
 }
 SEED_SOURCE = ROOT.parent / "shared/benchmarks/locomo-dev"
 NAMESPACE = "loadtest"
+SERVER_PID: int | None = None
 
 
 def main() -> None:
@@ -57,11 +58,16 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     url = f"http://127.0.0.1:{args.port}"
     server, ready_s = start_server(args.port, args.workers)
+    global SERVER_PID
+    SERVER_PID = server.pid
     rows = []
     try:
         print(f"server ready in {ready_s:.1f} s ({args.workers} workers)", flush=True)
+        time.sleep(2)
+        print(f"resident MB idle (pid: now, peak): {memory_mb(server.pid)}")
         for name in args.scenarios:
             rows += run_scenario(name, url, token, args.seconds, out)
+            print(f"resident MB after {name} (pid: now, peak): {memory_mb(server.pid)}")
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
@@ -106,8 +112,55 @@ def start_server(port: int, workers: int) -> tuple[subprocess.Popen, float]:
     raise SystemExit("the server was not ready within 120 s")
 
 
+def cpu_seconds(root_pids: list[int]) -> float:
+    """CPU time (user + system) used so far by these processes and all their descendants
+    (the server's workers, the PostgreSQL backends), including children already reaped."""
+    tick = os.sysconf("SC_CLK_TCK")
+    stats = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            stats[int(entry.name)] = (int(fields[1]), sum(int(x) for x in fields[11:15]))
+    total, todo = 0, list(root_pids)
+    while todo:
+        pid = todo.pop()
+        if pid in stats:
+            total += stats[pid][1]
+            todo += [child for child, (parent, _) in stats.items() if parent == pid]
+    return total / tick
+
+
+def memory_mb(root_pid: int) -> dict[int, tuple[int, int]]:
+    """pid -> (resident MB now, peak resident MB) for a process and its children."""
+    out = {}
+    for pid in [root_pid, *_children(root_pid)]:
+        try:
+            status = (Path("/proc") / str(pid) / "status").read_text()
+        except OSError:
+            continue
+        values = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        rss, peak = (int(values[k].split()[0]) // 1024 for k in ("VmRSS", "VmHWM"))
+        out[pid] = (rss, peak)
+    return out
+
+
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(x) for x in path.read_text().split()] if path.exists() else []
+
+
+def postmaster_pid() -> int | None:
+    pidfile = ROOT / "var/pgdata/postmaster.pid"
+    return int(pidfile.read_text().split()[0]) if pidfile.exists() else None
+
+
 def run_scenario(name: str, url: str, token: str, seconds: int, out: Path) -> list[dict]:
     counts = SCENARIOS[name]
+    watched = [pid for pid in (SERVER_PID, postmaster_pid()) if pid]
+    cpu_before, wall_before = cpu_seconds(watched), time.monotonic()
     users = sum(counts.values())
     acks = out / f"{name}-acks.txt"
     acks.unlink(missing_ok=True)
@@ -122,6 +175,7 @@ def run_scenario(name: str, url: str, token: str, seconds: int, out: Path) -> li
          "--only-summary", "--csv", str(out / name), "--stop-timeout", "10", *classes],
         env=env, check=False,
     )  # fmt: skip
+    cpu = cpu_seconds(watched) - cpu_before
     rows = []
     with open(out / f"{name}_stats.csv") as handle:
         for r in csv.DictReader(handle):
@@ -132,6 +186,10 @@ def run_scenario(name: str, url: str, token: str, seconds: int, out: Path) -> li
                 "failures": int(r["Failure Count"]), "per_s": float(r["Requests/s"]),
                 "p50": r["50%"], "p95": r["95%"], "p99": r["99%"],
             })  # fmt: skip
+    total = sum(r["count"] for r in rows if r["request"] != "Aggregated")
+    wall = time.monotonic() - wall_before
+    print(f"{name}: server + PostgreSQL used {cpu:.1f} CPU-s in {wall:.0f} s for {total} requests"
+          f" = {1000 * cpu / max(total, 1):.0f} CPU-ms per request")  # fmt: skip
     if acks.exists():
         rows.append({"scenario": name, "request": "exactly-once", **check_writes(acks)})
     return rows

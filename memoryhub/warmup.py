@@ -24,3 +24,25 @@ def warm(*, http: bool = True) -> None:
     analyse_query(text, vector=embed_query(text), model_name=model_name(), now=now)  # centroids
     # dateparser loads its English data on its first miss: make that miss now.
     parse_time_expression("the blue moon", now)
+    _warm_database()
+
+
+def _warm_database() -> None:
+    """Open the connection pool and run the whole search path once (read-only, not logged),
+    so the first real search pays no first-query costs. Skipped when the database is down:
+    /healthz reports that separately."""
+    import logging
+
+    from django.db import close_old_connections
+
+    from apps.memories.models import Namespace
+    from apps.search.services import search
+
+    try:
+        namespace = Namespace.objects.order_by("pk").first()
+        if namespace is not None:
+            search(namespace=namespace, query="what did we decide last week?", log=False)
+    except Exception:
+        logging.getLogger(__name__).warning("warm-up: database not reachable", exc_info=True)
+    finally:
+        close_old_connections()

@@ -114,12 +114,22 @@ def run_unanswerable(queries: list[dict], search_fn, *, mode: str, config=None) 
     for q in queries:
         target = partner[q["namespace"]]
         response = search_fn(
-            namespace=namespaces[target], query=q["query"], mode=mode, limit=HIT_K,
-            as_of=as_of[target], log=False, config=config,
-        )  # fmt: skip
-        rows.append({
-            "query": q["query"], "category": q.get("category", "all"), "namespace": target,
-            "evidence_gap": response.flags["evidence_gap"], "confidence": response.confidence,
-            "signals": response.signals,
-        })  # fmt: skip
+            namespace=namespaces[target],
+            query=q["query"],
+            mode=mode,
+            limit=HIT_K,
+            as_of=as_of[target],
+            log=False,
+            config=config,
+        )
+        rows.append(
+            {
+                "query": q["query"],
+                "category": q.get("category", "all"),
+                "namespace": target,
+                "evidence_gap": response.flags["evidence_gap"],
+                "confidence": response.confidence,
+                "signals": response.signals,
+            }
+        )
     return rows
