@@ -79,7 +79,7 @@ CONVERSATIONS = {
         "Eli: They can come on Tuesday morning.",
     ],
 }
-QUERIES = [
+CONVERSATION_QUERIES = [
     ("garden", "What did Ana plant in the raised bed?", ["garden:0"]),
     ("bikes", "Which race is Cleo riding in July?", ["bikes:2"]),
     ("kitchen", "Who fixed the oven thermostat?", ["kitchen:1"]),
@@ -95,7 +95,7 @@ def conversations(tmp_path, embedding_model):
                           "created_at": f"2024-03-0{n + 1}T10:00:00"}  # fmt: skip
                 out.write(json.dumps(record) + "\n")
     with open(tmp_path / "queries.jsonl", "w") as out:
-        for name, query, relevant in QUERIES:
+        for name, query, relevant in CONVERSATION_QUERIES:
             out.write(json.dumps({"namespace": name, "query": query, "relevant": relevant,
                                   "category": "single-hop"}) + "\n")  # fmt: skip
     return tmp_path
