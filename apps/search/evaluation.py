@@ -129,16 +129,27 @@ def run_queries(
         namespace = namespaces[q["namespace"]]
         start = time.perf_counter()
         response = search_fn(
-            namespace=namespace, query=q["query"], mode=mode, limit=limit,
-            as_of=as_of[q["namespace"]], disabled_stages=disabled, config=config,
-        )  # fmt: skip
+            namespace=namespace,
+            query=q["query"],
+            mode=mode,
+            limit=limit,
+            as_of=as_of[q["namespace"]],
+            disabled_stages=disabled,
+            config=config,
+        )
         latency = (time.perf_counter() - start) * 1000
         ranked = [public.get(m["id"], m["id"]) for m in response.memories]
         row = query_metrics(ranked, set(q["relevant"]))
-        row.update(category=q.get("category", "all"), latency_ms=latency, query=q["query"],
-                   ranked=ranked[:limit], relevant=q["relevant"],
-                   evidence_gap=response.flags["evidence_gap"],
-                   confidence=response.confidence, signals=response.signals)  # fmt: skip
+        row.update(
+            category=q.get("category", "all"),
+            latency_ms=latency,
+            query=q["query"],
+            ranked=ranked[:limit],
+            relevant=q["relevant"],
+            evidence_gap=response.flags["evidence_gap"],
+            confidence=response.confidence,
+            signals=response.signals,
+        )
         rows.append(row)
         if progress:
             progress(number)

@@ -185,10 +185,6 @@ class SearchRequest:
         )
 
 
-def validate(*, namespace: Namespace | str, **raw: Any) -> SearchRequest:
-    return SearchRequest.build(namespace=namespace, **raw)
-
-
 def _clean(name: str, arg: Arg, value: Any, errors: dict[str, str]) -> Any:
     """One argument checked against its declaration; the default when absent."""
     if value is None or (value == "" and arg.kind != "text"):

@@ -134,8 +134,11 @@ def measure(
     )
 
 
-def estimate(signals: Signals, coefficients: Mapping[str, float] | None = None,
-             intercept: float | None = None) -> float:  # fmt: skip
+def estimate(
+    signals: Signals,
+    coefficients: Mapping[str, float] | None = None,
+    intercept: float | None = None,
+) -> float:
     """Probability (0..1) that the results hold the answer."""
     coefficients = COEFFICIENTS if coefficients is None else coefficients
     value = INTERCEPT if intercept is None else intercept

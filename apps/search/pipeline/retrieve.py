@@ -112,9 +112,12 @@ def lexical_plan(text: str, namespace_id: int) -> LexicalPlan:
     kept = [(lex, w) for lex, w, df in zip(lexemes, idf, dfs, strict=True) if df > 0]
     missing = sum(w for w, df in zip(idf, dfs, strict=True) if df == 0)
     return LexicalPlan(
-        tuple(x for x, _ in kept), tuple(w for _, w in kept), avgdl,
-        query_idf=sum(idf), missing_idf=missing,
-    )  # fmt: skip
+        tuple(x for x, _ in kept),
+        tuple(w for _, w in kept),
+        avgdl,
+        query_idf=sum(idf),
+        missing_idf=missing,
+    )
 
 
 def lexical_search(scope: Scope, plan: LexicalPlan, limit: int) -> list[Hit]:

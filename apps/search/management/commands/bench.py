@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
@@ -42,12 +41,10 @@ class Command(BaseCommand):
         parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
         parser.add_argument("--json", dest="json_path", type=Path)
         parser.add_argument("--keep", action="store_true")
-        parser.add_argument("--torch-threads", type=int, default=1)
 
-    def handle(self, *args, sizes, queries, source, json_path, keep, torch_threads, **options):
+    def handle(self, *args, sizes, queries, source, json_path, keep, **options):
         texts = _read_texts(source)
         questions = [q["query"] for q in read_jsonl(source / "queries.jsonl")][:queries]
-        settings.EMBEDDING_QUERY_THREADS = torch_threads  # batches use every core regardless
         name = f"bench-{secrets.token_hex(4)}"
         namespace = namespace_get_or_create(name=name)
         rows, have = [], 0
@@ -58,15 +55,26 @@ class Command(BaseCommand):
                     count = min(BATCH, size - have)
                     items = [{"content": _text(texts, have + i)} for i in range(count)]
                     memory_batch_create(
-                        namespace=namespace, items=items, dedupe=False,
-                        check_near_duplicates=False, chunk=False, infer=False, door="cli",
-                    )  # fmt: skip
+                        namespace=namespace,
+                        items=items,
+                        dedupe=False,
+                        check_near_duplicates=False,
+                        chunk=False,
+                        infer=False,
+                        door="cli",
+                    )
                     have += count
                 added_s = time.perf_counter() - start
                 added = size - (rows[-1]["size"] if rows else 0)
-                rows.append({"size": size, **self._latency(namespace, questions),
-                             "ingest_per_s": round(added / max(added_s, 1e-9), 1), **_sizes(),
-                             "ann_recall@10": _ann_recall(namespace, questions[:50])})  # fmt: skip
+                rows.append(
+                    {
+                        "size": size,
+                        **self._latency(namespace, questions),
+                        "ingest_per_s": round(added / max(added_s, 1e-9), 1),
+                        **_sizes(),
+                        "ann_recall@10": _ann_recall(namespace, questions[:50]),
+                    }
+                )
                 self.stderr.write(json.dumps(rows[-1]))
         finally:
             querylog.flush()
@@ -149,7 +157,9 @@ def format_rows(rows: list[dict]) -> str:
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        lines.append(f"| {r['size']:,} | {r['ingest_per_s']} | {r['p50_ms']} | {r['p95_ms']} "
-                     f"| {r['p99_ms']} | {r['db_mb']} | {r['table_mb']} | {r['hnsw_mb']} "
-                     f"| {r['ann_recall@10']} |")  # fmt: skip
+        lines.append(
+            f"| {r['size']:,} | {r['ingest_per_s']} | {r['p50_ms']} | {r['p95_ms']} "
+            f"| {r['p99_ms']} | {r['db_mb']} | {r['table_mb']} | {r['hnsw_mb']} "
+            f"| {r['ann_recall@10']} |"
+        )
     return "\n".join(lines)

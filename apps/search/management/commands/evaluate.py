@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.memories.models import Namespace
@@ -44,36 +43,50 @@ class Command(BaseCommand):
         )
         parser.add_argument("--max-queries", type=int, default=0, help="Only the first N.")
         parser.add_argument(
-            "--ablate", action="store_true",
+            "--ablate",
+            action="store_true",
             help="Run the reference configurations and the full pipeline minus each stage in "
             "turn (one process, one loaded dataset); the JSON gets a 'runs' table.",
-        )  # fmt: skip
+        )
         parser.add_argument("--details", type=Path, help="Write per-query rows (JSON lines).")
         parser.add_argument(
-            "--conversations", metavar="SPEC",
+            "--conversations",
+            metavar="SPEC",
             help="Only these namespaces of the dataset: positions in order of appearance "
             "('0-2', '3-4', '0,2') or names ('conv-26,conv-30'); the abstention searches stay "
             "inside the selection.",
-        )  # fmt: skip
+        )
         parser.add_argument(
-            "--no-abstention", dest="abstain", action="store_false",
+            "--no-abstention",
+            dest="abstain",
+            action="store_false",
             help="Skip the abstention report (every query searched again in another namespace).",
-        )  # fmt: skip
+        )
         parser.add_argument(
-            "--calibrate", action="store_true",
+            "--calibrate",
+            action="store_true",
             help="Fit the confidence estimate's logistic coefficients on this run's answerable "
             "and unanswerable searches and print them (with their AUROC and flag rates here).",
-        )  # fmt: skip
-        parser.add_argument(
-            "--torch-threads", type=int, default=1,
-            help="Intra-op threads for the query embedding (default 1: on a 2-core machine a "
-            "second thread buys little for one short query and makes the tail latency hostage "
-            "to every other busy process; 0 = every core).",
-        )  # fmt: skip
+        )
 
-    def handle(self, *args, directory: Path, json_path, disable, mode, keep, reuse,
-               max_queries, details, torch_threads, ablate, verbosity, conversations,
-               abstain: bool, calibrate: bool, **options):  # fmt: skip
+    def handle(
+        self,
+        *args,
+        directory: Path,
+        json_path,
+        disable,
+        mode,
+        keep,
+        reuse,
+        max_queries,
+        details,
+        ablate,
+        verbosity,
+        conversations,
+        abstain: bool,
+        calibrate: bool,
+        **options,
+    ):
         bad = unknown_stages(disable)
         if bad:
             raise CommandError(f"unknown stage(s) {', '.join(bad)}; known: {', '.join(STAGES)}")
@@ -92,15 +105,16 @@ class Command(BaseCommand):
                 )
             if max_queries:
                 queries = queries[:max_queries]
-            settings.EMBEDDING_QUERY_THREADS = torch_threads  # read per query embedding
-            self.stderr.write(f"running {len(queries)} queries (mode={mode}, "
-                              f"disabled={','.join(disable) or '-'})")  # fmt: skip
+            self.stderr.write(
+                f"running {len(queries)} queries (mode={mode}, disabled={','.join(disable) or '-'})"
+            )
             config = search_settings().without(disable)
             rows = evaluation.run_queries(queries, search, mode=mode, config=config)
             if abstain or calibrate:
                 self.stderr.write("abstention: each query in another namespace")
-                unanswerable = abstention.run_unanswerable(queries, search, mode=mode,
-                                                           config=config)  # fmt: skip
+                unanswerable = abstention.run_unanswerable(
+                    queries, search, mode=mode, config=config
+                )
             runs = self._ablate(queries, config) if ablate else None
         finally:
             querylog.flush()
@@ -109,8 +123,12 @@ class Command(BaseCommand):
             elif keep:
                 self.stderr.write(f"kept namespaces {prefix}* (reuse with --reuse {prefix})")
         result = evaluation.report(rows)
-        result.update(mode=mode, disabled=list(disable), dataset=str(directory),
-                      conversations=list(only) if only else "all")  # fmt: skip
+        result.update(
+            mode=mode,
+            disabled=list(disable),
+            dataset=str(directory),
+            conversations=list(only) if only else "all",
+        )
         self.stdout.write(format_table(result))
         if unanswerable:
             result["abstention"] = abstention.abstention_report(rows, unanswerable)
@@ -149,8 +167,9 @@ class Command(BaseCommand):
             rows = evaluation.run_queries(queries, search, mode=mode, config=config)
             runs[name] = evaluation.report(rows) | {"mode": mode, "disabled": disabled}
             overall = runs[name]["overall"]
-            self.stderr.write(f"{name}: recall@10 {overall['recall@10']:.3f} "
-                              f"ndcg@10 {overall['ndcg@10']:.3f}")  # fmt: skip
+            self.stderr.write(
+                f"{name}: recall@10 {overall['recall@10']:.3f} ndcg@10 {overall['ndcg@10']:.3f}"
+            )
         return runs
 
 
