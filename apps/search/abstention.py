@@ -14,6 +14,7 @@ judged on two halves that share no conversation.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 
 HIT_K = 10
@@ -60,8 +61,6 @@ def auroc(positives: Sequence[float], negatives: Sequence[float]) -> float | Non
     if not positives or not negatives:
         return None
     ordered = sorted(negatives)
-    import bisect
-
     total = 0.0
     for p in positives:
         below = bisect.bisect_left(ordered, p)
@@ -79,7 +78,11 @@ def abstention_report(answerable: Sequence[dict], unanswerable: Sequence[dict]) 
     def rate(rows: Sequence[dict]) -> float:
         return round(sum(1 for r in rows if r["evidence_gap"]) / len(rows), 4) if rows else 0.0
 
-    score = auroc([r["confidence"] for r in hits], [r["confidence"] for r in unanswerable])
+    # no confidence (the confidence stage switched off): no AUROC
+    score = auroc(
+        [r["confidence"] for r in hits if r["confidence"] is not None],
+        [r["confidence"] for r in unanswerable if r["confidence"] is not None],
+    )
     return {
         "unanswerable_searches": len(unanswerable),
         "answerable_searches": len(hits),
