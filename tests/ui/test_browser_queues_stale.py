@@ -56,9 +56,7 @@ def test_refresh_and_archive_stale_memories(page, admin_user, acme):
     expect(page.locator("body")).to_contain_text("archive")
 
 
-def test_write_the_missing_memory_from_the_missed_searches_queue(
-    page, admin_user, acme, settings
-):
+def test_write_the_missing_memory_from_the_missed_searches_queue(page, admin_user, acme, settings):
     cache.clear()
     settings.SEARCH_QUERYLOG_SYNC = True
     first = search(namespace=acme, query=QUESTION)
