@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from django.apps import apps
 from django.conf import settings
 from django.db import connection, connections
 from django.db.migrations.recorder import MigrationRecorder
@@ -99,8 +100,11 @@ def libpq_env(alias: str = "default") -> dict[str, str]:
 
 
 def current_manifest() -> Manifest:
-    from apps.memories.models import Memory, Namespace
-
+    # Looked up by name: core sits below the memories app and does not import it.
+    memory, namespace = (
+        apps.get_model("memories", "Memory"),
+        apps.get_model("memories", "Namespace"),
+    )
     applied = MigrationRecorder(connection).applied_migrations()
     with connection.cursor() as cursor:
         cursor.execute("SHOW server_version")
@@ -115,8 +119,8 @@ def current_manifest() -> Manifest:
         database=settings.DATABASES["default"]["NAME"],
         migrations=sorted(f"{app}.{name}" for app, name in applied),
         counts={
-            "namespaces": Namespace.objects.count(),
-            "memories": Memory.objects.count(),
+            "namespaces": namespace.objects.count(),
+            "memories": memory.objects.count(),
         },
     )
 
