@@ -4,8 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# Web worker processes (uvicorn reads the same variable); one per core suits most machines.
+WEB_CONCURRENCY ?= 2
 
-.PHONY: run test install lint format migrate worker stop-db evaluate clean demo browser
+.PHONY: run test install lint format migrate worker stop-db evaluate loadtest clean demo browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +26,8 @@ migrate: install
 
 run: migrate
 	$(BIN)/python manage.py ensure_admin --url http://$(HOST):$(PORT)
-	$(BIN)/uvicorn memoryhub.asgi:application --host $(HOST) --port $(PORT)
+	$(BIN)/uvicorn memoryhub.asgi:application --host $(HOST) --port $(PORT) \
+		--workers $(WEB_CONCURRENCY)
 
 lint: install
 	$(BIN)/ruff check .
@@ -63,3 +66,8 @@ stop-db: install
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
+
+# Load test (locust, headless, bounded): starts its own server on :8599, prints the table.
+# e.g. make loadtest LOADTEST_ARGS="--scenarios search --seconds 20"
+loadtest: migrate
+	$(BIN)/python loadtest/run.py $(LOADTEST_ARGS)

@@ -37,4 +37,9 @@ app.conf.beat_schedule = {
         "schedule": 10 * 60.0,
         **_BEAT,
     },
+    "trash-purge-daily": {
+        "task": "apps.jobs.tasks.trash_purge_task",
+        "schedule": crontab(hour=3, minute=15),
+        **_BEAT,
+    },
 }

@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
 
+from apps.core.metrics import metrics_view
 from apps.core.views import healthz
 from apps.mcp import discovery
 
@@ -11,6 +12,7 @@ OAUTH_PATHS = (
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("metrics", metrics_view, name="metrics"),
     re_path(r"^\.well-known/oauth-protected-resource(?:/.*)?$", discovery.protected_resource),
     *[re_path(pattern, discovery.no_oauth) for pattern in OAUTH_PATHS],
     path("admin/", admin.site.urls),

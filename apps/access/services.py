@@ -13,7 +13,7 @@ from django.utils import timezone
 from apps.core.exceptions import ValidationFailed
 from apps.memories.models import Namespace
 
-from .models import ApiToken
+from .models import ApiToken, NamespaceMembership, Role
 
 TOKEN_PREFIX = "mh_"
 
@@ -62,3 +62,40 @@ def token_revoke(*, token: ApiToken) -> ApiToken:
     ApiToken.objects.filter(pk=token.pk).update(revoked=True)
     token.revoked = True
     return token
+
+
+@transaction.atomic
+def membership_set(*, namespace: Namespace, user, role: str) -> NamespaceMembership:
+    """Give `user` a role in `namespace` (adding or changing the membership).
+
+    A namespace keeps at least one owner: the last owner cannot be demoted.
+    """
+    if role not in Role.values:
+        raise ValidationFailed({"role": f"{role!r} is not one of: {', '.join(Role.values)}."})
+    if not user.is_active:
+        raise ValidationFailed({"username": f"'{user.get_username()}' is not an active user."})
+    current = NamespaceMembership.objects.filter(namespace=namespace, user=user).first()
+    if current and current.role == Role.OWNER and role != Role.OWNER:
+        _keep_an_owner(namespace, user)
+    membership, _ = NamespaceMembership.objects.update_or_create(
+        namespace=namespace, user=user, defaults={"role": role}
+    )
+    return membership
+
+
+@transaction.atomic
+def membership_remove(*, namespace: Namespace, user) -> None:
+    current = NamespaceMembership.objects.filter(namespace=namespace, user=user).first()
+    if current is None:
+        return
+    if current.role == Role.OWNER:
+        _keep_an_owner(namespace, user)
+    current.delete()
+
+
+def _keep_an_owner(namespace: Namespace, leaving) -> None:
+    others = NamespaceMembership.objects.filter(namespace=namespace, role=Role.OWNER).exclude(
+        user=leaving
+    )
+    if not others.select_for_update().exists():
+        raise ValidationFailed({"role": f"'{namespace.name}' must keep at least one owner."})

@@ -10,16 +10,13 @@ from apps.memories.fields import CREATE_FIELDS, UPDATE_FIELDS
 from apps.memories.models import Category, CausalEdge, Memory, Relation
 
 from .fields import (
-    TAG_PATTERN,
     InstantField,
-    SafeRegexField,
     StrictSerializer,
     memory_serializer_fields,
 )
+from .search_fields import search_serializer
 
-QUERY_MAX = settings.SEARCH_QUERY_MAX_CHARS
 BATCH_MAX = settings.MEMORY_BATCH_MAX_ITEMS
-MODES = ["hybrid", "semantic", "exact", "deep"]
 ON_DUPLICATE = ["report", "skip", "supersede"]
 
 
@@ -38,19 +35,6 @@ def _namespace_field():
         required=False,
         max_length=100,
         help_text="Namespace name. Optional when the token is scoped to one namespace.",
-    )
-
-
-def _tags_field(**kwargs):
-    return serializers.ListField(
-        child=SafeRegexField(
-            TAG_PATTERN,
-            max_length=64,
-            error_messages={"invalid": "A tag is letters, digits, spaces and _ . : / -."},
-        ),
-        max_length=50,
-        required=False,
-        **kwargs,
     )
 
 
@@ -154,22 +138,8 @@ class BatchResultOut(serializers.Serializer):
 # --- search ------------------------------------------------------------------------------------
 
 
-class SearchIn(StrictSerializer):
-    query = serializers.CharField(max_length=QUERY_MAX)
-    mode = serializers.ChoiceField(choices=MODES, default="hybrid")
-    time_expr = serializers.CharField(required=False, max_length=200)
-    after = InstantField(required=False)
-    before = InstantField(required=False)
-    tags = _tags_field()
-    categories = serializers.ListField(
-        child=serializers.ChoiceField(choices=Category.choices), max_length=7, required=False
-    )
-    file_path = serializers.CharField(required=False, max_length=1000)
-    quality_boost = serializers.FloatField(min_value=0, max_value=1, default=0.0)
-    limit = serializers.IntegerField(min_value=1, max_value=100, default=10)
-    include_debug = serializers.BooleanField(default=False)
-    token_budget = serializers.IntegerField(min_value=50, max_value=20000, required=False)
-    namespace = _namespace_field()
+# Every search parameter comes from apps.search.params.SEARCH_ARGS; namespace is REST's own.
+SearchIn = search_serializer(extra={"namespace": _namespace_field()})
 
 
 class SearchHitOut(serializers.Serializer):
@@ -203,6 +173,11 @@ class SearchOut(serializers.Serializer):
     total = serializers.IntegerField()
     query = serializers.CharField(allow_blank=True)
     mode = serializers.CharField()
+    confidence = serializers.FloatField(
+        allow_null=True,
+        help_text="0..1: how likely the results hold the answer; flags.evidence_gap is set "
+        "below 0.5. Null for a search without query text.",
+    )
     flags = SearchFlagsOut()
     debug = serializers.DictField(required=False)
     query_log_id = serializers.IntegerField(allow_null=True)

@@ -12,8 +12,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from apps.memories.revisions import TRACKED
+
 from .models import MemoryRevision
-from .recording import TRACKED
 from .selectors import revision_state, revision_state_before
 
 TEXT_FIELDS = ("content", "title")

@@ -13,6 +13,7 @@ from django.db import models
 from django.utils import timezone
 
 from apps.access.models import ApiToken
+from apps.core.changes import ChangeAction as Action
 from apps.core.querysets import RestrictedQuerySet
 from apps.memories.models import Namespace
 
@@ -27,20 +28,6 @@ class Door(models.TextChoices):
     JOB = "job"
     CLI = "cli"
     SYSTEM = "system"
-
-
-class Action(models.TextChoices):
-    CREATE = "create"
-    UPDATE = "update"
-    TIER = "tier", "tier change"
-    ARCHIVE = "archive"
-    UNARCHIVE = "unarchive"
-    DELETE = "delete"
-    MERGE = "merge"
-    LINK = "link"
-    UNLINK = "unlink"
-    RESTORE = "restore", "restore a version"
-    UNDELETE = "undelete", "restore from trash"
 
 
 class MemoryRevision(models.Model):

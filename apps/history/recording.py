@@ -1,62 +1,24 @@
-"""Writing revisions and trash entries. The memory write path (apps/memories/services) calls
-this inside its own transaction, so a change and its revision commit or roll back together.
-
-This module imports only models: the write path depends on it, never the other way round
-(apps/history/services.py, which restores, sits above the write path).
+"""The recorder the memory write path reports to (apps.core.changes): it stores revisions and
+trash entries inside the write's own transaction, so a change and its record commit or roll
+back together. Registered by HistoryConfig.ready().
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.utils import timezone
 
 from apps.access.models import ApiToken
+from apps.core.changes import Change
 from apps.memories.models import CausalEdge, Memory
+from apps.memories.revisions import KEPT, edge_dict, memory_state
 
 from .models import Action, Door, MemoryRevision, TrashEntry
 
-# The fields a revision tracks: what a person or an assistant can change about a memory.
-TRACKED = (
-    "title",
-    "content",
-    "category",
-    "tags",
-    "file_path",
-    "source",
-    "trigger_phrases",
-    "tier",
-    "importance",
-    "metadata",
-    "archived",
-)
-# Columns a trash entry keeps besides TRACKED, so a restored row is the row that was deleted.
-KEPT = (
-    "external_id",
-    "content_hash",
-    "embedding_model",
-    "pagerank_score",
-    "stability",
-    "access_count",
-    "created_at",
-    "updated_at",
-    "last_accessed_at",
-)
 Actor = AbstractBaseUser | ApiToken | AnonymousUser | None
-
-
-@dataclass(frozen=True)
-class Change:
-    """One memory's change, before it is stamped with actor, door and time."""
-
-    memory_id: Any
-    namespace_id: int
-    action: str
-    before: dict | None = None
-    after: dict | None = None
 
 
 def actor_fields(actor: Actor, door: str) -> dict[str, Any]:
@@ -78,31 +40,6 @@ def actor_fields(actor: Actor, door: str) -> dict[str, Any]:
     return {"actor_token": None, "actor_user": None, "actor_label": door, "door": door}
 
 
-def memory_state(memory: Memory, tags: Iterable[str] | None = None) -> dict[str, Any]:
-    """The tracked fields of `memory`, JSON-safe. Pass `tags` when already known (no query)."""
-    state = {name: getattr(memory, name) for name in TRACKED if name != "tags"}
-    state["trigger_phrases"] = list(state["trigger_phrases"] or [])
-    state["metadata"] = dict(state["metadata"] or {})
-    names = tags if tags is not None else (t.name for t in memory.tags.all())
-    state["tags"] = sorted(set(names))
-    return state
-
-
-def diff_states(before: dict, after: dict) -> tuple[dict, dict]:
-    """Only the fields that differ, as (before, after)."""
-    changed = [k for k in after if before.get(k) != after[k]]
-    return {k: before.get(k) for k in changed}, {k: after[k] for k in changed}
-
-
-def update_action(after: dict) -> str:
-    """Name a field change: a lone tier or archived flag is its own kind of change."""
-    if set(after) == {"tier"}:
-        return Action.TIER
-    if set(after) == {"archived"}:
-        return Action.ARCHIVE if after["archived"] else Action.UNARCHIVE
-    return Action.UPDATE
-
-
 def record(changes: Iterable[Change], *, actor: Actor, door: str) -> list[MemoryRevision]:
     """Write the revisions of `changes` in one INSERT, all stamped with one actor and time."""
     who = actor_fields(actor, door)
@@ -122,33 +59,6 @@ def record(changes: Iterable[Change], *, actor: Actor, door: str) -> list[Memory
     if rows:
         MemoryRevision.objects.bulk_create(rows, batch_size=1000)
     return rows
-
-
-def record_one(
-    memory: Memory, action: str, before: dict | None, after: dict | None, *, actor, door
-) -> MemoryRevision:
-    change = Change(memory.pk, memory.namespace_id, action, before, after)
-    return record([change], actor=actor, door=door)[0]
-
-
-def edge_dict(edge: CausalEdge) -> dict[str, Any]:
-    return {
-        "source": str(edge.source_id),
-        "target": str(edge.target_id),
-        "relation": edge.relation,
-        "strength": edge.strength,
-        "created_at": edge.created_at.isoformat(),
-    }
-
-
-def edge_changes(edge: CausalEdge, action: str) -> list[Change]:
-    """A link or unlink shows in the history of both ends."""
-    data = {"edge": edge_dict(edge)}
-    before, after = (None, data) if action == Action.LINK else (data, None)
-    return [
-        Change(end, edge.namespace_id, action, before, after)
-        for end in (edge.source_id, edge.target_id)
-    ]
 
 
 def trash_put(memory: Memory, *, actor: Actor, door: str) -> TrashEntry:
@@ -186,9 +96,11 @@ def _json(value: Any) -> Any:
     return value.isoformat() if hasattr(value, "isoformat") else value
 
 
-def states_for_created(rows: Sequence[tuple[Memory, Iterable[str]]]) -> list[Change]:
-    """Creation revisions of freshly inserted rows with their tag names (no queries)."""
-    return [
-        Change(row.pk, row.namespace_id, Action.CREATE, None, memory_state(row, tags))
-        for row, tags in rows
-    ]
+class HistoryRecorder:
+    """apps.core.changes.Recorder, backed by MemoryRevision and TrashEntry."""
+
+    def record(self, changes: Iterable[Change], *, actor: Actor, door: str) -> None:
+        record(changes, actor=actor, door=door)
+
+    def trash(self, memory: Memory, *, actor: Actor, door: str) -> int:
+        return len(trash_put(memory, actor=actor, door=door).edges)

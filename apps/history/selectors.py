@@ -11,9 +11,9 @@ from apps.access.permissions import Action, Principal
 from apps.access.scoping import require
 from apps.core.exceptions import NotFound
 from apps.memories.models import Memory, Namespace
+from apps.memories.revisions import TRACKED, memory_state
 
 from .models import MemoryRevision, TrashEntry
-from .recording import TRACKED, memory_state
 
 
 def _memory_id(memory: Memory | TrashEntry | uuid.UUID | str) -> uuid.UUID:

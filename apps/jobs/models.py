@@ -1,10 +1,15 @@
-"""A record of every background job run, shown in the admin (issue 5, SPEC section 6)."""
+"""A record of every background job run, shown in the admin (issue 5, SPEC section 6).
+
+The jobs app is infrastructure: it imports no domain app. Runs point at the namespace model by
+its label ("memories.Namespace"); the job bodies live in the apps they serve and register
+themselves (apps.jobs.services.register_job).
+"""
 
 from __future__ import annotations
 
 from django.db import models
 
-from apps.memories.models import Namespace
+NAMESPACE_MODEL = "memories.Namespace"
 
 
 class Job(models.TextChoices):
@@ -12,6 +17,7 @@ class Job(models.TextChoices):
     FEEDBACK_WEIGHTS = "feedback_weights"
     DECAY = "decay"
     REEMBED = "reembed"
+    TRASH_PURGE = "trash_purge"
 
 
 class RunStatus(models.TextChoices):
@@ -30,7 +36,7 @@ class JobRun(models.Model):
 
     job = models.CharField(max_length=30, choices=Job.choices)
     namespace = models.ForeignKey(
-        Namespace, on_delete=models.CASCADE, null=True, blank=True, related_name="job_runs"
+        NAMESPACE_MODEL, on_delete=models.CASCADE, null=True, blank=True, related_name="job_runs"
     )
     trigger = models.CharField(
         max_length=20, default="manual", help_text="beat, write, command, admin or manual"
@@ -58,7 +64,7 @@ class JobCursor(models.Model):
     QueryLog). Moved in the same transaction as the writes it accounts for: exactly once."""
 
     job = models.CharField(max_length=30, choices=Job.choices)
-    namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="+")
+    namespace = models.ForeignKey(NAMESPACE_MODEL, on_delete=models.CASCADE, related_name="+")
     position = models.DateTimeField()
 
     class Meta:
@@ -76,3 +82,8 @@ class LatestJobRun(JobRun):
     class Meta:
         proxy = True
         verbose_name = "latest job run"
+
+
+def namespace_model() -> type[models.Model]:
+    """The model runs are scoped by, reached through the relation (no import of its app)."""
+    return JobRun._meta.get_field("namespace").related_model

@@ -46,9 +46,15 @@ def reembed_task(self, namespace_id: int | None = None, trigger: str = "beat") -
     return _run(self, Job.REEMBED, namespace_id, trigger)
 
 
+@shared_task(**RETRY)
+def trash_purge_task(self, namespace_id: int | None = None, trigger: str = "beat") -> dict:
+    return _run(self, Job.TRASH_PURGE, namespace_id, trigger)
+
+
 TASKS = {
     Job.PAGERANK: pagerank_task,
     Job.FEEDBACK_WEIGHTS: feedback_weights_task,
     Job.DECAY: decay_task,
     Job.REEMBED: reembed_task,
+    Job.TRASH_PURGE: trash_purge_task,
 }

@@ -1,5 +1,6 @@
-"""Hooks the write path calls (inside transaction.on_commit) when data that background jobs
-derive from has changed. Cheap, and never raise: the write has already committed.
+"""Asking for a job run after a write (the owning apps call `job_requested` inside
+transaction.on_commit, e.g. apps.memories.jobs.graph_changed). Cheap, and never raises: the
+write has already committed.
 
 With a broker, the job is queued debounced (see debounce.py): a burst of edge edits in a
 namespace becomes one PageRank run JOBS_DEBOUNCE_SECONDS (default 10) later.
@@ -15,21 +16,7 @@ from __future__ import annotations
 
 import logging
 
-from django.conf import settings
-
-from apps.jobs.models import Job
-
 logger = logging.getLogger(__name__)
-
-
-def graph_changed(namespace_id: int) -> None:
-    """Causal edges of a namespace were added, changed or removed (PageRank is stale)."""
-    _request(Job.PAGERANK, namespace_id)
-
-
-def feedback_recorded(namespace_id: int) -> None:
-    """New search feedback in a namespace (learned strategy weights may be stale)."""
-    _request(Job.FEEDBACK_WEIGHTS, namespace_id)
 
 
 def _eager() -> bool:
@@ -38,7 +25,8 @@ def _eager() -> bool:
     return bool(app.conf.task_always_eager)
 
 
-def _request(job: str, namespace_id: int) -> None:
+def job_requested(job: str, namespace_id: int) -> None:
+    """Data `job` derives from changed in a namespace: queue it (debounced) or run it now."""
     try:
         if _eager():
             _run_inline(job, namespace_id)
@@ -49,14 +37,12 @@ def _request(job: str, namespace_id: int) -> None:
 
 
 def _run_inline(job: str, namespace_id: int) -> None:
-    from apps.jobs.services import job_execute
-    from apps.memories.models import Memory
+    from apps.jobs.services import RUN_INLINE, job_execute
 
-    if job == Job.PAGERANK:
-        limit = int(getattr(settings, "JOBS_INLINE_MAX_MEMORIES", 2000))
-        if Memory.objects.filter(namespace_id=namespace_id).count() > limit:
-            logger.info("jobs: namespace %s too large for inline PageRank; skipped", namespace_id)
-            return
+    allowed = RUN_INLINE.get(job)
+    if allowed is not None and not allowed(namespace_id):
+        logger.info("jobs: namespace %s too large for inline %s; skipped", namespace_id, job)
+        return
     job_execute(job, namespace_id=namespace_id, trigger="write")
 
 

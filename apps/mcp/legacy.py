@@ -3,17 +3,38 @@ exactly as SPEC section 5 lists it; nothing else happens here."""
 
 from __future__ import annotations
 
-from typing import Annotated
-
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
-from pydantic import Field
+
+from apps.search.params import SEARCH_ARGS
 
 from . import ops
 from .runtime import current_token, run_sync
-from .tools import QUERY_MAX, NamespaceArg, Query
+from .search_args import search_arg
+from .tools import NamespaceArg
 
-NResults = Annotated[int, Field(description="How many memories to return.", ge=1, le=100)]
+# Each old argument is a search argument under another name (SEARCH_ARGS keeps the bounds).
+Query = search_arg(
+    SEARCH_ARGS["query"],
+    required=True,
+    min_length=1,
+    description="What to look for, in natural language or keywords.",
+)
+NResults = search_arg(SEARCH_ARGS["limit"], description="How many memories to return.")
+TimeExpr = search_arg(SEARCH_ARGS["time_expr"], description="e.g. 'last week', 'yesterday'.")
+StartDate = search_arg(
+    SEARCH_ARGS["after"], required=True, description="ISO date/date-time: from (inclusive)."
+)
+EndDate = search_arg(
+    SEARCH_ARGS["before"], required=True, description="ISO date/date-time: until (exclusive)."
+)
+RankWords = search_arg(SEARCH_ARGS["query"], description="Optional words to rank by.")
+QualityWeight = search_arg(
+    SEARCH_ARGS["quality_boost"], description="0..1 blend of relevance with quality."
+)
+LiteralText = search_arg(
+    SEARCH_ARGS["query"], required=True, min_length=1, description="Text to match literally."
+)
 
 
 async def _search(ctx: Context, namespace: str | None, **params) -> CallToolResult:
@@ -31,9 +52,7 @@ async def retrieve_memory(
 async def recall_memory(
     ctx: Context,
     query: Query,
-    time_expr: Annotated[
-        str | None, Field(description="e.g. 'last week', 'yesterday'.", max_length=200)
-    ] = None,
+    time_expr: TimeExpr = None,
     n_results: NResults = 5,
     namespace: NamespaceArg = None,
 ) -> CallToolResult:
@@ -43,12 +62,10 @@ async def recall_memory(
 
 async def recall_by_timeframe(
     ctx: Context,
-    start_date: Annotated[str, Field(description="ISO date/date-time: from (inclusive).")],
-    end_date: Annotated[str, Field(description="ISO date/date-time: until (exclusive).")],
+    start_date: StartDate,
+    end_date: EndDate,
     n_results: NResults = 5,
-    query: Annotated[
-        str, Field(description="Optional words to rank by.", max_length=QUERY_MAX)
-    ] = "",
+    query: RankWords = "",
     namespace: NamespaceArg = None,
 ) -> CallToolResult:
     """Older name of memory_search restricted to a time window (after=start_date,
@@ -61,9 +78,7 @@ async def recall_by_timeframe(
 async def retrieve_with_quality_boost(
     ctx: Context,
     query: Query,
-    quality_weight: Annotated[
-        float, Field(description="0..1 blend of relevance with quality.", ge=0, le=1)
-    ] = 0.3,
+    quality_weight: QualityWeight = 0.3,
     n_results: NResults = 10,
     namespace: NamespaceArg = None,
 ) -> CallToolResult:
@@ -80,9 +95,7 @@ async def retrieve_with_quality_boost(
 
 async def exact_match_retrieve(
     ctx: Context,
-    content: Annotated[
-        str, Field(description="Text to match literally.", min_length=1, max_length=QUERY_MAX)
-    ],
+    content: LiteralText,
     n_results: NResults = 10,
     namespace: NamespaceArg = None,
 ) -> CallToolResult:

@@ -18,9 +18,7 @@ from apps.memories.fields import CREATE_FIELDS, UPDATE_FIELDS
 from . import ops
 from .arguments import memory_item_model, with_memory_fields
 from .runtime import current_token, run_sync
-
-Mode = Literal["hybrid", "semantic", "exact", "deep"]
-Category = Literal["decision", "pattern", "warning", "learning", "fact", "note", "conversation"]
+from .search_args import with_search_args
 
 Relation = Literal["caused", "supersedes", "contradicts", "depends_on", "relates_to"]
 OnDuplicate = Annotated[
@@ -31,7 +29,6 @@ OnDuplicate = Annotated[
     ),
 ]
 
-QUERY_MAX = settings.SEARCH_QUERY_MAX_CHARS
 BATCH_MAX = settings.MEMORY_BATCH_MAX_ITEMS
 
 NamespaceArg = Annotated[
@@ -41,104 +38,23 @@ NamespaceArg = Annotated[
         max_length=100,
     ),
 ]
-Query = Annotated[
-    str,
-    Field(
-        description="What to look for, in natural language or keywords.",
-        min_length=1,
-        max_length=QUERY_MAX,
-    ),
-]
-SearchQuery = Annotated[
-    str,
-    Field(
-        description="What to look for, in natural language or keywords. An empty query lists "
-        "the newest memories that pass the filters.",
-        max_length=QUERY_MAX,
-    ),
-]
-Limit = Annotated[int, Field(description="Maximum number of memories to return.", ge=1, le=100)]
-DateArg = Annotated[
-    str | None,
-    Field(
-        description="ISO 8601 date or date-time, e.g. 2024-03-01 or 2024-03-01T09:30:00Z "
-        "(no zone means UTC; years 1900..2200).",
-        max_length=64,
-    ),
-]
 MemoryId = Annotated[str, Field(description="The memory's id (a UUID).")]
-Tags = Annotated[
-    list[Annotated[str, Field(min_length=1, max_length=64)]] | None,
-    Field(description="Tags (lowercase words or kebab-case).", max_length=50),
-]
 
 
 MemoryItem = memory_item_model("MemoryItem", CREATE_FIELDS)
 
 
+@with_search_args()
 async def memory_search(
-    ctx: Context,
-    query: SearchQuery,
-    mode: Annotated[
-        Mode,
-        Field(
-            description="hybrid (default: keyword + semantic + graph fused), semantic (meaning "
-            "only), exact (substring/phrase), deep (also searches up to 3 query variants)."
-        ),
-    ] = "hybrid",
-    time_expr: Annotated[
-        str | None,
-        Field(
-            description="Natural time filter, e.g. 'yesterday', 'last week', '3 days ago', "
-            "'since March'.",
-            max_length=200,
-        ),
-    ] = None,
-    after: DateArg = None,
-    before: DateArg = None,
-    tags: Tags = None,
-    categories: Annotated[
-        list[Category] | None, Field(description="Only memories of these categories.")
-    ] = None,
-    file_path: Annotated[
-        str | None, Field(description="Only memories from this source file.", max_length=1000)
-    ] = None,
-    quality_boost: Annotated[
-        float,
-        Field(description="0..1: how much a memory's quality score lifts it.", ge=0, le=1),
-    ] = 0.0,
-    limit: Limit = 10,
-    include_debug: Annotated[
-        bool,
-        Field(description="Explain the ranking: intent, weights, per-strategy ranks, timings."),
-    ] = False,
-    token_budget: Annotated[
-        int | None,
-        Field(description="Cap the answer text at about this many tokens.", ge=50, le=20000),
-    ] = None,
-    namespace: NamespaceArg = None,
+    ctx: Context, namespace: NamespaceArg = None, **search: Any
 ) -> CallToolResult:
     """Find stored memories that answer a question. Returns the best matches (id, content,
-    score, why each ranked). When the result starts with a weak-evidence warning, treat the
-    memories as hints, not facts. Pass the returned query_log_id to memory_feedback."""
+    score, why each ranked) and `confidence` (0..1: how likely the results hold the answer).
+    When the result starts with a weak-evidence warning (flags.evidence_gap, confidence below
+    0.5), treat the memories as hints, not facts. Pass the returned query_log_id to
+    memory_feedback."""
     token = await current_token(ctx)
-    return await run_sync(
-        ops.search,
-        token,
-        namespace=namespace,
-        query=query,
-        mode=mode,
-        time_expr=time_expr,
-        after=after,
-        before=before,
-        tags=tags,
-        categories=categories,
-        file_path=file_path,
-        quality_boost=quality_boost,
-        limit=limit,
-        include_debug=include_debug,
-        token_budget=token_budget,
-    )
+    return await run_sync(ops.search, token, namespace=namespace, **search)
 
 
 @with_memory_fields(CREATE_FIELDS)

@@ -71,6 +71,19 @@ class TagAdmin(admin.ModelAdmin):
     def memory_count(self, obj):
         return obj._memories
 
+    def save_model(self, request, obj, form, change):
+        """A rename changes every memory carrying the tag: through the service, recorded."""
+        if not change:
+            return super().save_model(request, obj, form, change)
+        services.tag_rename(tag=obj, name=obj.name, actor=request.user, door="admin")
+
+    def delete_model(self, request, obj):
+        services.tag_delete(tag=obj, actor=request.user, door="admin")
+
+    def delete_queryset(self, request, queryset):
+        for tag in queryset:
+            services.tag_delete(tag=tag, actor=request.user, door="admin")
+
 
 class OutgoingEdgeInline(admin.TabularInline):
     model = CausalEdge

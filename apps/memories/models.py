@@ -112,6 +112,10 @@ class Memory(models.Model):
             models.Index(name="memory_ns_created", fields=["namespace", "created_at"]),
             models.Index(name="memory_ns_hash", fields=["namespace", "content_hash"]),
             models.Index(name="memory_ns_file", fields=["namespace", "file_path"]),
+            # Browse sorts (apps/memories/browse.py): keyset pages read these in order.
+            models.Index(name="memory_ns_importance", fields=["namespace", "importance", "id"]),
+            models.Index(name="memory_ns_pagerank", fields=["namespace", "pagerank_score", "id"]),
+            models.Index(name="memory_ns_used", fields=["namespace", "access_count", "id"]),
         ]
         constraints = [
             # Target of the composite foreign keys that keep both ends of an edge in one namespace.

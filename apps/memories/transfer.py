@@ -23,9 +23,9 @@ from tqdm import tqdm
 
 from apps.core.dates import parse_instant
 from apps.core.exceptions import ValidationFailed
-from apps.history import recording
-from apps.jobs import triggers
 
+from . import revisions
+from .jobs import graph_changed
 from .models import CausalEdge, Memory, Namespace
 from .services import memories_archive, memory_batch_create, namespace_get_or_create
 from .validation import validate_relation
@@ -75,7 +75,7 @@ def import_records(
     records: Iterable[dict],
     *,
     progress: bool = True,
-    actor: recording.Actor = None,
+    actor: revisions.Actor = None,
     door: str = "cli",
 ) -> ImportStats:
     """Import records; each created memory, archive flag and edge is a revision by `door`."""
@@ -150,7 +150,7 @@ def _import_edges(
     by_namespace: dict[str, list[tuple[int, dict]]], fresh_ids: set, *, actor, door: str
 ) -> int:
     created = 0
-    changes: list[recording.Change] = []
+    changes: list[revisions.Change] = []
     for name, numbered in by_namespace.items():
         wanted = [(n, r) for n, r in numbered if r.get("edges")]
         if not wanted:
@@ -191,9 +191,9 @@ def _import_edges(
         created += len(CausalEdge.objects.bulk_create(edges, ignore_conflicts=True))
         for edge in edges:  # new rows: an edge with a freshly imported end cannot exist already
             if edge.source_id in fresh_ids or edge.target_id in fresh_ids:
-                changes.extend(recording.edge_changes(edge, recording.Action.LINK))
-        transaction.on_commit(lambda ns=namespace.pk: triggers.graph_changed(ns))
-    recording.record(changes, actor=actor, door=door)
+                changes.extend(revisions.edge_changes(edge, revisions.Action.LINK))
+        transaction.on_commit(lambda ns=namespace.pk: graph_changed(ns))
+    revisions.record(changes, actor=actor, door=door)
     return created
 
 

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
+from .pipeline import confidence
 from .stages import STAGES, unknown_stages
 
 Fusion = Literal["score", "rrf", "weighted_sum"]
@@ -40,6 +41,9 @@ class SearchSettings:
     token_budget: int
     query_max_chars: int
     querylog_sync: bool
+    evidence_rule: str  # "calibrated" (confidence < threshold) or "zscore" (the seed's rule)
+    confidence_threshold: float
+    session_share: float  # session-level scoring; 0 = off
 
     def __post_init__(self) -> None:
         bad = unknown_stages(self.disabled)
@@ -47,6 +51,9 @@ class SearchSettings:
             raise ValueError(f"unknown stage(s) {', '.join(bad)}; known: {', '.join(STAGES)}")
         if self.fusion not in FUSIONS:
             raise ValueError(f"fusion must be one of {', '.join(FUSIONS)}, not {self.fusion!r}")
+        if self.evidence_rule not in confidence.RULES:
+            rules = ", ".join(confidence.RULES)
+            raise ValueError(f"evidence rule must be one of {rules}, not {self.evidence_rule!r}")
 
     @classmethod
     def from_django(cls) -> SearchSettings:
@@ -61,6 +68,9 @@ class SearchSettings:
             token_budget=int(settings.SEARCH_TOKEN_BUDGET),
             query_max_chars=int(settings.SEARCH_QUERY_MAX_CHARS),
             querylog_sync=bool(settings.SEARCH_QUERYLOG_SYNC),
+            evidence_rule=settings.SEARCH_EVIDENCE_RULE,
+            confidence_threshold=float(settings.SEARCH_CONFIDENCE_THRESHOLD),
+            session_share=float(settings.SEARCH_SESSION_SHARE),
         )
 
     def on(self, stage: str) -> bool:

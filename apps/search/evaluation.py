@@ -71,12 +71,18 @@ def new_prefix() -> str:
     return f"eval-{secrets.token_hex(4)}-"
 
 
-def load_dataset(directory: Path, prefix: str, progress: bool = True) -> tuple[list, list]:
-    """Import DIR/memories.jsonl into namespaces named prefix + original namespace."""
+def load_dataset(
+    directory: Path, prefix: str, progress: bool = True, only: Sequence[str] | None = None
+) -> tuple[list, list]:
+    """Import DIR/memories.jsonl into namespaces named prefix + original namespace (only the
+    namespaces in `only` when given)."""
     from apps.memories.transfer import import_records, read_jsonl
 
     memories = read_jsonl(directory / "memories.jsonl")
     queries = read_jsonl(directory / "queries.jsonl")
+    if only is not None:
+        memories = [m for m in memories if m["namespace"] in only]
+        queries = [q for q in queries if q["namespace"] in only]
     for record in memories:
         record["namespace"] = prefix + record["namespace"]
     for query in queries:
@@ -123,25 +129,39 @@ def run_queries(
         namespace = namespaces[q["namespace"]]
         start = time.perf_counter()
         response = search_fn(
-            namespace=namespace, query=q["query"], mode=mode, limit=limit,
-            as_of=as_of[q["namespace"]], disabled_stages=disabled, config=config,
-        )  # fmt: skip
+            namespace=namespace,
+            query=q["query"],
+            mode=mode,
+            limit=limit,
+            as_of=as_of[q["namespace"]],
+            disabled_stages=disabled,
+            config=config,
+        )
         latency = (time.perf_counter() - start) * 1000
         ranked = [public.get(m["id"], m["id"]) for m in response.memories]
         row = query_metrics(ranked, set(q["relevant"]))
-        row.update(category=q.get("category", "all"), latency_ms=latency, query=q["query"],
-                   ranked=ranked[:limit], relevant=q["relevant"],
-                   evidence_gap=response.flags["evidence_gap"])  # fmt: skip
+        row.update(
+            category=q.get("category", "all"),
+            latency_ms=latency,
+            query=q["query"],
+            ranked=ranked[:limit],
+            relevant=q["relevant"],
+            evidence_gap=response.flags["evidence_gap"],
+            confidence=response.confidence,
+            signals=response.signals,
+        )
         rows.append(row)
         if progress:
             progress(number)
     return rows
 
 
-def read_queries(directory: Path, prefix: str) -> list[dict]:
+def read_queries(directory: Path, prefix: str, only: Sequence[str] | None = None) -> list[dict]:
     from apps.memories.transfer import read_jsonl
 
     queries = read_jsonl(directory / "queries.jsonl")
+    if only is not None:
+        queries = [q for q in queries if q["namespace"] in only]
     for query in queries:
         query["namespace"] = prefix + query["namespace"]
     return queries

@@ -4,7 +4,7 @@ Feedback goes on the search's QueryLog: an overall verdict (`was_useful`) and/or
 verdicts (`result_feedback`, {memory_id: bool}, ids among the results that search returned).
 Per-result verdicts given later are merged into earlier ones; a later overall verdict replaces
 the earlier one. After commit the feedback-weights job is asked to re-learn the namespace's
-strategy weights (apps.jobs.triggers.feedback_recorded).
+strategy weights (apps.search.jobs.feedback_recorded).
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.core.exceptions import NotFound, ValidationFailed
-from apps.jobs import triggers
 from apps.memories.models import Namespace
 from apps.search.models import QueryLog
+
+from .jobs import feedback_recorded
 
 
 def _namespace_id(namespace: Namespace | int) -> int:
@@ -77,5 +78,5 @@ def feedback_record(
         fields.append("was_useful")
     log.feedback_at = timezone.now()
     log.save(update_fields=fields)
-    transaction.on_commit(lambda: triggers.feedback_recorded(namespace_id))
+    transaction.on_commit(lambda: feedback_recorded(namespace_id))
     return log

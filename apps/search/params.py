@@ -1,10 +1,19 @@
-"""Validation of search() arguments: every bad value raises ValidationFailed naming its field."""
+"""The search request, declared once.
+
+SEARCH_ARGS names every argument of search() with its kind, default, limits and choices. The
+service validates against it (`SearchRequest.build`), and every door derives its own
+declaration from it: the REST serializer (apps/api/serializers.py), the MCP tool signatures
+including the old tool names (apps/mcp/search_args.py) and the UI's search form fields
+(apps/search/forms.py). A bound, choice or default changes here and nowhere else.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime
+from types import MappingProxyType
+from typing import Any, Literal
 
 from django.utils import timezone
 
@@ -14,43 +23,259 @@ from apps.memories.models import Category, Namespace
 
 from .config import search_settings
 from .pipeline.timeexpr import TimeOutOfRange, TimeRange, parse_time_expression
-from .stages import unknown_stages
+from .stages import STAGES
 
 MODES = ("hybrid", "semantic", "exact", "deep")
+
+Kind = Literal["text", "choice", "integer", "number", "boolean", "strings", "choices", "instant"]
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One search argument (laid out like apps/memories/fields.MemoryField): `max_length`
+    counts the characters of a text or of each item of a list, `max_items` a list's items;
+    `required` ones must be sent at REST and MCP (the service defaults them). Internal
+    arguments (`public=False`) are for the service's own callers (evaluate, tests), not
+    offered at REST, MCP or the UI."""
+
+    kind: Kind
+    help: str
+    default: Any = None
+    minimum: float | None = None
+    maximum: float | None = None
+    max_length: int | None = None
+    max_items: int | None = None
+    choices: tuple[str, ...] = ()
+    public: bool = True
+    required: bool = False  # the doors ask for it (it may still be empty)
+
+    def but(self, **changes: Any) -> Arg:
+        """A copy with some attributes changed (what a door or a test adjusts)."""
+        return replace(self, **changes)
+
+
+def _declare() -> Mapping[str, Arg]:
+    # A table of data, laid out by hand: one entry per argument.
+    categories = tuple(Category.values)
+    return MappingProxyType({
+        "query": Arg(
+            "text", "What to look for, in natural language or keywords. An empty query lists "
+            "the newest memories that pass the filters.", default="",
+            max_length=search_settings().query_max_chars, required=True,
+        ),
+        "mode": Arg(
+            "choice", "hybrid (default: keyword + semantic + graph fused), semantic (meaning "
+            "only), exact (substring/phrase), deep (also searches up to 3 query variants).",
+            default="hybrid", choices=MODES,
+        ),
+        "time_expr": Arg(
+            "text", "Natural time filter, e.g. 'yesterday', 'last week', '3 days ago', "
+            "'since March'.", max_length=200,
+        ),
+        "after": Arg("instant", "Only memories created at or after this instant."),
+        "before": Arg("instant", "Only memories created before this instant."),
+        "tags": Arg(
+            "strings", "Only memories with any of these tags.", default=(), max_items=50,
+            max_length=64,
+        ),
+        "categories": Arg(
+            "choices", "Only memories of these categories.", default=(),
+            max_items=len(categories), choices=categories,
+        ),
+        "file_path": Arg(
+            "text", "Only memories from this source file (or folder).", max_length=1000
+        ),
+        "quality_boost": Arg(
+            "number", "0..1: how much a memory's quality score lifts it.", default=0.0,
+            minimum=0.0, maximum=1.0,
+        ),
+        "limit": Arg(
+            "integer", "Maximum number of memories to return.", default=10, minimum=1,
+            maximum=100,
+        ),
+        "include_debug": Arg(
+            "boolean", "Explain the ranking: intent, weights, per-strategy ranks and scores, "
+            "boosts, diversity/MMR moves, timings.", default=False,
+        ),
+        "token_budget": Arg(
+            "integer", "Cap the answer text at about this many tokens.", minimum=50,
+            maximum=20000,
+        ),
+        "as_of": Arg(
+            "instant", "Resolve time expressions relative to this instant (default: now).",
+            public=False,
+        ),
+        "disabled_stages": Arg(
+            "choices", "Pipeline stages to switch off for this search.", default=(),
+            max_items=len(STAGES), choices=STAGES, public=False,
+        ),
+    })  # fmt: skip
+
+
+SEARCH_ARGS: Mapping[str, Arg] = _declare()
+
+
+def public_args(args: Mapping[str, Arg] = SEARCH_ARGS) -> dict[str, Arg]:
+    """The arguments every door offers (REST, MCP, the UI form)."""
+    return {name: arg for name, arg in args.items() if arg.public}
 
 
 @dataclass(frozen=True)
 class SearchRequest:
+    """A validated search: the namespace resolved, dates parsed, the time expression merged
+    into after/before, lists de-duplicated. Build it with `SearchRequest.build(...)`."""
+
     namespace: Namespace
-    query: str
-    mode: str
-    after: datetime | None
-    before: datetime | None
-    time_phrase: str
-    tags: tuple[str, ...]
-    categories: tuple[str, ...]
-    file_path: str
-    quality_boost: float
-    limit: int
-    include_debug: bool
-    now: datetime
-    disabled: tuple[str, ...]
-    token_budget: int | None
+    query: str = ""
+    mode: str = "hybrid"
+    after: datetime | None = None
+    before: datetime | None = None
+    time_phrase: str = ""
+    tags: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    file_path: str = ""
+    quality_boost: float = 0.0
+    limit: int = 10
+    include_debug: bool = False
+    now: datetime | None = None
+    disabled: tuple[str, ...] = ()
+    token_budget: int | None = None
+
+    @classmethod
+    def build(
+        cls, *, namespace: Namespace | str, args: Mapping[str, Arg] = SEARCH_ARGS, **raw: Any
+    ) -> SearchRequest:
+        """Validate raw arguments against `args`; ValidationFailed names every bad field."""
+        unknown = sorted(set(raw) - set(args))
+        if unknown:
+            raise TypeError(f"search() got unexpected argument(s): {', '.join(unknown)}")
+        errors: dict[str, str] = {}
+        ns = _namespace(namespace)
+        v = {name: _clean(name, arg, raw.get(name), errors) for name, arg in args.items()}
+        now = v["as_of"] or timezone.now()
+        after, before = v["after"], v["before"]
+        parsed = _time_range(v["time_expr"], now, errors)
+        if parsed and parsed.after and (after is None or parsed.after > after):
+            after = parsed.after
+        if parsed and parsed.before and (before is None or parsed.before < before):
+            before = parsed.before
+        if after and before and after >= before and "after" not in errors:
+            errors.setdefault("before", "Must be later than 'after'.")
+        query, file_path = v["query"] or "", v["file_path"] or ""
+        if not query and not (v["tags"] or v["categories"] or file_path or after or before):
+            errors.setdefault("query", "A query (or at least one filter) is required.")
+        if errors:
+            raise ValidationFailed(errors)
+        return cls(
+            namespace=ns,
+            query=query,
+            mode=v["mode"],
+            after=after,
+            before=before,
+            time_phrase=parsed.phrase if parsed else "",
+            tags=v["tags"],
+            categories=v["categories"],
+            file_path=file_path,
+            quality_boost=v["quality_boost"],
+            limit=v["limit"],
+            include_debug=v["include_debug"],
+            now=now,
+            disabled=v["disabled_stages"],
+            token_budget=v["token_budget"],
+        )
 
 
-def _datetime(value, field: str, errors: dict) -> datetime | None:
+def _clean(name: str, arg: Arg, value: Any, errors: dict[str, str]) -> Any:
+    """One argument checked against its declaration; the default when absent."""
+    if value is None or (value == "" and arg.kind != "text"):
+        return arg.default
     try:
-        return parse_instant(value, field=field)
+        if arg.kind == "instant":
+            return parse_instant(value, field=name)
+        return _CHECKS[arg.kind](arg, value)
     except ValidationFailed as exc:
-        errors[field] = exc.errors[field][0]
-        return None
+        errors[name] = exc.errors[name][0]
+    except ValueError as exc:
+        errors[name] = str(exc)
+    return arg.default
 
 
-def _time_range(time_expr, now: datetime, errors: dict) -> TimeRange | None:
-    if not time_expr:
-        return None
-    if not isinstance(time_expr, str):
-        errors["time_expr"] = "Expected text such as 'last week'."
+def _text(arg: Arg, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("Expected text.")
+    value = value.strip()
+    if arg.max_length is not None and len(value) > arg.max_length:
+        raise ValueError(f"At most {arg.max_length} characters.")
+    return value
+
+
+def _choice(arg: Arg, value: Any) -> str:
+    if value not in arg.choices:
+        raise ValueError(f"One of {', '.join(arg.choices)}.")
+    return value
+
+
+def _range_message(arg: Arg, what: str) -> str:
+    return f"{what} from {arg.minimum:g} to {arg.maximum:g}."
+
+
+def _integer(arg: Arg, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(_range_message(arg, "An integer"))
+    if not arg.minimum <= value <= arg.maximum:
+        raise ValueError(_range_message(arg, "An integer"))
+    return value
+
+
+def _number(arg: Arg, value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(_range_message(arg, "A number")) from None
+    if isinstance(value, bool) or not arg.minimum <= number <= arg.maximum:
+        raise ValueError(_range_message(arg, "A number"))
+    return number
+
+
+def _boolean(arg: Arg, value: Any) -> bool:
+    return bool(value)
+
+
+def _strings(arg: Arg, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, Iterable) or not all(isinstance(v, str) for v in value):
+        raise ValueError("Expected a list of strings.")
+    items = tuple(dict.fromkeys(v.strip() for v in value if v.strip()))
+    if arg.max_items is not None and len(items) > arg.max_items:
+        raise ValueError(f"At most {arg.max_items} items.")
+    too_long = [v for v in items if arg.max_length and len(v) > arg.max_length]
+    if too_long:
+        raise ValueError(f"{too_long[0][:20]!r}: at most {arg.max_length} characters an item.")
+    return items
+
+
+def _choices(arg: Arg, value: Any) -> tuple[str, ...]:
+    items = _strings(arg, value)
+    bad = [v for v in items if v not in arg.choices]
+    if bad:
+        raise ValueError(f"Unknown value {bad[0]!r}; one of {', '.join(arg.choices)}.")
+    return items
+
+
+_CHECKS = {
+    "text": _text,
+    "choice": _choice,
+    "integer": _integer,
+    "number": _number,
+    "boolean": _boolean,
+    "strings": _strings,
+    "choices": _choices,
+}
+
+
+def _time_range(time_expr: str | None, now: datetime, errors: dict) -> TimeRange | None:
+    if not time_expr or "time_expr" in errors:
         return None
     try:
         parsed = parse_time_expression(time_expr, now)
@@ -62,17 +287,6 @@ def _time_range(time_expr, now: datetime, errors: dict) -> TimeRange | None:
     return parsed
 
 
-def _strings(value, field: str, errors: dict) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        value = [v for v in value.split(",")]
-    if not isinstance(value, Iterable) or not all(isinstance(v, str) for v in value):
-        errors[field] = "Expected a list of strings."
-        return ()
-    return tuple(dict.fromkeys(v.strip() for v in value if v.strip()))
-
-
 def _namespace(value) -> Namespace:
     if isinstance(value, Namespace):
         return value
@@ -82,83 +296,3 @@ def _namespace(value) -> Namespace:
         except Namespace.DoesNotExist:
             raise NotFound(f"namespace {value!r} does not exist") from None
     raise ValidationFailed({"namespace": "A namespace (object or name) is required."})
-
-
-def validate(
-    *,
-    namespace,
-    query="",
-    mode="hybrid",
-    time_expr=None,
-    after=None,
-    before=None,
-    tags=None,
-    categories=None,
-    file_path=None,
-    quality_boost=0.0,
-    limit=10,
-    include_debug=False,
-    as_of=None,
-    disabled_stages=(),
-    token_budget=None,
-) -> SearchRequest:
-    errors: dict[str, str] = {}
-    ns = _namespace(namespace)
-    if query is None:
-        query = ""
-    if not isinstance(query, str):
-        errors["query"] = "Expected text."
-        query = ""
-    query = query.strip()
-    max_chars = search_settings().query_max_chars
-    if len(query) > max_chars:
-        errors["query"] = f"At most {max_chars} characters."
-    if mode is None or mode == "":
-        mode = "hybrid"
-    if mode not in MODES:
-        errors["mode"] = f"One of {', '.join(MODES)}."
-    now = _datetime(as_of, "as_of", errors) or timezone.now()
-    after_dt = _datetime(after, "after", errors)
-    before_dt = _datetime(before, "before", errors)
-    parsed = _time_range(time_expr, now, errors)
-    phrase = parsed.phrase if parsed else ""
-    if parsed and parsed.after and (after_dt is None or parsed.after > after_dt):
-        after_dt = parsed.after
-    if parsed and parsed.before and (before_dt is None or parsed.before < before_dt):
-        before_dt = parsed.before
-    if after_dt and before_dt and after_dt >= before_dt and "after" not in errors:
-        errors.setdefault("before", "Must be later than 'after'.")
-    tag_names = _strings(tags, "tags", errors)
-    category_names = _strings(categories, "categories", errors)
-    bad = [c for c in category_names if c not in Category.values]
-    if bad:
-        errors["categories"] = f"Unknown category {bad[0]!r}; one of {', '.join(Category.values)}."
-    if file_path is not None and not isinstance(file_path, str):
-        errors["file_path"] = "Expected a path."
-    try:
-        quality = float(quality_boost or 0.0)
-        if not 0.0 <= quality <= 1.0:
-            raise ValueError
-    except (TypeError, ValueError):
-        errors["quality_boost"] = "A number from 0 to 1."
-        quality = 0.0
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
-        errors["limit"] = "An integer from 1 to 100."
-    budget = token_budget
-    if budget is not None and (
-        isinstance(budget, bool) or not isinstance(budget, int) or budget < 1
-    ):
-        errors["token_budget"] = "A positive integer."
-    stages = tuple(disabled_stages or ())
-    if unknown_stages(stages):
-        errors["disabled_stages"] = f"Unknown stage(s): {', '.join(unknown_stages(stages))}."
-    if not query and not (tag_names or category_names or file_path or after_dt or before_dt):
-        errors.setdefault("query", "A query (or at least one filter) is required.")
-    if errors:
-        raise ValidationFailed(errors)
-    return SearchRequest(
-        namespace=ns, query=query, mode=mode, after=after_dt, before=before_dt,
-        time_phrase=phrase, tags=tag_names, categories=category_names,
-        file_path=(file_path or "").strip(), quality_boost=quality, limit=limit,
-        include_debug=bool(include_debug), now=now, disabled=stages, token_budget=budget,
-    )  # fmt: skip

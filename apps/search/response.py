@@ -29,6 +29,9 @@ class SearchResponse:
     query_log_id: int | None = None
     # The assistant-facing text's budget as this search decided it (None: unlimited).
     text_budget: int | None = field(default=None, repr=False)
+    # 0..1: how likely the results hold the answer (None: no query text, nothing to judge)
+    confidence: float | None = None
+    signals: dict | None = field(default=None, repr=False)  # what the confidence was built from
 
     def to_dict(self) -> dict:
         out = {
@@ -36,6 +39,7 @@ class SearchResponse:
             "total": self.total,
             "query": self.query,
             "mode": self.mode,
+            "confidence": self.confidence,
             "flags": self.flags,
             "query_log_id": self.query_log_id,
         }

@@ -12,12 +12,25 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 
+from django.utils import timezone
+
+from apps.core import metrics
 from apps.memories.embeddings import embed_query, model_name
 
 from . import querylog
 from .config import SearchSettings, search_settings
-from .params import SearchRequest, validate
-from .pipeline import boost, coactivate, confidence, contradictions, diversify, fuse, mmr, retrieve
+from .params import SearchRequest
+from .pipeline import (
+    boost,
+    coactivate,
+    confidence,
+    contradictions,
+    diversify,
+    fuse,
+    mmr,
+    retrieve,
+    session,
+)
 from .pipeline import variants as query_variants
 from .pipeline.analyse import analyse_query
 from .pipeline.candidates import Pool, gather
@@ -38,12 +51,20 @@ Stage = tuple[str, Callable[[list[Ranked]], list[Ranked]]]
 
 
 def search(
-    *, log: bool = True, config: SearchSettings | None = None, **arguments
+    request: SearchRequest | None = None,
+    /,
+    *,
+    log: bool = True,
+    config: SearchSettings | None = None,
+    **arguments,
 ) -> SearchResponse:
-    """Validate the arguments (apps/search/params.py), run the pipeline, shape the response.
+    """Run one search. `request` is a SearchRequest (apps/search/params.py); callers that
+    hold raw arguments pass them as keywords instead and they are validated into one.
     `config` replaces the settings-built SearchSettings for this call (evaluate, bench)."""
     started = time.perf_counter()
-    req = validate(**arguments)
+    if request is not None and arguments:
+        raise TypeError("search() takes a SearchRequest or keyword arguments, not both")
+    req = request if request is not None else SearchRequest.build(**arguments)
     cfg = (config or search_settings()).without(req.disabled)
     scope = Scope(
         namespace_id=req.namespace.id,
@@ -61,7 +82,7 @@ def search(
     adapted: dict[str, float] = {}
     learned: dict[str, float] = {}
     rules: list[str] = []
-    gap = False
+    verdict: confidence.Verdict | None = None
     if not req.query:  # filters only: newest first, nothing to rank or judge
         ranked = retrieve.browse(scope, req.limit)
     else:
@@ -73,7 +94,7 @@ def search(
             req.query,
             vector=vector,
             model_name=model_name(),
-            now=req.now,
+            now=req.now or timezone.now(),
             known_tags=retrieve.namespace_tags(req.namespace.id) if cfg.on("analyse") else (),
             enabled=cfg.on("analyse"),
         )
@@ -86,7 +107,7 @@ def search(
         timings["analyse"] = _ms(t)
         if req.mode == "exact":
             ranked = _exact(scope, req)
-            gap = not ranked
+            verdict = confidence.Verdict(1.0 if ranked else 0.0, not ranked)
         else:
             pool, items = _candidates(req, cfg, scope, analysis, vector, weights, graph_enabled)
             timings.update(pool.timings)
@@ -94,12 +115,7 @@ def search(
                 trace.record("fused", sorted(items, key=lambda r: (-r.fused, r.id)))
             ordered = _run(_boosts(req, cfg, analysis, pool), items, timings, trace)
             if cfg.on("confidence"):
-                gap = confidence.weak_evidence(
-                    ordered,
-                    pool.lists,
-                    fallback=pool.fallback,
-                    best_similarity=pool.best_similarity,
-                )
+                verdict = _judge(ordered, pool, cfg)
             ranked = _run(_diversity(req, cfg, analysis), ordered, timings, trace)[: req.limit]
     t = time.perf_counter()
     pairs = []
@@ -107,7 +123,7 @@ def search(
         pairs = contradictions.find(req.namespace.id, ranked)
     timings["contradictions"] = _ms(t)
     flags = {
-        "evidence_gap": bool(gap),
+        "evidence_gap": bool(verdict and verdict.evidence_gap),
         "fallback_retry": bool(pool.fallback) if pool else False,
         "contradictions": [list(p) for p in pairs],
     }
@@ -130,6 +146,9 @@ def search(
             model=model_name(),
         )
         debug["latency_ms"] = latency
+        if verdict and verdict.signals:
+            debug["confidence_signals"] = verdict.signals.as_dict()
+    metrics.observe_search(timings, latency)
     log_id = None
     if log:
         log_id = querylog.reserve_id()
@@ -149,6 +168,8 @@ def search(
         debug=debug,
         query_log_id=log_id,
         text_budget=text_budget,
+        confidence=round(verdict.confidence, 4) if verdict else None,
+        signals=verdict.signals.as_dict() if verdict and verdict.signals else None,
     )
 
 
@@ -232,12 +253,33 @@ def _boosts(req: SearchRequest, cfg: SearchSettings, analysis: QueryAnalysis, po
         quality = partial(boost.apply_boosts, quality_boost=req.quality_boost)
         in_range = partial(boost.time_boost, after=analysis.after, before=analysis.before)
         stages += [("boosts", quality), ("boosts", in_range)]
+    if cfg.on("session") and cfg.session_share > 0:
+        stages.append(("session", partial(session.lift, share=cfg.session_share)))
     stages.append(("order", _by_score))
     return stages
 
 
 def _by_score(items: list[Ranked]) -> list[Ranked]:
-    return sorted(items, key=lambda r: (-r.score, r.id))
+    """The boosted order (by score, ties by id). A memory fetched only as a hit's neighbour,
+    that nothing lifted above zero, is not a result."""
+    reached = coactivate.reached_by_query(items)
+    kept = (r for r in items if r.score > 0 or r.id in reached)
+    return sorted(kept, key=lambda r: (-r.score, r.id))
+
+
+def _judge(ordered: list[Ranked], pool: Pool, cfg: SearchSettings) -> confidence.Verdict:
+    """Stage 10 over the boosted order (before diversity and MMR)."""
+    plan = pool.plan
+    return confidence.judge(
+        ordered,
+        pool.lists,
+        fallback=pool.fallback,
+        best_similarity=pool.best_similarity,
+        query_idf=plan.query_idf if plan else 0.0,
+        missing_idf=plan.missing_idf if plan else 0.0,
+        rule=cfg.evidence_rule,
+        threshold=cfg.confidence_threshold,
+    )
 
 
 def _diversity(req: SearchRequest, cfg: SearchSettings, analysis: QueryAnalysis) -> list[Stage]:

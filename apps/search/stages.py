@@ -19,6 +19,7 @@ STAGES: tuple[str, ...] = (
     "entity_boost",  # memories tagged with an entity the query names rank higher
     "deep",  # query variants in mode=deep (off: deep behaves like hybrid)
     "coactivation",  # top hits spread score to graph and temporal neighbours
+    "session",  # memories of the sessions that match best rank higher
     "boosts",  # quality, decay (stability per tier), pagerank
     "diversity",  # at most N results per file
     "mmr",  # maximal marginal relevance, lambda per intent

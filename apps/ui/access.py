@@ -18,10 +18,10 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 
+from apps.access.permissions import Action, can, namespaces_for, role_of
 from apps.memories.models import Memory, Namespace
-from apps.ui.roles import Action, can, namespaces_for
 
-__all__ = ["Action", "can", "memory_view", "namespace_view", "visible_namespaces"]
+__all__ = ["Action", "can", "memory_view", "namespace_view", "role_of", "visible_namespaces"]
 
 
 def visible_namespaces(user) -> QuerySet[Namespace]:
@@ -47,7 +47,7 @@ def memory_or_404(user, memory_id, action: Action = Action.VIEW) -> Memory:
     except ValueError:
         raise Http404("No such memory.") from None
     memory = (
-        Memory.objects.filter(namespace__in=visible_namespaces(user))
+        Memory.objects.restrict(user, Action.VIEW)
         .select_related("namespace")
         .filter(pk=key)
         .first()

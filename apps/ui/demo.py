@@ -63,15 +63,12 @@ def long_document() -> str:
 
 
 def grant_owners(namespace, users: Iterable) -> list[str]:
-    """Make `users` owners of `namespace` (when the membership model exists)."""
-    try:
-        from apps.access.models import NamespaceMembership, Role
-    except ImportError:
-        return []
+    """Make `users` owners of `namespace`."""
+    from apps.access.models import Role
+    from apps.access.services import membership_set
+
     names = []
     for user in users:
-        NamespaceMembership.objects.update_or_create(
-            user=user, namespace=namespace, defaults={"role": Role.OWNER}
-        )
+        membership_set(namespace=namespace, user=user, role=Role.OWNER)
         names.append(user.get_username())
     return names

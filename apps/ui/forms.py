@@ -7,7 +7,8 @@ from django import forms
 
 from apps.core.exceptions import ValidationFailed
 from apps.memories.models import Category, Relation, Tier
-from apps.search.params import MODES
+from apps.search.forms import search_form_fields
+from apps.search.params import SEARCH_ARGS
 
 CATEGORY_CHOICES = [(c, c) for c in Category.values]
 TIER_CHOICES = [(t, t) for t in Tier.values]
@@ -27,29 +28,33 @@ def attach_errors(form: forms.Form, exc: ValidationFailed, aliases: dict | None 
             form.add_error(field, f"{name}: {message}" if field and name != base else message)
 
 
-class SearchForm(forms.Form):
-    """The filters of memory_search (SPEC section 5)."""
+# The filters of memory_search, as the search app declares them once (apps/search/params.py
+# SEARCH_ARGS): the same choices, bounds and defaults as REST and MCP.
+SEARCH_FILTERS = (
+    "mode", "tags", "categories", "file_path", "time_expr", "after", "before", "quality_boost",
+    "limit",
+)  # fmt: skip
 
-    q = forms.CharField(required=False, label="Query")
+
+class SearchForm(forms.Form):
+    """The search page: a query box (`q`, short in URLs), the namespace, and the shared filters."""
+
+    q = forms.CharField(required=False, label="Query", max_length=SEARCH_ARGS["query"].max_length)
     namespace = forms.ChoiceField(choices=())
-    mode = forms.ChoiceField(choices=[(m, m) for m in MODES], initial="hybrid", required=False)
-    tags = forms.CharField(required=False, help_text="Comma separated")
-    categories = forms.MultipleChoiceField(
-        choices=CATEGORY_CHOICES, required=False, widget=forms.CheckboxSelectMultiple
-    )
-    file_path = forms.CharField(required=False)
-    time_expr = forms.CharField(required=False, label="Time", help_text="e.g. last week")
-    after = forms.DateTimeField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    before = forms.DateTimeField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    quality_boost = forms.FloatField(
-        required=False, min_value=0, max_value=1, initial=0,
-        widget=forms.NumberInput(attrs={"step": "0.1"}),
-    )  # fmt: skip
-    limit = forms.IntegerField(required=False, min_value=1, max_value=100, initial=10)
 
     def __init__(self, *args, namespaces: list[str], **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["namespace"].choices = [(n, n) for n in namespaces]
+        shared = search_form_fields()
+        for name in SEARCH_FILTERS:
+            self.fields[name] = shared[name]
+        self.fields["time_expr"].label = "Time"
+        self.fields["time_expr"].help_text = "e.g. last week, since March"
+        self.fields["tags"].help_text = "Comma separated"
+        for name in ("after", "before"):
+            self.fields[name].widget = forms.DateInput(attrs={"type": "date"})
+            self.fields[name].help_text = ""
+        self.fields["quality_boost"].widget.attrs["step"] = "0.1"
 
     def has_search(self) -> bool:
         data = self.cleaned_data
@@ -57,19 +62,10 @@ class SearchForm(forms.Form):
         return any(data.get(k) for k in keys)
 
     def search_arguments(self) -> dict:
+        """Keyword arguments for search(): what was given; the service defaults the rest."""
         data = self.cleaned_data
-        return {
-            "query": data["q"],
-            "mode": data["mode"] or "hybrid",
-            "tags": split_list(data["tags"]),
-            "categories": data["categories"],
-            "file_path": data["file_path"] or None,
-            "time_expr": data["time_expr"] or None,
-            "after": data["after"],
-            "before": data["before"],
-            "quality_boost": data["quality_boost"] or 0.0,
-            "limit": data["limit"] or 10,
-        }
+        args = {k: data[k] for k in SEARCH_FILTERS if data.get(k) not in (None, "", [])}
+        return {"query": data["q"], **args}
 
 
 SORT_CHOICES = [

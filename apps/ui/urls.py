@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .views import browse, connect, edit, memory, search
+from .views import browse, connect, edit, history, members, memory, missed, search, stale
 
 app_name = "ui"
 
@@ -38,9 +38,28 @@ urlpatterns = [
     path("ns/<slug:namespace>/memories/new/", edit.create_page, name="create"),
     path("ns/<slug:namespace>/infer-tags/", edit.infer_tags_partial, name="infer_tags"),
     path("ns/<slug:namespace>/connect/", connect.connect_page, name="connect"),
+    path("ns/<slug:namespace>/members/", members.members_page, name="members"),
+    path("ns/<slug:namespace>/trash/", history.trash_page, name="trash"),
+    path("ns/<slug:namespace>/queues/stale/", stale.stale_page, name="stale"),
+    path("ns/<slug:namespace>/queues/stale/act/", stale.stale_act, name="stale_act"),
+    path("ns/<slug:namespace>/queues/missed/", missed.missed_page, name="missed"),
+    path(
+        "ns/<slug:namespace>/queues/missed/dismiss/", missed.missed_dismiss, name="missed_dismiss"
+    ),
+    path(
+        "ns/<slug:namespace>/trash/<int:entry_id>/restore/",
+        history.trash_restore_view,
+        name="trash_restore",
+    ),
     path("ns/<slug:namespace>/tokens/<int:token_id>/revoke/", connect.revoke, name="revoke"),
     path("memories/<str:memory_id>/", memory.memory_page, name="memory"),
     path("memories/<str:memory_id>/edit/", edit.edit_page, name="edit"),
+    path("memories/<str:memory_id>/history/", history.history_page, name="history"),
+    path(
+        "memories/<str:memory_id>/revisions/<int:revision_id>/restore/",
+        history.restore_version,
+        name="restore_version",
+    ),
     path("memories/<str:memory_id>/similar/", search.similar_page, name="similar"),
     path("memories/<str:memory_id>/chunks/", memory.chunks_partial, name="chunks"),
     path("memories/<str:memory_id>/link/", memory.link, name="link"),

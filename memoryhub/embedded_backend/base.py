@@ -23,19 +23,25 @@ REVIVE_SECONDS = 25.0
 
 class DatabaseWrapper(PostgresDatabaseWrapper):
     def get_new_connection(self, conn_params):
+        var_dir = self.settings_dict.get("EMBEDDED_VAR_DIR")
+        if not var_dir:
+            return super().get_new_connection(conn_params)
+        from memoryhub.db import server_alive
+
+        # Checked before asking the pool too: a pool would otherwise wait its whole timeout
+        # for a server that is not coming back by itself.
+        if not server_alive(Path(var_dir) / "pgdata"):
+            return self._revive_and_connect(Path(var_dir), conn_params)
         try:
             return super().get_new_connection(conn_params)
         except Database.OperationalError:
-            var_dir = self.settings_dict.get("EMBEDDED_VAR_DIR")
-            if not var_dir:
-                raise
+            if server_alive(Path(var_dir) / "pgdata"):
+                raise  # the server is up: the failure is something else
             return self._revive_and_connect(Path(var_dir), conn_params)
 
     def _revive_and_connect(self, var_dir: Path, conn_params):
-        from memoryhub.db import embedded_database, server_alive
+        from memoryhub.db import embedded_database
 
-        if server_alive(var_dir / "pgdata"):
-            raise  # noqa: PLE0704  the server is up: the failure is something else
         deadline = time.monotonic() + REVIVE_SECONDS
         while True:
             try:

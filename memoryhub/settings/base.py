@@ -130,7 +130,21 @@ else:
             EMBEDDED_DATABASE_NAME, VAR_DIR
         ),
     }
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
+# A psycopg connection pool per process (Django 5.2): under ASGI every request runs in a thread
+# of its own, so persistent per-thread connections (CONN_MAX_AGE) would pile up; the pool
+# hands each request a warm connection and bounds how many a process holds (a request waits
+# for one when all are busy). DATABASE_POOL_MAX_SIZE=0 turns it off (then CONN_MAX_AGE applies).
+# docs/architecture.md has the measurements.
+DATABASE_POOL_MAX_SIZE = env.int("DATABASE_POOL_MAX_SIZE", default=8)
+if DATABASE_POOL_MAX_SIZE > 0:
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": DATABASE_POOL_MAX_SIZE,
+        "timeout": env.float("DATABASE_POOL_TIMEOUT", default=30.0),
+    }
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+else:
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
 DATABASES["default"].setdefault("TEST", {})["NAME"] = env(
     "TEST_DATABASE_NAME", default="test_memoryhub"
 )
@@ -157,10 +171,28 @@ LOGOUT_REDIRECT_URL = "/login/"
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("MAX_REQUEST_BYTES", default=5 * 1024 * 1024)
 
+# LOG_FORMAT=json (default): one JSON object per line with the request id (apps/core/observability);
+# LOG_FORMAT=text for a console to read.
+LOG_FORMAT = env("LOG_FORMAT", default="json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"request_id": {"()": "apps.core.observability.RequestIdFilter"}},
+    "formatters": {
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "filters": ["request_id"],
+            "formatter": LOG_FORMAT,
+        }
+    },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     "loggers": {
         "httpx": {"level": "WARNING"},
@@ -176,9 +208,17 @@ EMBEDDING_MODEL = env("EMBEDDING_MODEL", default="all-MiniLM-L6-v2")
 EMBEDDING_DIM = 384
 EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=64)
 EMBEDDING_DEVICE = env("EMBEDDING_DEVICE", default="cpu")
-# torch threads for one text (a query) and for batches; 0 = every core.
+# torch / onnx (exported once from the local weights) / onnx-int8; read through
+# apps.memories.embeddings.EncoderSettings. onnx gives torch's vectors (cosine 1.0000) at about
+# twice the speed; onnx-int8 is faster again but moves pairwise similarities by a few hundredths,
+# which the fixed thresholds (near-duplicate, contradiction) feel. docs/benchmarks.md.
+EMBEDDING_BACKEND = env("EMBEDDING_BACKEND", default="onnx")
+EMBEDDING_CACHE_DIR = env("EMBEDDING_CACHE_DIR", default=str(VAR_DIR / "models"))
+# Threads for one text (a query) and for batches; 0 = every core.
 EMBEDDING_QUERY_THREADS = env.int("EMBEDDING_QUERY_THREADS", default=1)
 EMBEDDING_BATCH_THREADS = env.int("EMBEDDING_BATCH_THREADS", default=0)
+# How long the shared query batcher waits for company before it encodes (0 = never waits).
+EMBEDDING_BATCH_WINDOW_MS = env.float("EMBEDDING_BATCH_WINDOW_MS", default=1.0)
 
 # --- Write path -----------------------------------------------------------------------------
 MEMORY_MAX_CONTENT_CHARS = env.int("MEMORY_MAX_CONTENT_CHARS", default=100_000)
@@ -205,6 +245,12 @@ SEARCH_QUESTION_KEYWORD = env.float("SEARCH_QUESTION_KEYWORD", default=1.0)
 SEARCH_QUERYLOG_SYNC = env.bool("SEARCH_QUERYLOG_SYNC", default=True)
 # Stages named here are switched off (comma separated), e.g. "mmr,coactivation".
 SEARCH_DISABLED_STAGES = env.list("SEARCH_DISABLED_STAGES", default=[])
+# Evidence-gap rule: "calibrated" (confidence below the threshold; the logistic estimate of
+# apps/search/pipeline/confidence.py) or "zscore" (the seed's: top fused score's z < 1.5).
+SEARCH_EVIDENCE_RULE = env("SEARCH_EVIDENCE_RULE", default="calibrated")
+SEARCH_CONFIDENCE_THRESHOLD = env.float("SEARCH_CONFIDENCE_THRESHOLD", default=0.5)
+# Session-level scoring (apps/search/pipeline/session.py): 0 switches it off.
+SEARCH_SESSION_SHARE = env.float("SEARCH_SESSION_SHARE", default=0.1)
 
 # --- Celery ---------------------------------------------------------------------------------
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="")
@@ -225,6 +271,18 @@ JOBS_REEMBED_BATCH_SIZE = env.int("JOBS_REEMBED_BATCH_SIZE", default=256)
 # --- History (apps/history) -------------------------------------------------------------------
 # Deleted memories wait this many days in their namespace's trash before the purge job drops them.
 HISTORY_TRASH_DAYS = env.int("HISTORY_TRASH_DAYS", default=30)
+
+# --- Curator queues: stale and missed searches (apps/ui/views/stale.py, missed.py) ---------------
+# Stale: decayed stability below this, scratch notes older than N days, or not returned by any
+# search (last access, folded from the search log by the decay job) for N days.
+STALE_STABILITY_THRESHOLD = env.float("STALE_STABILITY_THRESHOLD", default=0.2)
+STALE_SCRATCH_DAYS = env.int("STALE_SCRATCH_DAYS", default=14)
+STALE_UNUSED_DAYS = env.int("STALE_UNUSED_DAYS", default=90)
+# Missed searches: grouped when their query embeddings have at least this cosine similarity;
+# only the newest N distinct missed queries within the window are grouped (each page embeds them).
+MISSED_SIMILARITY = env.float("MISSED_SIMILARITY", default=0.8)
+MISSED_MAX_QUERIES = env.int("MISSED_MAX_QUERIES", default=500)
+MISSED_WINDOW_DAYS = env.int("MISSED_WINDOW_DAYS", default=90)
 
 # --- REST API ---------------------------------------------------------------------------------
 # Abuse limits (apps.access.ratelimit): requests per token, REST and MCP together, and failed
@@ -250,3 +308,10 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {"CategoryEnum": "apps.memories.models.Category"},
 }
+
+# --- Metrics (apps/core/metrics.py) -----------------------------------------------------------
+# Off by default. When on, /metrics answers a bearer METRICS_TOKEN if one is set, otherwise only
+# clients in METRICS_ALLOWED_IPS (addresses or networks).
+METRICS_ENABLED = env.bool("METRICS_ENABLED", default=False)
+METRICS_TOKEN = env("METRICS_TOKEN", default="")
+METRICS_ALLOWED_IPS = env.list("METRICS_ALLOWED_IPS", default=["127.0.0.1", "::1"])

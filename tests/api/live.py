@@ -60,6 +60,9 @@ def _start() -> tuple[str, uvicorn.Server, threading.Thread]:
         if not thread.is_alive() or time.monotonic() > deadline:
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.05)
+    from apps.core import readiness
+
+    readiness.wait(timeout=60)  # the app warms up in the background, as a real server does
     return f"http://127.0.0.1:{port}", server, thread
 
 

@@ -35,6 +35,7 @@ def test_search_by_body_and_query_string(api, tokens, stored):
     assert body["memories"][0]["id"] == str(stored[2].id)
     assert body["total"] <= 2 and body["mode"] == "hybrid"
     assert "HNSW" in body["text"]
+    assert 0.0 <= body["confidence"] <= 1.0
     got = api.get(
         "/search/", params={"query": "vacuum", "tags": "postgres", "mode": "exact"}, headers=auth
     )

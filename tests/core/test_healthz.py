@@ -13,18 +13,19 @@ def test_healthz_reports_database_pgvector_and_model(client, embedding_model):
     assert body["embedding_model"] == {
         "ok": True,
         "name": "all-MiniLM-L6-v2",
+        "backend": "onnx",
         "dimensions": 384,
         "device": "cpu",
     }
 
 
 def test_healthz_hides_raw_errors_from_anonymous_callers(client, monkeypatch):
-    from apps.core import views
+    from apps.core import health
 
     def broken() -> dict:
-        return {"ok": False, "error": "connection to /tmp/mh/.s.PGSQL.5432 failed"}
+        raise RuntimeError("connection to /tmp/mh/.s.PGSQL.5432 failed")
 
-    monkeypatch.setattr(views, "_database_state", broken)
+    monkeypatch.setattr(health, "database_state", broken)
     response = client.get("/healthz")
     assert response.status_code == 503
     assert response.json()["database"] == {"ok": False, "error": "unavailable"}

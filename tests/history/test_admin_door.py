@@ -7,7 +7,7 @@ import pytest
 
 from apps.history.models import Action, TrashEntry
 from apps.history.selectors import revisions_for_memory
-from apps.memories.models import Memory
+from apps.memories.models import Memory, Tag
 from apps.memories.services import memory_create
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("embedding_model")]
@@ -76,3 +76,20 @@ def test_admin_delete_and_bulk_archive_are_recorded(admin_client, admin_user, na
     )
     assert Memory.objects.filter(pk=b.pk).exists()
     assert revisions_for_memory(b).first().action == Action.UNDELETE
+
+
+def test_renaming_or_deleting_a_tag_in_the_admin_records_each_memory(admin_client, namespace):
+    memory = memory_create(namespace=namespace, content="Pin the base image", tags=["docker"])
+    memory = memory.memory
+    tag = Tag.objects.get(name="docker")
+    response = admin_client.post(f"/admin/memories/tag/{tag.pk}/change/", {"name": "containers"})
+    assert response.status_code == 302
+    rev = revisions_for_memory(memory).first()
+    assert (rev.door, rev.before, rev.after) == (
+        "admin",
+        {"tags": ["docker"]},
+        {"tags": ["containers"]},
+    )
+    admin_client.post(f"/admin/memories/tag/{tag.pk}/delete/", {"post": "yes"})
+    assert not Tag.objects.filter(pk=tag.pk).exists()
+    assert revisions_for_memory(memory).first().after == {"tags": []}

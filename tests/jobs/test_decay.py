@@ -9,8 +9,8 @@ from django.utils import timezone
 
 from apps.jobs.models import Job
 from apps.jobs.services import job_execute
-from apps.jobs.services.decay import stability_value
 from apps.memories.models import Memory, Tier
+from apps.search.jobs.decay import stability_value
 
 
 def test_stability_by_tier_and_idle_time(namespace, memories_factory):

@@ -10,7 +10,7 @@ import pytest
 
 from apps.jobs.models import Job, JobRun
 from apps.jobs.services import job_execute
-from apps.jobs.services.pagerank import graph_links, pagerank_scores
+from apps.memories.jobs.pagerank import graph_links, pagerank_scores
 from apps.memories.models import Memory, Relation
 
 RELATIONS = list(Relation.values)

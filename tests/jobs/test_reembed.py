@@ -9,7 +9,7 @@ from apps.jobs.models import Job
 from apps.jobs.services import job_execute
 from apps.memories.embeddings import embed_texts, model_name
 from apps.memories.models import Memory
-from apps.memories.services import embedding_text
+from apps.memories.texts import embedding_text
 
 
 def test_backfills_and_reembeds_stale_vectors_in_batches(
@@ -43,7 +43,7 @@ def test_backfills_and_reembeds_stale_vectors_in_batches(
 
 def test_model_setting_change_marks_everything_stale(namespace, memories_factory, settings):
     memories_factory(namespace, 2, embedding=[1.0] + [0.0] * 383, embedding_model=model_name())
-    from apps.jobs.services.reembed import stale_memories
+    from apps.memories.jobs.reembed import stale_memories
 
     assert stale_memories(namespace).count() == 0
     settings.EMBEDDING_MODEL = "some-other-model"

@@ -48,6 +48,7 @@ def test_beat_schedules_every_periodic_job():
         "apps.jobs.tasks.feedback_weights_task",
         "apps.jobs.tasks.decay_task",
         "apps.jobs.tasks.reembed_task",
+        "apps.jobs.tasks.trash_purge_task",
     }
     assert scheduled <= set(app.tasks)
 

@@ -1,8 +1,9 @@
 """A real Celery worker against the Redis at 127.0.0.1:6379 runs every job through the broker.
 
 The worker is a subprocess with CELERY_BROKER_URL set and EMBEDDED_DATABASE_NAME pointing at this
-session's test database, so it sees what these (transactional) tests commit. Redis db 5 keeps
-its queue apart from anything else on that server.
+session's test database, so it sees what these (transactional) tests commit. The Redis db
+(6..15, picked from the process id) keeps its queue and debounce keys apart from other test runs
+sharing that server, whose namespace ids would otherwise collide with ours.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from apps.memories.services import edge_create
 from apps.search.models import QueryLog, StrategyWeights
 from memoryhub.celery import app
 
-BROKER = "redis://127.0.0.1:6379/5"
+BROKER = f"redis://127.0.0.1:6379/{6 + os.getpid() % 10}"
 DEBOUNCE = 3  # seconds: long enough that the three links below always fall in one window
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.django_db(transaction=True)

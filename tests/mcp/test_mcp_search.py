@@ -59,6 +59,7 @@ def test_remember_then_memory_search_finds_it(asgi_server, tokens, embedding_mod
     assert result["memories"][0]["id"] == memory_id
     assert result["mode"] == "hybrid" and result["total"] >= 1
     assert set(result["flags"]) >= {"evidence_gap", "fallback_retry", "contradictions"}
+    assert 0.0 <= result["confidence"] <= 1.0
     text = text_of(found)
     assert "rotates every 30 days" in text
     assert not feedback.is_error, text_of(feedback)

@@ -11,7 +11,7 @@ from apps.access.models import NamespaceMembership, Role
 from apps.access.services import token_create
 from apps.memories import selectors
 from apps.memories.models import CausalEdge, Memory, Namespace, Tag
-from apps.memories.services import content_hash
+from apps.memories.texts import content_hash
 from apps.search.models import QueryLog
 from apps.search.selectors import namespace_stats
 

@@ -38,11 +38,22 @@ def test_coactivation_spreads_from_top_hits_only():
 
 def test_spread_stage_marks_what_it_lifted():
     items = [ranked("a", 1.0), ranked("n", 0.0), ranked("far", 0.1)]
-    out = spread(items, {"a": ("n",)}, {"a": [("far", 0.5)]}, top=1)
+    out = spread(items, {"a": ("n",)}, {"a": [("far", 0.5)]}, top=1, gated=False)
     assert [r.id for r in out] == ["a", "n", "far"]  # order is the next stage's business
     assert out[1].score == pytest.approx(0.2) and out[1].reasons == ("coactivation",)
     assert out[2].score == pytest.approx(0.2) and out[2].boosts == (("coactivation", 0.1),)
     assert out[0] is items[0]
+
+
+def test_spread_lifts_only_what_the_query_reaches():
+    items = [
+        ranked("a", 1.0, raw={"_lexical": 2.0}),
+        ranked("stray", 0.0),  # fetched only as a neighbour
+        ranked("hit", 0.5, raw={"_lexical": 0.5}),
+    ]
+    out = spread(items, {"a": ("stray", "hit")}, {}, top=1)
+    assert out[1] is items[1]
+    assert out[2].score == pytest.approx(0.5 + 0.2 * 0.5) and "coactivation" in out[2].reasons
 
 
 def test_context_borrows_from_the_best_neighbour_and_rescales():

@@ -37,7 +37,10 @@ PASSWORD = "correct-horse-battery"
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
-@pytest.fixture(scope="session")
+# Package scope: one browser for all of tests/ui, closed when they are done. Playwright's sync
+# API runs an event loop in this thread while it is open, which would break later tests that
+# start their own (anyio.run in the MCP tests).
+@pytest.fixture(scope="package")
 def browser():
     if not CHROMIUM.exists():
         pytest.fail("Chromium is missing: apt-get install chromium chromium-driver")

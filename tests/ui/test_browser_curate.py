@@ -9,16 +9,17 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from playwright.sync_api import expect
 
+from apps.access.models import NamespaceMembership, Role
 from apps.access.services import token_authenticate
 from apps.memories.models import CausalEdge, Memory
 from tests.mcp.client import http_client, run, text_of
 
-from .conftest import login, shoot
+from .conftest import login, make_user, shoot
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_create_shows_inferred_tags_and_edit_saves(page, admin_user, acme):
+def test_create_edit_and_restore_an_old_version(page, admin_user, acme):
     login(page, "admin")
     page.goto("/ns/acme/memories/new/")
     page.fill("input[name=title]", "Login page crash")
@@ -39,6 +40,14 @@ def test_create_shows_inferred_tags_and_edit_saves(page, admin_user, acme):
     expect(page.locator(".content.md")).to_contain_text("submitted empty")
     memory.refresh_from_db()
     assert memory.content.endswith("submitted empty.")
+
+    # The memory page shows the history; restoring the first version undoes the edit.
+    history = page.locator("#history li.revision")
+    expect(history).to_have_count(2)
+    history.nth(1).locator("button:has-text('Restore this version')").click()
+    expect(page.locator(".messages")).to_contain_text("Restored that version")
+    memory.refresh_from_db()
+    assert memory.content == "Fixed the crash when the login form is empty."
 
 
 def test_create_reports_field_errors_next_to_the_field(page, admin_user, acme):
@@ -103,7 +112,7 @@ def test_browse_filters_chunked_document_and_bulk_archive(page, admin_user, acme
     expect(page.locator("table.list tbody")).to_contain_text("No memories match")
 
 
-def test_delete_from_memory_page(page, admin_user, acme):
+def test_delete_and_restore_from_trash(page, admin_user, acme):
     login(page, "admin")
     memory = Memory.objects.get(namespace=acme, title="Embeddings are normalised")
     page.goto(f"/memories/{memory.pk}/")
@@ -111,6 +120,16 @@ def test_delete_from_memory_page(page, admin_user, acme):
     page.click("button.danger:has-text('Delete')")
     expect(page).to_have_url(re.compile(r"/ns/acme/memories/$"))
     assert not Memory.objects.filter(pk=memory.pk).exists()
+
+    page.click("header a:has-text('Trash')")
+    row = page.locator("table.list tbody tr", has_text="Embeddings are normalised")
+    expect(row).to_contain_text("admin")
+    shoot(page, "trash")
+    row.locator("button:has-text('Restore')").click()
+    expect(page.locator(".messages")).to_contain_text("Restored from the trash")
+    expect(page).to_have_url(re.compile(rf"/memories/{memory.pk}/$"))
+    restored = Memory.objects.get(pk=memory.pk)
+    assert set(restored.tags.values_list("name", flat=True)) == {"search", "embeddings"}
 
 
 def test_connect_an_assistant_creates_a_working_token(page, admin_user, acme, asgi_server):
@@ -150,13 +169,71 @@ def test_find_explain_correct_and_the_assistant_sees_it(page, admin_user, acme, 
     page.click("button:has-text('Create token')")
     raw = page.locator("#new-token").inner_text().strip()
 
-    async def scenario():
-        async with http_client(asgi_server, raw) as client:
-            return await client.call_tool(
-                "memory_search", {"query": "how long do sessions live in redis"}
-            )
+    def assistant_search() -> str:
+        async def scenario():
+            async with http_client(asgi_server, raw) as client:
+                return await client.call_tool(
+                    "memory_search", {"query": "how long do sessions live in redis"}
+                )
 
-    # Playwright's sync API owns this thread's event loop: the MCP client runs in another.
-    with ThreadPoolExecutor(1) as pool:
-        text = text_of(pool.submit(run, scenario).result())
+        # Playwright's sync API owns this thread's event loop: the MCP client runs in another.
+        with ThreadPoolExecutor(1) as pool:
+            return text_of(pool.submit(run, scenario).result())
+
+    text = assistant_search()
     assert "30-day TTL" in text and "14-day TTL" not in text
+
+    # The change is in the history, readable as a diff, and can be undone.
+    page.goto(memory_url)
+    page.click("a:has-text('Full history')")
+    latest = page.locator("li.revision").first
+    expect(latest).to_contain_text("admin")
+    expect(latest).to_contain_text("via ui")
+    expect(latest.locator(".diff del")).to_have_text("14-day")
+    expect(latest.locator(".diff ins")).to_have_text("30-day")
+    shoot(page, "history")
+    # The newest older version (links are not versions; they have no restore button).
+    page.locator("li.revision button:has-text('Restore this version')").first.click()
+    expect(page.locator(".messages")).to_contain_text("Restored that version")
+    expect(page.locator("li.revision").first).to_contain_text("restore")
+    text = assistant_search()
+    assert "14-day TTL" in text and "30-day TTL" not in text
+
+
+def test_viewer_sees_no_edit_controls_and_a_post_is_refused(page, acme):
+    viewer = make_user("vera")
+    NamespaceMembership.objects.create(user=viewer, namespace=acme, role=Role.VIEWER)
+    memory = Memory.objects.get(namespace=acme, title="Use Redis for the session cache")
+    login(page, "vera")
+    page.goto(f"/memories/{memory.pk}/")
+    expect(page.locator("h1")).to_have_text("Use Redis for the session cache")
+    expect(page.locator("a:has-text('Edit')")).to_have_count(0)
+    expect(page.locator("button:has-text('Delete')")).to_have_count(0)
+    expect(page.locator("header .role")).to_have_text("viewer")
+    page.goto("/?namespace=acme&q=redis+sessions")
+    expect(page.locator("li.result").first).to_be_visible()
+    expect(page.locator("li.result a:has-text('Edit')")).to_have_count(0)
+    expect(page.locator("li.result button:has-text('Useful')").first).to_be_visible()
+    csrf = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
+    response = page.request.post(
+        f"/memories/{memory.pk}/edit/",
+        form={"content": "hijacked", "category": "note", "tier": "normal", "importance": "0.5"},
+        headers={"X-CSRFToken": csrf, "Referer": page.url},
+    )
+    assert response.status == 403
+    memory.refresh_from_db()
+    assert "hijacked" not in memory.content
+
+
+def test_owner_manages_members(page, acme):
+    owner = make_user("olivia")
+    NamespaceMembership.objects.create(user=owner, namespace=acme, role=Role.OWNER)
+    make_user("eddie")
+    login(page, "olivia")
+    page.click("header a:has-text('Members')")
+    page.fill("input[name=username][type=text]", "eddie")
+    page.select_option("form:has(input[name=username][type=text]) select[name=role]", "editor")
+    page.click("button:has-text('Add or change')")
+    expect(page.locator(".messages")).to_contain_text("eddie is now editor.")
+    shoot(page, "members")
+    assert NamespaceMembership.objects.get(user__username="eddie", namespace=acme).role == "editor"

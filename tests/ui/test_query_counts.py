@@ -26,6 +26,11 @@ def seeded(db, embedding_model, settings):
         ],
         check_near_duplicates=False,
     )
+    redis = Memory.objects.get(namespace=namespace, title=REDIS)
+    for days in (15, 16, 17):  # some history, and a few memories in the trash
+        services.memory_update(memory=redis, content=f"Sessions in Redis, {days}-day TTL.")
+    for memory in Memory.objects.filter(namespace=namespace, content__startswith="Filler")[:5]:
+        services.memory_delete(memory=memory)
     make_user("root", superuser=True)
     client = Client()
     client.login(username="root", password=PASSWORD)
@@ -37,6 +42,7 @@ def _memory(namespace, title):
 
 
 HANDBOOK = "Operations handbook — Operations handbook"
+REDIS = "Use Redis for the session cache"
 
 # (name, url builder, maximum queries)
 PAGES = [
@@ -49,6 +55,9 @@ PAGES = [
     ("edit", lambda ns: f"/memories/{_memory(ns, 'Use Redis for the session cache').pk}/edit/", 10),
     ("create", lambda ns: "/ns/acme/memories/new/", 8),
     ("connect", lambda ns: "/ns/acme/connect/", 10),
+    ("members", lambda ns: "/ns/acme/members/", 10),
+    ("history", lambda ns: f"/memories/{_memory(ns, REDIS).pk}/history/", 10),
+    ("trash", lambda ns: "/ns/acme/trash/", 10),
 ]  # fmt: skip
 
 

@@ -1,4 +1,5 @@
-"""Run a job and record it. Each job is a function (namespace, **options) -> changes dict.
+"""Run a job and record it. Each job is a function (namespace, **options) -> changes dict,
+registered by the app it serves (apps.memories.jobs, apps.search.jobs) when that app is ready.
 
 `job_execute` is what tasks, triggers, the `run_job` command and the admin call: it writes a
 JobRun row (outside the job's transaction, so failures are recorded too), holds the
@@ -15,23 +16,26 @@ from collections.abc import Callable
 
 from django.utils import timezone
 
+from apps.core import metrics
 from apps.jobs.locks import advisory_lock
-from apps.jobs.models import Job, JobRun, RunStatus
-from apps.memories.models import Namespace
+from apps.jobs.models import JobRun, RunStatus, namespace_model
 
-from .decay import decay_update
-from .feedback_weights import feedback_weights_update
-from .pagerank import pagerank_update
-from .reembed import reembed_update
+JobBody = Callable[..., dict]
 
-JOBS: dict[str, Callable[..., dict]] = {
-    Job.PAGERANK: pagerank_update,
-    Job.FEEDBACK_WEIGHTS: feedback_weights_update,
-    Job.DECAY: decay_update,
-    Job.REEMBED: reembed_update,
-}
+JOBS: dict[str, JobBody] = {}
+# job -> (namespace id -> whether it may run inline after a write when there is no worker).
+RUN_INLINE: dict[str, Callable[[int], bool]] = {}
 KEEP_RUNS_PER_JOB = 500
 MAX_NAMESPACES_LISTED = 50
+
+
+def register_job(
+    name: str, body: JobBody, *, run_inline: Callable[[int], bool] | None = None
+) -> None:
+    """Make `body` the job `name` (called by the owning app's ready())."""
+    JOBS[name] = body
+    if run_inline is not None:
+        RUN_INLINE[name] = run_inline
 
 
 def job_execute(
@@ -47,6 +51,7 @@ def job_execute(
     Raises whatever the job raised, after recording it on the JobRun.
     """
     fn = JOBS[job]
+    Namespace = namespace_model()
     if namespace_id is not None and not Namespace.objects.filter(pk=namespace_id).exists():
         # Deleted while its debounced run waited in the queue: nothing to do, nothing to record.
         return JobRun(
@@ -100,6 +105,7 @@ def _finish(run, started, status, totals, per_namespace, error) -> None:
     fields = ["status", "finished_at", "duration_ms", "changes", "error"]
     # update(), not save(): the row may be gone if its namespace was deleted meanwhile.
     JobRun.objects.filter(pk=run.pk).update(**{f: getattr(run, f) for f in fields})
+    metrics.observe_job(run.job, status)
     _prune(run.job)
 
 

@@ -16,13 +16,13 @@ from .change import (
 from .create import (
     ON_DUPLICATE,
     WriteResult,
-    content_hash,
-    embedding_text,
     memory_batch_create,
     memory_create,
 )
 from .edges import edge_create, edge_delete
 from .namespaces import namespace_get_or_create
+from .refresh import memories_refresh
+from .tagging import tag_delete, tag_rename
 from .trash import UndeleteResult, memory_undelete
 
 __all__ = [
@@ -30,13 +30,12 @@ __all__ = [
     "UPDATABLE",
     "UndeleteResult",
     "WriteResult",
-    "content_hash",
     "edge_create",
     "edge_delete",
-    "embedding_text",
     "memories_archive",
     "memories_merge",
     "memories_reembed",
+    "memories_refresh",
     "memory_archive",
     "memory_batch_create",
     "memory_create",
@@ -44,4 +43,6 @@ __all__ = [
     "memory_undelete",
     "memory_update",
     "namespace_get_or_create",
+    "tag_delete",
+    "tag_rename",
 ]

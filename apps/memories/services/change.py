@@ -10,15 +10,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.core.exceptions import ValidationFailed
-from apps.history import recording
-from apps.history.recording import Actor
-from apps.jobs import triggers
 
-from .. import embeddings
+from .. import embeddings, revisions
 from ..fields import UPDATABLE
+from ..jobs import graph_changed
 from ..models import CausalEdge, Memory, Relation
+from ..texts import content_hash, embedding_text
 from ..validation import validate_memory_input
-from .create import _tag_ids, content_hash, embedding_text, unique_content_guard
+from .create import unique_content_guard
+from .tags import tag_ids
 
 # --- update, archive, delete ----------------------------------------------------------------
 
@@ -27,7 +27,7 @@ from .create import _tag_ids, content_hash, embedding_text, unique_content_guard
 def memory_update(
     *,
     memory: Memory,
-    actor: Actor = None,
+    actor: revisions.Actor = None,
     door: str = "system",
     action: str | None = None,
     **changes: Any,
@@ -50,13 +50,13 @@ def memory_update(
         "tier": memory.tier,
     }
     checked = validate_memory_input({**current, **changes})
-    state_before = recording.memory_state(memory)
+    state_before = revisions.memory_state(memory)
     for name in changes.keys() - {"tags"}:
         setattr(memory, name, getattr(checked, name))
     if archived is not None:
         memory.archived = archived
     tags = checked.tags if "tags" in changes else state_before["tags"]
-    before, after = recording.diff_states(state_before, recording.memory_state(memory, tags))
+    before, after = revisions.diff_states(state_before, revisions.memory_state(memory, tags))
     if not after:
         return memory
     if "content" in after or "title" in after:
@@ -67,16 +67,16 @@ def memory_update(
     with unique_content_guard():
         memory.save()
     if "tags" in after:
-        ids = _tag_ids(checked.tags)
+        ids = tag_ids(checked.tags)
         memory.tags.set([ids[t] for t in checked.tags])
-    action = action or recording.update_action(after)
-    recording.record_one(memory, action, before, after, actor=actor, door=door)
+    action = action or revisions.update_action(after)
+    revisions.record_one(memory, action, before, after, actor=actor, door=door)
     return memory
 
 
 @transaction.atomic
 def memory_archive(
-    *, memory: Memory, archived: bool = True, actor: Actor = None, door: str = "system"
+    *, memory: Memory, archived: bool = True, actor: revisions.Actor = None, door: str = "system"
 ) -> Memory:
     memories_archive(
         memories=Memory.objects.filter(pk=memory.pk), archived=archived, actor=actor, door=door
@@ -87,7 +87,7 @@ def memory_archive(
 
 @transaction.atomic
 def memories_archive(
-    *, memories, archived: bool = True, actor: Actor = None, door: str = "system"
+    *, memories, archived: bool = True, actor: revisions.Actor = None, door: str = "system"
 ) -> int:
     """Archive (or restore) many memories at once; only rows whose flag flips get a revision."""
     flipping = memories.filter(archived=not archived)
@@ -98,10 +98,10 @@ def memories_archive(
         Memory.objects.filter(pk__in=[pk for pk, _ in rows]).update(
             archived=archived, updated_at=timezone.now()
         )
-    action = recording.Action.ARCHIVE if archived else recording.Action.UNARCHIVE
-    recording.record(
+    action = revisions.Action.ARCHIVE if archived else revisions.Action.UNARCHIVE
+    revisions.record(
         [
-            recording.Change(pk, ns, action, {"archived": not archived}, {"archived": archived})
+            revisions.Change(pk, ns, action, {"archived": not archived}, {"archived": archived})
             for pk, ns in rows
         ],
         actor=actor,
@@ -111,25 +111,25 @@ def memories_archive(
 
 
 @transaction.atomic
-def memory_delete(*, memory: Memory, actor: Actor = None, door: str = "system") -> None:
+def memory_delete(*, memory: Memory, actor: revisions.Actor = None, door: str = "system") -> None:
     """Delete a memory; its last version, tags and edges wait in the namespace's trash."""
-    entry = recording.trash_put(memory, actor=actor, door=door)
+    edge_count = revisions.trash_put(memory, actor=actor, door=door)
     namespace_id = memory.namespace_id
     memory.delete()
-    if entry.edges:
-        transaction.on_commit(lambda: triggers.graph_changed(namespace_id))
+    if edge_count:
+        transaction.on_commit(lambda: graph_changed(namespace_id))
 
 
 # --- bulk maintenance (admin actions) ---------------------------------------------------------
 
 
 @transaction.atomic
-def memories_reembed(*, memories, actor: Actor = None, door: str = "system") -> int:
+def memories_reembed(*, memories, actor: revisions.Actor = None, door: str = "system") -> int:
     """Recompute embeddings of the given memories with the current model, in batches.
 
     Takes actor and door like every write, but records no revision: no tracked field changes.
     """
-    recording.actor_fields(actor, door)
+    revisions.record([], actor=actor, door=door)  # checks the door
     rows = list(memories.only("id", "title", "content"))
     model_name = embeddings.model_name()
     for start in range(0, len(rows), settings.EMBEDDING_BATCH_SIZE * 4):
@@ -143,7 +143,7 @@ def memories_reembed(*, memories, actor: Actor = None, door: str = "system") -> 
 
 @transaction.atomic
 def memories_merge(
-    *, keep: Memory, others: Iterable[Memory], actor: Actor = None, door: str = "system"
+    *, keep: Memory, others: Iterable[Memory], actor: revisions.Actor = None, door: str = "system"
 ) -> Memory:
     """Fold near-duplicates into `keep`: it gains their tags and supersedes them (archived)."""
     others = [m for m in others if m.pk != keep.pk]
@@ -151,7 +151,7 @@ def memories_merge(
         raise ValidationFailed({"memories": "Only memories of one namespace can be merged."})
     tags_before = sorted(keep.tags.values_list("name", flat=True))
     tag_ids = set(keep.tags.values_list("id", flat=True))
-    merge = recording.Action.MERGE
+    merge = revisions.Action.MERGE
     changes = []
     for other in others:
         tag_ids |= set(other.tags.values_list("id", flat=True))
@@ -161,21 +161,21 @@ def memories_merge(
             relation=Relation.SUPERSEDES,
             defaults={"strength": 1.0, "namespace_id": keep.namespace_id},
         )
-        before, after = {}, {"edge": recording.edge_dict(edge)}
+        before, after = {}, {"edge": revisions.edge_dict(edge)}
         if not other.archived:
             before["archived"], after["archived"] = False, True
-        changes.append(recording.Change(other.pk, other.namespace_id, merge, before, after))
+        changes.append(revisions.Change(other.pk, other.namespace_id, merge, before, after))
     keep.tags.set(tag_ids)
     tags_after = sorted(keep.tags.values_list("name", flat=True))
     kept_after = {"merged": [str(m.pk) for m in others]}
     kept_before = None
     if tags_after != tags_before:
         kept_before, kept_after["tags"] = {"tags": tags_before}, tags_after
-    changes.append(recording.Change(keep.pk, keep.namespace_id, merge, kept_before, kept_after))
+    changes.append(revisions.Change(keep.pk, keep.namespace_id, merge, kept_before, kept_after))
     Memory.objects.filter(pk__in=[m.pk for m in others]).update(
         archived=True, updated_at=timezone.now()
     )
     if others:
-        recording.record(changes, actor=actor, door=door)
-        transaction.on_commit(lambda: triggers.graph_changed(keep.namespace_id))
+        revisions.record(changes, actor=actor, door=door)
+        transaction.on_commit(lambda: graph_changed(keep.namespace_id))
     return keep

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,14 +14,15 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from apps.core.exceptions import ValidationFailed
-from apps.history import recording
-from apps.jobs import triggers
 
-from .. import embeddings
+from .. import embeddings, revisions
 from ..chunking import chunk_markdown
-from ..models import CONTENT_UNIQUE, CausalEdge, Memory, Namespace, Relation, Tag
+from ..jobs import graph_changed
+from ..models import CONTENT_UNIQUE, CausalEdge, Memory, Namespace, Relation
 from ..tags import infer_tags
+from ..texts import content_hash, embedding_text
 from ..validation import MemoryInput, validate_memory_input
+from .tags import tag_ids
 
 ON_DUPLICATE = ("report", "skip", "supersede")
 
@@ -47,14 +47,6 @@ class WriteResult:
         }
 
 
-def content_hash(content: str) -> str:
-    return hashlib.sha256(content.strip().encode()).hexdigest()
-
-
-def embedding_text(title: str, content: str) -> str:
-    return f"{title}\n{content}" if title and title not in content else content
-
-
 # --- create ----------------------------------------------------------------------------------
 
 
@@ -63,7 +55,7 @@ def memory_create(
     namespace: Namespace,
     content: str,
     on_duplicate: str = "report",
-    actor: recording.Actor = None,
+    actor: revisions.Actor = None,
     door: str = "system",
     **fields: Any,
 ) -> WriteResult:
@@ -81,7 +73,7 @@ def memory_batch_create(
     dedupe: bool = True,
     chunk: bool = True,
     infer: bool = True,
-    actor: recording.Actor = None,
+    actor: revisions.Actor = None,
     door: str = "system",
 ) -> list[WriteResult]:
     """Store many memories in one transaction; embeddings are computed in batches.
@@ -142,7 +134,7 @@ def _create_many(
     dedupe: bool = True,
     chunk: bool = True,
     infer: bool = True,
-    actor: recording.Actor = None,
+    actor: revisions.Actor = None,
     door: str = "system",
 ) -> list[WriteResult]:
     if on_duplicate not in ON_DUPLICATE:
@@ -190,7 +182,7 @@ def _create_many(
         with unique_content_guard():
             Memory.objects.bulk_create([p.row for p in planned], batch_size=500)
         _attach_tags(planned)
-        changes = recording.states_for_created([(p.row, p.tags) for p in planned])
+        changes = revisions.states_for_created([(p.row, p.tags) for p in planned])
 
         edges = _chunk_edges(planned)
         for p in planned:
@@ -211,14 +203,14 @@ def _create_many(
                         created_at=now,
                     )
                     edges.append(edge)
-                    changes.extend(recording.edge_changes(edge, recording.Action.LINK))
+                    changes.extend(revisions.edge_changes(edge, revisions.Action.LINK))
         for result in results:
             if result is not None and len(result.chunks) == 1:
                 result.chunks = []  # only report chunks when a document was split
         if edges:
             CausalEdge.objects.bulk_create(edges, ignore_conflicts=True)
-            transaction.on_commit(lambda: triggers.graph_changed(namespace.pk))
-        recording.record(changes, actor=actor, door=door)
+            transaction.on_commit(lambda: graph_changed(namespace.pk))
+        revisions.record(changes, actor=actor, door=door)
 
         # Items repeating an earlier item of this batch share its result.
         for idx, digest in enumerate(hashes):
@@ -330,12 +322,12 @@ def _near_duplicates(
         cur.execute(
             """
             SELECT q.pos, nd.id, nd.similarity
-              FROM unnest(%s::text[]) WITH ORDINALITY AS q(vec, pos)
+              FROM unnest(%s::text[]::vector[]) WITH ORDINALITY AS q(vec, pos)
               CROSS JOIN LATERAL (
-                    SELECT m.id, 1 - (m.embedding <=> q.vec::vector) AS similarity
+                    SELECT m.id, 1 - (m.embedding <=> q.vec) AS similarity
                       FROM memories_memory m
                      WHERE m.namespace_id = %s AND NOT m.archived AND m.embedding IS NOT NULL
-                     ORDER BY m.embedding <=> q.vec::vector
+                     ORDER BY m.embedding <=> q.vec
                      LIMIT 5) nd
              WHERE nd.similarity >= %s
             """,
@@ -375,16 +367,8 @@ def _drop_skipped(planned, near, results) -> list[_Planned]:
     return keep
 
 
-def _tag_ids(names: Iterable[str]) -> dict[str, int]:
-    names = set(names)
-    if not names:
-        return {}
-    Tag.objects.bulk_create([Tag(name=n) for n in names], ignore_conflicts=True)
-    return dict(Tag.objects.filter(name__in=names).values_list("name", "id"))
-
-
 def _attach_tags(planned: list[_Planned]) -> None:
-    ids = _tag_ids(t for p in planned for t in p.tags)
+    ids = tag_ids(t for p in planned for t in p.tags)
     through = Memory.tags.through
     links = [through(memory_id=p.row.id, tag_id=ids[t]) for p in planned for t in p.tags]
     # One INSERT statement: the statement-level trigger then refreshes search vectors once.

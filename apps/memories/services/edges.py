@@ -5,10 +5,9 @@ from __future__ import annotations
 from django.db import transaction
 
 from apps.core.exceptions import ValidationFailed
-from apps.history import recording
-from apps.history.recording import Actor
-from apps.jobs import triggers
 
+from .. import revisions
+from ..jobs import graph_changed
 from ..models import CausalEdge, Memory
 from ..validation import validate_relation
 
@@ -22,7 +21,7 @@ def edge_create(
     target: Memory,
     relation: str,
     strength: float = 1.0,
-    actor: Actor = None,
+    actor: revisions.Actor = None,
     door: str = "system",
 ) -> CausalEdge:
     """Link two memories of one namespace; linking again updates the strength."""
@@ -42,20 +41,20 @@ def edge_create(
         relation=relation,
         defaults={"strength": strength, "namespace_id": source.namespace_id},
     )
-    changes = recording.edge_changes(edge, recording.Action.LINK)
+    changes = revisions.edge_changes(edge, revisions.Action.LINK)
     if existing is not None:  # a new strength: show the old one as "before"
-        old = {"edge": recording.edge_dict(existing)}
+        old = {"edge": revisions.edge_dict(existing)}
         changes = [
-            recording.Change(c.memory_id, c.namespace_id, c.action, old, c.after) for c in changes
+            revisions.Change(c.memory_id, c.namespace_id, c.action, old, c.after) for c in changes
         ]
-    recording.record(changes, actor=actor, door=door)
-    transaction.on_commit(lambda: triggers.graph_changed(source.namespace_id))
+    revisions.record(changes, actor=actor, door=door)
+    transaction.on_commit(lambda: graph_changed(source.namespace_id))
     return edge
 
 
 @transaction.atomic
-def edge_delete(*, edge: CausalEdge, actor: Actor = None, door: str = "system") -> None:
+def edge_delete(*, edge: CausalEdge, actor: revisions.Actor = None, door: str = "system") -> None:
     namespace_id = edge.namespace_id
-    recording.record(recording.edge_changes(edge, recording.Action.UNLINK), actor=actor, door=door)
+    revisions.record(revisions.edge_changes(edge, revisions.Action.UNLINK), actor=actor, door=door)
     edge.delete()
-    transaction.on_commit(lambda: triggers.graph_changed(namespace_id))
+    transaction.on_commit(lambda: graph_changed(namespace_id))

@@ -1,4 +1,5 @@
-"""Putting a deleted memory back from the trash (apps/history keeps the entries).
+"""Putting a deleted memory back from the trash (apps/history keeps the entries and hands one
+over; this module only needs its fields, see DeletedMemory).
 
 The row returns exactly as it was deleted: same id, timestamps, counters and stored embedding
 (no model call; a model change since is caught by the re-embed job). Its causal edges come back
@@ -9,18 +10,27 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
 from apps.core.exceptions import ValidationFailed
-from apps.history import recording
-from apps.history.models import TrashEntry
-from apps.history.recording import Actor
-from apps.jobs import triggers
 
+from .. import revisions
+from ..jobs import graph_changed
 from ..models import CausalEdge, Memory
-from .create import _tag_ids
+from .tags import tag_ids
+
+
+class DeletedMemory(Protocol):
+    """What the trash keeps of a deleted memory (apps.history.models.TrashEntry has these)."""
+
+    memory_id: uuid.UUID
+    namespace_id: int
+    snapshot: dict[str, Any]
+    tags: list[str]
+    edges: list[dict[str, Any]]
 
 
 @dataclass
@@ -39,12 +49,9 @@ class UndeleteResult:
 
 @transaction.atomic
 def memory_undelete(
-    *, entry: TrashEntry, actor: Actor = None, door: str = "system"
+    *, entry: DeletedMemory, actor: revisions.Actor = None, door: str = "system"
 ) -> UndeleteResult:
-    """Restore the memory of a trash entry with its id, tags and edges; the entry goes."""
-    entry = TrashEntry.objects.select_for_update().filter(pk=entry.pk).first()
-    if entry is None:
-        raise ValidationFailed({"entry": "This trash entry was already restored or purged."})
+    """Put a deleted memory back with its id, tags and edges (the caller drops the entry)."""
     if Memory.objects.filter(pk=entry.memory_id).exists():
         raise ValidationFailed({"entry": f"A memory with id {entry.memory_id} exists already."})
     snap = entry.snapshot
@@ -59,24 +66,24 @@ def memory_undelete(
         namespace_id=entry.namespace_id,
         external_id=external_id,
         embedding=snap.get("embedding"),
-        **{name: snap[name] for name in recording.TRACKED if name not in {"tags"}},
+        **{name: snap[name] for name in revisions.TRACKED if name not in {"tags"}},
         **{
             name: _value(name, snap.get(name))
-            for name in recording.KEPT
+            for name in revisions.KEPT
             if name != "external_id" and snap.get(name) is not None
         },
     )
     memory.save(force_insert=True)
-    ids = _tag_ids(entry.tags)
+    ids = tag_ids(entry.tags)
     memory.tags.set([ids[name] for name in entry.tags])
 
     changes = [
-        recording.Change(
+        revisions.Change(
             memory.pk,
             memory.namespace_id,
-            recording.Action.UNDELETE,
+            revisions.Action.UNDELETE,
             None,
-            recording.memory_state(memory, entry.tags),
+            revisions.memory_state(memory, entry.tags),
         )
     ]
     result = UndeleteResult(memory)
@@ -84,16 +91,15 @@ def memory_undelete(
     CausalEdge.objects.bulk_create(edges, ignore_conflicts=True)
     for edge in edges:
         other = edge.target_id if edge.source_id == memory.pk else edge.source_id
-        data = {"edge": recording.edge_dict(edge)}
+        data = {"edge": revisions.edge_dict(edge)}
         changes.append(
-            recording.Change(other, edge.namespace_id, recording.Action.LINK, None, data)
+            revisions.Change(other, edge.namespace_id, revisions.Action.LINK, None, data)
         )
     result.edges_restored = len(edges)
-    recording.record(changes, actor=actor, door=door)
-    entry.delete()
+    revisions.record(changes, actor=actor, door=door)
     if edges:
         namespace_id = memory.namespace_id
-        transaction.on_commit(lambda: triggers.graph_changed(namespace_id))
+        transaction.on_commit(lambda: graph_changed(namespace_id))
     return result
 
 
@@ -103,7 +109,7 @@ def _value(name: str, raw):
     return raw
 
 
-def _restorable_edges(entry: TrashEntry, result: UndeleteResult) -> list[CausalEdge]:
+def _restorable_edges(entry: DeletedMemory, result: UndeleteResult) -> list[CausalEdge]:
     me = str(entry.memory_id)
     others = {e["target"] if e["source"] == me else e["source"] for e in entry.edges}
     alive = {

@@ -31,6 +31,7 @@ class Pool:
     graph_adjacency: dict[str, list[tuple[str, float]]]
     fallback: bool = False
     best_similarity: float = 0.0
+    plan: retrieve.LexicalPlan | None = None
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -133,6 +134,7 @@ def gather(
         graph_adjacency=graph.neighbours_from_edges(edges),
         fallback=fallback,
         best_similarity=best_similarity,
+        plan=plan,
         timings=timings,
     )
 

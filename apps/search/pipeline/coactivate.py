@@ -10,10 +10,12 @@ memories are not neighbours.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 
 from apps.search.types import Ranked
+
+from .retrieve import SEMANTIC_MIN
 
 COACTIVATION_SHARE = 0.2
 COACTIVATION_TOP = 5
@@ -48,19 +50,29 @@ def coactivate(
     *,
     share: float | None = None,
     top: int = COACTIVATION_TOP,
+    eligible: Collection[str] | None = None,
 ) -> tuple[dict[str, float], set[str]]:
     """The `top` memories spread `share` of their score to temporal neighbours and
     (scaled by edge weight) to graph neighbours. `top` <= 0 spreads from every memory.
-    Returns new scores and the ids that received activation."""
+    Only `eligible` memories receive (None: all), and then in proportion to their own score
+    relative to the best: a neighbour with no evidence of its own for the query must not ride
+    into the results on its neighbour's score, nor overtake a memory that matches the query
+    better (a one-word query in a small namespace would otherwise return whatever was
+    written a minute later). Returns new scores and the ids that received activation."""
     share = COACTIVATION_SHARE if share is None else share
     out = dict(scores)
     ordered = sorted(scores, key=lambda k: -scores[k])
     sources = ordered if top <= 0 else ordered[:top]
     received: set[str] = set()
     gained: dict[str, float] = {}
+    best = max(scores.values(), default=0.0)
     for key in sources:
         pairs = [(n, 1.0) for n in temporal.get(key, ())] + list(graph.get(key, ()))
         for neighbour, weight in pairs:
+            if eligible is not None:
+                if neighbour not in eligible or best <= 0:
+                    continue
+                weight *= max(scores.get(neighbour, 0.0), 0.0) / best
             gain = share * scores[key] * weight
             if gain > gained.get(neighbour, 0.0):
                 gained[neighbour] = gain
@@ -76,13 +88,28 @@ def spread(
     graph: Mapping[str, Iterable[tuple[str, float]]],
     *,
     top: int = COACTIVATION_TOP,
+    gated: bool = True,
 ) -> list[Ranked]:
     """The stage over ranked items: those that received activation get their new score and
-    the reason "coactivation"; the boost records the amount added."""
-    scores, received = coactivate({r.id: r.score for r in items}, temporal, graph, top=top)
+    the reason "coactivation"; the boost records the amount added. `gated`: only memories
+    the query reaches on its own receive (see coactivate and reached_by_query)."""
+    eligible = reached_by_query(items) if gated else None
+    scores, received = coactivate(
+        {r.id: r.score for r in items}, temporal, graph, top=top, eligible=eligible
+    )
     return [
         r.rescored(scores[r.id], ("coactivation", scores[r.id] - r.score), reason="coactivation")
         if r.id in received
         else r
         for r in items
     ]
+
+
+def reached_by_query(items: Sequence[Ranked]) -> set[str]:
+    """Memories the query reaches on its own: a lexical match or a cosine at the semantic
+    floor (not only fetched as some hit's neighbour)."""
+    return {
+        r.id
+        for r in items
+        if r.raw.get("_lexical", 0.0) > 0 or r.raw.get("_similarity", 0.0) >= SEMANTIC_MIN
+    }

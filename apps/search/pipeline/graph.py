@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from apps.memories.models import CausalEdge
-from apps.search.types import Hit
 
 RELATION_MULTIPLIER = {"supersedes": 1.5, "caused": 1.3, "contradicts": 0.8}
 MAX_DEPTH = 2
@@ -62,14 +61,6 @@ def fetch_edges(namespace_id: int, ids: Iterable[str], depth: int = MAX_DEPTH) -
             edges[(s, t, rel)] = (s, t, rel, float(strength))
             frontier |= {s, t} - seen
     return list(edges.values())
-
-
-def graph_search(namespace_id: int, seeds: Mapping[str, float], limit: int) -> list[Hit]:
-    if not seeds:
-        return []
-    reached = walk(seeds, fetch_edges(namespace_id, seeds))
-    ordered = sorted(reached.items(), key=lambda kv: -kv[1])[:limit]
-    return [Hit(k, v) for k, v in ordered]
 
 
 def neighbours_from_edges(edges: Iterable[Edge]) -> dict[str, list[tuple[str, float]]]:

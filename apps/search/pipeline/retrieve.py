@@ -42,6 +42,10 @@ class LexicalPlan:
     lexemes: tuple[str, ...]
     idf: tuple[float, ...]
     avgdl: float
+    # summed idf of every query term, and of the terms no memory of the namespace has (at the
+    # largest idf): the confidence estimate reads how much of the query the namespace knows
+    query_idf: float = 0.0
+    missing_idf: float = 0.0
 
     def score_sql(self, alias: str = "m") -> tuple[str, list]:
         if not self.lexemes:
@@ -106,7 +110,14 @@ def lexical_plan(text: str, namespace_id: int) -> LexicalPlan:
         dfs = cursor.fetchone()
     idf = tuple(math.log(1 + (total - df + 0.5) / (df + 0.5)) for df in dfs)
     kept = [(lex, w) for lex, w, df in zip(lexemes, idf, dfs, strict=True) if df > 0]
-    return LexicalPlan(tuple(x for x, _ in kept), tuple(w for _, w in kept), avgdl)
+    missing = sum(w for w, df in zip(idf, dfs, strict=True) if df == 0)
+    return LexicalPlan(
+        tuple(x for x, _ in kept),
+        tuple(w for _, w in kept),
+        avgdl,
+        query_idf=sum(idf),
+        missing_idf=missing,
+    )
 
 
 def lexical_search(scope: Scope, plan: LexicalPlan, limit: int) -> list[Hit]:

@@ -3,7 +3,7 @@ caller's filters. Filters live inside the candidate SQL, never after a top-k cut
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 from apps.memories.models import Memory
@@ -21,7 +21,6 @@ class Scope:
     file_path: str = ""
     after: datetime | None = None
     before: datetime | None = None
-    extra: dict = field(default_factory=dict)
 
     def where(self, alias: str = "m") -> tuple[str, list]:
         clauses = [f"{alias}.namespace_id = %s", f"NOT {alias}.archived"]
@@ -46,7 +45,3 @@ class Scope:
             )
             params.append(list(self.tags))
         return " AND ".join(clauses), params
-
-    @property
-    def filtered(self) -> bool:
-        return bool(self.tags or self.categories or self.file_path or self.after or self.before)

@@ -98,13 +98,12 @@ def _uuids(values: list[str]) -> list[str]:
 
 def _apply(data: dict, memories: list[Memory], who: dict) -> int:
     action = data["action"]
-    if action == "archive":
-        ids = [m.pk for m in memories]
-        return services.memories_archive(memories=Memory.objects.filter(pk__in=ids), **who)
+    if action in ("archive", "restore"):
+        selected = Memory.objects.filter(pk__in=[m.pk for m in memories])
+        services.memories_archive(memories=selected, archived=action == "archive", **who)
+        return len(memories)
     for memory in memories:
-        if action == "restore":
-            services.memory_archive(memory=memory, archived=False, **who)
-        elif action == "delete":
+        if action == "delete":
             services.memory_delete(memory=memory, **who)
         elif action == "tier":
             services.memory_update(memory=memory, tier=data["tier"], **who)

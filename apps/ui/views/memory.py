@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from apps.core.exceptions import ValidationFailed
+from apps.history.conf import history_settings
 from apps.memories import services
 from apps.memories.browse import document_chunks, memory_edges, similar_memories
 from apps.memories.models import CausalEdge, Memory
@@ -17,6 +18,9 @@ from apps.search.models import QueryLog
 from ..access import Action, can, memory_view
 from ..forms import LinkForm
 from .common import writer
+from .history import history_rows
+
+HISTORY_ON_PAGE = 5
 
 SIMILAR_MIN = 0.3  # below this cosine similarity a "similar" memory is noise
 
@@ -50,6 +54,7 @@ def memory_page(request: HttpRequest, memory: Memory) -> HttpResponse:
         "searches": searches,
         "can_change": can(request.user, memory.namespace, Action.CHANGE),
         "link_form": LinkForm(),
+        "history": history_rows(memory, HISTORY_ON_PAGE),
     }
     return render(request, "ui/memory/detail.html", context)
 
@@ -121,5 +126,6 @@ def archive(request: HttpRequest, memory: Memory) -> HttpResponse:
 def delete(request: HttpRequest, memory: Memory) -> HttpResponse:
     namespace = memory.namespace
     services.memory_delete(memory=memory, **writer(request))
-    messages.success(request, "Deleted. It stays in the trash for 30 days.")
+    days = history_settings().trash_days
+    messages.success(request, f"Deleted. It stays in the trash for {days} days.")
     return redirect("ui:browse", namespace=namespace.name)

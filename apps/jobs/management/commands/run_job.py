@@ -1,4 +1,5 @@
-"""manage.py run_job pagerank|feedback_weights|decay|reembed [--namespace NAME] [--async]"""
+"""manage.py run_job pagerank|feedback_weights|decay|reembed|trash_purge [--namespace NAME]
+[--async]"""
 
 from __future__ import annotations
 
@@ -7,9 +8,8 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from apps.jobs.models import Job
+from apps.jobs.models import Job, namespace_model
 from apps.jobs.services import job_execute, run_summary
-from apps.memories.models import Namespace
 
 
 class Command(BaseCommand):
@@ -31,7 +31,7 @@ class Command(BaseCommand):
     def handle(self, *args, job, namespace=None, use_broker=False, timeout=3600.0, **options):
         namespace_id = None
         if namespace:
-            found = Namespace.objects.filter(name=namespace).first()
+            found = namespace_model().objects.filter(name=namespace).first()
             if found is None:
                 raise CommandError(f"No namespace named {namespace!r}.")
             namespace_id = found.pk

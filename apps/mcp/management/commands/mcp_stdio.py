@@ -11,8 +11,10 @@ import anyio
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.access.services import token_authenticate
+from apps.core import readiness
 from apps.mcp.runtime import configure_stdio_token
 from apps.mcp.server import build_server
+from memoryhub.warmup import warm
 
 
 class Command(BaseCommand):
@@ -31,4 +33,6 @@ class Command(BaseCommand):
         if token_authenticate(token) is None:
             raise CommandError("The API token is invalid or revoked.")
         configure_stdio_token(token)
+        # Load the model while the client starts its session, not on its first tool call.
+        readiness.start(lambda: warm(http=False))
         anyio.run(build_server().run_stdio_async)

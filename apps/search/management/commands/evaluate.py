@@ -1,15 +1,15 @@
-"""python manage.py evaluate DIR [--json FILE] [--disable STAGE ...] [--mode MODE] [--keep]"""
+"""python manage.py evaluate DIR [--json FILE] [--disable STAGE ...] [--mode MODE] [--keep]
+[--conversations 0-2] [--no-abstention] [--calibrate]"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.memories.models import Namespace
-from apps.search import evaluation, querylog
+from apps.search import abstention, calibration, evaluation, querylog
 from apps.search.ablation import ablation_runs
 from apps.search.config import SearchSettings, search_settings
 from apps.search.params import MODES
@@ -43,39 +43,78 @@ class Command(BaseCommand):
         )
         parser.add_argument("--max-queries", type=int, default=0, help="Only the first N.")
         parser.add_argument(
-            "--ablate", action="store_true",
+            "--ablate",
+            action="store_true",
             help="Run the reference configurations and the full pipeline minus each stage in "
             "turn (one process, one loaded dataset); the JSON gets a 'runs' table.",
-        )  # fmt: skip
+        )
         parser.add_argument("--details", type=Path, help="Write per-query rows (JSON lines).")
         parser.add_argument(
-            "--torch-threads", type=int, default=1,
-            help="Intra-op threads for the query embedding (default 1: on a 2-core machine a "
-            "second thread buys little for one short query and makes the tail latency hostage "
-            "to every other busy process; 0 = every core).",
-        )  # fmt: skip
+            "--conversations",
+            metavar="SPEC",
+            help="Only these namespaces of the dataset: positions in order of appearance "
+            "('0-2', '3-4', '0,2') or names ('conv-26,conv-30'); the abstention searches stay "
+            "inside the selection.",
+        )
+        parser.add_argument(
+            "--no-abstention",
+            dest="abstain",
+            action="store_false",
+            help="Skip the abstention report (every query searched again in another namespace).",
+        )
+        parser.add_argument(
+            "--calibrate",
+            action="store_true",
+            help="Fit the confidence estimate's logistic coefficients on this run's answerable "
+            "and unanswerable searches and print them (with their AUROC and flag rates here).",
+        )
 
-    def handle(self, *args, directory: Path, json_path, disable, mode, keep, reuse,
-               max_queries, details, torch_threads, ablate, verbosity, **options):  # fmt: skip
+    def handle(
+        self,
+        *args,
+        directory: Path,
+        json_path,
+        disable,
+        mode,
+        keep,
+        reuse,
+        max_queries,
+        details,
+        ablate,
+        verbosity,
+        conversations,
+        abstain: bool,
+        calibrate: bool,
+        **options,
+    ):
         bad = unknown_stages(disable)
         if bad:
             raise CommandError(f"unknown stage(s) {', '.join(bad)}; known: {', '.join(STAGES)}")
         if not (directory / "queries.jsonl").exists():
             raise CommandError(f"{directory} has no queries.jsonl")
+        only = self._selection(directory, conversations)
         prefix = reuse or evaluation.new_prefix()
+        unanswerable: list[dict] = []
         try:
             if reuse:
-                queries = evaluation.read_queries(directory, prefix)
+                queries = evaluation.read_queries(directory, prefix, only)
             else:
                 self.stderr.write(f"loading {directory} into namespaces {prefix}*")
-                _, queries = evaluation.load_dataset(directory, prefix, progress=verbosity > 0)
+                _, queries = evaluation.load_dataset(
+                    directory, prefix, progress=verbosity > 0, only=only
+                )
             if max_queries:
                 queries = queries[:max_queries]
-            settings.EMBEDDING_QUERY_THREADS = torch_threads  # read per query embedding
-            self.stderr.write(f"running {len(queries)} queries (mode={mode}, "
-                              f"disabled={','.join(disable) or '-'})")  # fmt: skip
+            self.stderr.write(
+                f"running {len(queries)} queries (mode={mode}, disabled={','.join(disable) or '-'})"
+            )
             config = search_settings().without(disable)
             rows = evaluation.run_queries(queries, search, mode=mode, config=config)
+            if abstain or calibrate:
+                self.stderr.write("abstention: each query in another namespace")
+                unanswerable = abstention.run_unanswerable(
+                    queries, search, mode=mode, config=config
+                )
             runs = self._ablate(queries, config) if ablate else None
         finally:
             querylog.flush()
@@ -84,8 +123,20 @@ class Command(BaseCommand):
             elif keep:
                 self.stderr.write(f"kept namespaces {prefix}* (reuse with --reuse {prefix})")
         result = evaluation.report(rows)
-        result.update(mode=mode, disabled=list(disable), dataset=str(directory))
+        result.update(
+            mode=mode,
+            disabled=list(disable),
+            dataset=str(directory),
+            conversations=list(only) if only else "all",
+        )
         self.stdout.write(format_table(result))
+        if unanswerable:
+            result["abstention"] = abstention.abstention_report(rows, unanswerable)
+            self.stdout.write(format_abstention(result["abstention"]))
+        if calibrate and unanswerable:
+            fitted = calibration.fit(rows, unanswerable)
+            result["calibration"] = fitted
+            self.stdout.write(calibration.format_fit(fitted))
         if runs:
             result["runs"] = runs
             self.stdout.write(format_runs(runs))
@@ -95,6 +146,19 @@ class Command(BaseCommand):
             with open(details, "w") as handle:
                 for row in rows:
                     handle.write(json.dumps(row, default=str) + "\n")
+                for row in unanswerable:
+                    handle.write(json.dumps(row | {"unanswerable": True}, default=str) + "\n")
+
+    def _selection(self, directory: Path, spec: str | None) -> list[str] | None:
+        if not spec:
+            return None
+        from apps.memories.transfer import read_jsonl
+
+        names = abstention.namespaces_in_order(read_jsonl(directory / "queries.jsonl"))
+        try:
+            return abstention.select_namespaces(names, spec)
+        except ValueError as exc:
+            raise CommandError(f"--conversations: {exc}") from exc
 
     def _ablate(self, queries: list[dict], base: SearchSettings) -> dict:
         runs = {}
@@ -103,8 +167,9 @@ class Command(BaseCommand):
             rows = evaluation.run_queries(queries, search, mode=mode, config=config)
             runs[name] = evaluation.report(rows) | {"mode": mode, "disabled": disabled}
             overall = runs[name]["overall"]
-            self.stderr.write(f"{name}: recall@10 {overall['recall@10']:.3f} "
-                              f"ndcg@10 {overall['ndcg@10']:.3f}")  # fmt: skip
+            self.stderr.write(
+                f"{name}: recall@10 {overall['recall@10']:.3f} ndcg@10 {overall['ndcg@10']:.3f}"
+            )
         return runs
 
 
@@ -116,6 +181,17 @@ def format_runs(runs: dict) -> str:
             f"{name[:60]:60s}{o['recall@10']:>8.3f}{o['ndcg@10']:>9.3f}{o['p95_ms']:>9.1f}"
         )
     return "\n".join(lines)
+
+
+def format_abstention(report: dict) -> str:
+    auroc = report["auroc"]
+    return (
+        f"\nabstention: flag rate {report['flag_rate_unanswerable']:.3f} on "
+        f"{report['unanswerable_searches']} unanswerable searches, "
+        f"{report['flag_rate_answerable']:.3f} on {report['answerable_searches']} answerable "
+        f"(evidence in the top 10); AUROC of the confidence "
+        f"{'-' if auroc is None else f'{auroc:.3f}'}"
+    )
 
 
 def format_table(result: dict) -> str:

@@ -48,11 +48,11 @@ class Command(BaseCommand):
                 record["source"] = f"locomo {conversation}"
                 items.append(record)
             results = services.memory_batch_create(
-                namespace=ns, items=items, check_near_duplicates=False
+                namespace=ns, items=items, check_near_duplicates=False, door="cli"
             )
             created = {}
             for item in PROJECT_MEMORIES:
-                result = services.memory_create(namespace=ns, **item)
+                result = services.memory_create(namespace=ns, door="cli", **item)
                 created[item["title"]] = result.memory
             services.memory_create(
                 namespace=ns,
@@ -61,16 +61,19 @@ class Command(BaseCommand):
                 category="pattern",
                 file_path="docs/handbook.md",
                 tags=["ops", "handbook"],
+                door="cli",
             )
             services.edge_create(
                 source=created["Cache invalidation on write"],
                 target=created["Use Redis for the session cache"],
                 relation="depends_on",
+                door="cli",
             )
             services.edge_create(
                 source=created["Sessions live in Postgres now"],
                 target=created["Use Redis for the session cache"],
                 relation="contradicts",
+                door="cli",
             )
             self.stdout.write(
                 self.style.SUCCESS(

@@ -13,8 +13,9 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
-from apps.memories import embeddings
-from apps.memories.models import Memory, Namespace
+from .. import embeddings
+from ..models import Memory, Namespace
+from ..texts import embedding_text
 
 Progress = Callable[[int, int], None]  # (done, total)
 
@@ -26,13 +27,6 @@ def stale_memories(namespace: Namespace | None = None) -> QuerySet[Memory]:
     return qs.filter(namespace=namespace) if namespace is not None else qs
 
 
-def _text(memory: Memory) -> str:
-    # The write path's own recipe, so a re-embedded memory matches a freshly written one.
-    from apps.memories.services import embedding_text
-
-    return embedding_text(memory.title, memory.content)
-
-
 def reembed_update(
     *,
     namespace: Namespace,
@@ -40,7 +34,7 @@ def reembed_update(
     batch_size: int | None = None,
     **_options,
 ) -> dict:
-    batch_size = batch_size or int(getattr(settings, "JOBS_REEMBED_BATCH_SIZE", 256))
+    batch_size = batch_size or settings.JOBS_REEMBED_BATCH_SIZE
     model = settings.EMBEDDING_MODEL
     total = stale_memories(namespace).count()
     done = backfilled = 0
@@ -56,7 +50,7 @@ def reembed_update(
             )
             if not batch:
                 break
-            vectors = embeddings.embed_texts([_text(m) for m in batch])
+            vectors = embeddings.embed_texts([embedding_text(m.title, m.content) for m in batch])
             for memory, vector in zip(batch, vectors, strict=True):
                 backfilled += memory.embedding is None
                 memory.embedding = vector

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 from django.db import connection, transaction
 
-from apps.memories.models import CausalEdge, Memory, Namespace, Relation
+from ..models import CausalEdge, Memory, Namespace, Relation
 
 DAMPING = 0.85
 ITERATIONS = 10

@@ -32,7 +32,7 @@ TIER_DECAY_SCALE = {
 
 
 def half_life_days() -> float:
-    return float(getattr(settings, "JOBS_DECAY_HALF_LIFE_DAYS", 30.0))
+    return settings.JOBS_DECAY_HALF_LIFE_DAYS
 
 
 def stability_value(

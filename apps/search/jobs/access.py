@@ -16,7 +16,8 @@ from django.db import connection, transaction
 
 from apps.jobs.models import Job, JobCursor
 from apps.memories.models import Memory, Namespace
-from apps.search.models import QueryLog
+
+from ..models import QueryLog
 
 LAG = timedelta(seconds=60)
 UUID_RE = "^[0-9a-fA-F-]{36}$"

@@ -23,7 +23,8 @@ from collections.abc import Iterable
 from django.db import transaction
 
 from apps.memories.models import Namespace
-from apps.search.models import QueryLog, Strategy, StrategyWeights
+
+from ..models import QueryLog, Strategy, StrategyWeights
 
 WINDOW = 100
 MIN_ENTRIES = 10

@@ -1,0 +1,43 @@
+"""Purging the trash: the periodic job's body (apps/jobs runs it per namespace under its lock).
+
+Kept apart from services.py so the jobs room can import it without importing the memory write
+path (which itself queues jobs).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.memories.models import Memory, Namespace
+
+from .conf import history_settings
+from .models import MemoryRevision, TrashEntry
+
+
+@transaction.atomic
+def trash_purge(*, older_than_days: int | None = None, namespace: Namespace | None = None) -> int:
+    """Drop trash entries older than HISTORY_TRASH_DAYS (or `older_than_days`); returns how many.
+
+    The revisions of a purged memory go with it: nothing can reach them any more. Idempotent and
+    safe to run twice at once (a second run finds nothing left to delete).
+    """
+    days = history_settings().trash_days if older_than_days is None else older_than_days
+    entries = TrashEntry.objects.filter(deleted_at__lt=timezone.now() - timedelta(days=days))
+    if namespace is not None:
+        entries = entries.filter(namespace=namespace)
+    ids = list(entries.select_for_update(skip_locked=True).values_list("memory_id", flat=True))
+    if not ids:
+        return 0
+    MemoryRevision.objects.filter(memory_id__in=ids).exclude(
+        memory_id__in=Memory.objects.filter(pk__in=ids).values("pk")
+    ).delete()
+    TrashEntry.objects.filter(memory_id__in=ids).delete()
+    return len(ids)
+
+
+def trash_purge_update(*, namespace: Namespace, **_options) -> dict:
+    """The job: purge one namespace's expired trash."""
+    return {"purged": trash_purge(namespace=namespace)}

@@ -1,0 +1,36 @@
+"""Background work over memories: PageRank of the causal graph and re-embedding.
+
+The bodies live here, beside the data they serve; apps.jobs is the infrastructure that runs,
+records, locks and queues them. `register()` hands them over when the app is ready, and the
+write path asks for a run after commit through `graph_changed()`, so the services never import
+the job machinery.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from apps.jobs.models import Job
+from apps.jobs.services import register_job
+from apps.jobs.triggers import job_requested
+
+from ..models import Memory
+from .pagerank import pagerank_update
+from .reembed import reembed_update
+
+
+def graph_changed(namespace_id: int) -> None:
+    """Causal edges of a namespace were added, changed or removed (PageRank is stale)."""
+    job_requested(Job.PAGERANK, namespace_id)
+
+
+def small_enough_to_run_inline(namespace_id: int) -> bool:
+    """Without a worker, PageRank runs after the write only while it takes a few tens of
+    milliseconds; larger namespaces wait for `manage.py run_job pagerank` or a worker."""
+    count = Memory.objects.filter(namespace_id=namespace_id).count()
+    return count <= settings.JOBS_INLINE_MAX_MEMORIES
+
+
+def register() -> None:
+    register_job(Job.PAGERANK, pagerank_update, run_inline=small_enough_to_run_inline)
+    register_job(Job.REEMBED, reembed_update)

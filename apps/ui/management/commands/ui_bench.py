@@ -1,0 +1,245 @@
+"""python manage.py ui_bench [--size 100000] [--source ../shared/benchmarks/scale-413k]
+
+Server time of every web UI page on a namespace of SIZE memories. The namespace ("ui-bench")
+is grown through memory_batch_create (the write path imports use) from a neutral-format corpus
+and kept, so a second run only measures. Each page is requested in-process through Django's
+test client (the whole middleware, view and template stack; no network), REPEAT times after one
+warm-up; the report gives median and worst milliseconds and the query count. Browse page 500
+starts from a keyset cursor built once (setup, not timed).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import statistics
+import time
+from functools import partial
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from apps.memories import services
+from apps.memories.browse import cursor_after, listed
+from apps.memories.models import Memory
+from apps.search import querylog
+from apps.search.services import search
+
+DEFAULT_SOURCE = settings.BASE_DIR.parent / "shared" / "benchmarks" / "scale-413k"
+BATCH = 500
+USER = "ui-bench"
+
+
+class Command(BaseCommand):
+    help = "Time every web UI page on a large namespace (docs/benchmarks.md)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--size", type=int, default=100_000)
+        parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
+        parser.add_argument("--namespace", default="ui-bench")
+        parser.add_argument("--repeat", type=int, default=5)
+        parser.add_argument(
+            "--write-path-only",
+            type=int,
+            default=None,
+            help="Ingest only this many through the write path and fill the rest with copies "
+            "of those rows (same text plus a suffix, same embedding and tags), for a machine "
+            "too busy to embed SIZE texts in time. The report says how many were copied.",
+        )
+
+    def handle(
+        self, *args, size: int, source: Path, namespace: str, repeat: int, write_path_only,
+        **options,
+    ):  # fmt: skip
+        settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
+        ns = services.namespace_get_or_create(name=namespace)
+        self._grow(ns, min(size, write_path_only or size), source)
+        copied = _copy_rows(ns, size)
+        self._extras(ns)
+        client = self._client()
+        rows = []
+        for name, url in self._pages(ns):
+            rows.append(self._time(client, name, url, repeat))
+            self.stderr.write(json.dumps(rows[-1]))
+        total = Memory.objects.filter(namespace=ns).count()
+        self.stdout.write(f"\nnamespace {namespace}: {total} memories ({copied} copied now)\n")
+        self.stdout.write("| page | median ms | worst ms | queries |\n|---|---:|---:|---:|")
+        for row in rows:
+            self.stdout.write(
+                f"| {row['page']} | {row['median_ms']} | {row['worst_ms']} | {row['queries']} |"
+            )
+
+    def _grow(self, ns, size: int, source: Path) -> None:
+        have = Memory.objects.filter(namespace=ns).count()
+        if have >= size:
+            return
+        records = _records(source, size)
+        started, added = time.perf_counter(), 0
+        while have < size:
+            count = min(BATCH, size - have)
+            items = []
+            for i in range(have, have + count):
+                record = records[i % len(records)]
+                suffix = "" if i < len(records) else f" ({i // len(records)})"
+                items.append(
+                    {
+                        "content": record["content"] + suffix,
+                        "tags": record.get("tags", []),
+                        "created_at": record.get("created_at"),
+                        "importance": round((i % 97) / 96, 3),
+                    }
+                )
+            services.memory_batch_create(
+                namespace=ns, items=items, dedupe=False, check_near_duplicates=False,
+                chunk=False, infer=False, door="cli",
+            )  # fmt: skip
+            have, added = have + count, added + count
+            if added % 10_000 == 0:
+                rate = added / (time.perf_counter() - started)
+                self.stderr.write(f"{have} memories ({rate:.0f}/s)")
+
+    def _extras(self, ns) -> None:
+        """What the pages show beyond rows: history, links, trash, searches that returned it."""
+        if Memory.objects.filter(namespace=ns, title="UI bench anchor").exists():
+            return
+        anchor = services.memory_create(
+            namespace=ns, title="UI bench anchor", content="Return a list of all group entries."
+        ).memory
+        for i in range(5):
+            services.memory_update(memory=anchor, content=f"Return a list of group entries ({i}).")
+        others = list(Memory.objects.filter(namespace=ns).exclude(pk=anchor.pk)[:12])
+        for other in others[:5]:
+            services.edge_create(source=anchor, target=other, relation="relates_to")
+        for other in others[5:10]:
+            services.memory_delete(memory=other)
+        services.memory_create(
+            namespace=ns, title="UI bench document", content=_document(), file_path="bench.md"
+        )
+        for query in ("list group entries", "return a list", "available groups"):
+            search(namespace=ns, query=query)
+        querylog.flush()
+
+    def _client(self) -> Client:
+        users = get_user_model().objects
+        user = users.filter(username=USER).first()
+        if user is None:
+            user = users.create_superuser(username=USER, email="", password=None)
+        client = Client()
+        client.force_login(user)
+        return client
+
+    def _pages(self, ns) -> list[tuple[str, str]]:
+        anchor = Memory.objects.get(namespace=ns, title="UI bench anchor")
+        document = Memory.objects.filter(namespace=ns, title__startswith="UI bench document")
+        document = document.order_by("created_at").first()
+        rows = listed(Memory.objects.filter(namespace=ns, archived=False))
+        depth = min(499 * 50, Memory.objects.filter(namespace=ns).count() // 2)
+        deep = rows.order_by("-created_at", "-id")[depth - 1]
+        base = f"/ns/{ns.name}/memories/"
+        return [
+            ("search (hybrid)", f"/?namespace={ns.name}&q=return+a+list+of+group+entries"),
+            ("search (filters: tag + time)", f"/?namespace={ns.name}&q=group+entries"
+             "&tags=python-docs&after=2024-01-01"),
+            ("explain", f"/explain/?namespace={ns.name}&q=return+a+list+of+group+entries"),
+            ("browse page 1 (newest)", base),
+            (f"browse page {depth // 50 + 1} (newest)", f"{base}?cursor={cursor_after(deep)}"),
+            ("browse by importance", f"{base}?sort=importance"),
+            ("browse by PageRank", f"{base}?sort=pagerank"),
+            ("browse most used", f"{base}?sort=used"),
+            ("browse filtered (tag)", f"{base}?tag=python-docs"),
+            ("memory page", f"/memories/{anchor.pk}/"),
+            ("memory page (document chunk)", f"/memories/{document.pk}/"),
+            ("edit form", f"/memories/{anchor.pk}/edit/"),
+            ("history", f"/memories/{anchor.pk}/history/"),
+            ("create form", f"/ns/{ns.name}/memories/new/"),
+            ("trash", f"/ns/{ns.name}/trash/"),
+            ("members", f"/ns/{ns.name}/members/"),
+            ("connect an assistant", f"/ns/{ns.name}/connect/"),
+        ]  # fmt: skip
+
+    def _time(self, client: Client, name: str, url: str, repeat: int) -> dict:
+        response = client.get(url)  # warm-up
+        if response.status_code != 200:
+            raise CommandError(f"{name}: {url} answered {response.status_code}")
+        times = []
+        for _ in range(repeat):
+            with CaptureQueriesContext(connection) as queries:
+                start = time.perf_counter()
+                client.get(url)
+                times.append((time.perf_counter() - start) * 1000)
+        return {
+            "page": name,
+            "median_ms": round(statistics.median(times), 1),
+            "worst_ms": round(max(times), 1),
+            "queries": len(queries.captured_queries),
+        }
+
+
+def _records(source: Path, limit: int) -> list[dict]:
+    """The first `limit` records of the corpus (it is cycled when shorter)."""
+    plain, packed = source / "memories.jsonl", source / "memories.jsonl.gz"
+    if not plain.exists() and not packed.exists():
+        raise CommandError(f"{source} has no memories.jsonl(.gz)")
+    opener = partial(open, plain, encoding="utf-8")
+    if not plain.exists():
+        opener = partial(gzip.open, packed, "rt", encoding="utf-8")
+    records = []
+    with opener() as handle:
+        for line in handle:
+            if line.strip():
+                records.append(json.loads(line))
+            if len(records) >= limit:
+                break
+    return records
+
+
+def _document() -> str:
+    from apps.ui.demo import long_document
+
+    return long_document()
+
+
+def _copy_rows(ns, size: int, batch: int = 2000) -> int:
+    """Top the namespace up to `size` with copies of its write-path rows (see --write-path-only):
+    new ids, the text with a copy suffix and its hash, the same embedding, tags and dates."""
+    import hashlib
+    import uuid
+
+    have = Memory.objects.filter(namespace=ns).count()
+    originals = Memory.objects.filter(namespace=ns, metadata__copy_of__isnull=True)
+    originals = originals.exclude(metadata__has_key="chunk_index").exclude(
+        title__startswith="UI bench"
+    )
+    originals = originals.order_by("created_at", "id")
+    through = Memory.tags.through
+    copied, round_ = 0, 0
+    while have < size:
+        round_ += 1
+        offset = 0
+        while have < size:
+            rows = list(originals.prefetch_related("tags")[offset : offset + batch])
+            if not rows:
+                break
+            offset += batch
+            copies, links = [], []
+            for row in rows[: size - have]:
+                content = f"{row.content} (copy {round_})"
+                copy = Memory(
+                    id=uuid.uuid4(), namespace=ns, content=content, title=row.title,
+                    category=row.category, tier=row.tier, importance=row.importance,
+                    created_at=row.created_at, updated_at=row.updated_at, file_path=row.file_path,
+                    embedding=row.embedding, embedding_model=row.embedding_model,
+                    content_hash=hashlib.sha256(content.encode()).hexdigest(),
+                    metadata={"copy_of": str(row.pk)},
+                )  # fmt: skip
+                copies.append(copy)
+                links += [through(memory_id=copy.id, tag_id=t.pk) for t in row.tags.all()]
+            Memory.objects.bulk_create(copies, batch_size=1000)
+            through.objects.bulk_create(links, batch_size=5000, ignore_conflicts=True)
+            have, copied = have + len(copies), copied + len(copies)
+    return copied

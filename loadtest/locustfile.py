@@ -1,0 +1,130 @@
+"""Realistic load for memoryhub: assistants searching, assistants remembering, a person browsing.
+
+Run through `make loadtest` (loadtest/run.py starts a server, seeds a namespace, hands the token
+in LOADTEST_TOKEN and reads the acknowledged write ids back from LOADTEST_ACKS). Assistants send
+their next request as soon as the last one is answered (closed loop: N users = N requests in
+flight); the person pauses between pages as people do.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import random
+import uuid
+from pathlib import Path
+
+from locust import HttpUser, between, constant, events, task
+
+TOKEN = os.environ.get("LOADTEST_TOKEN", "")
+ACKS = os.environ.get("LOADTEST_ACKS", "")
+QUERIES_FILE = Path(
+    os.environ.get("LOADTEST_QUERIES", "../shared/benchmarks/locomo-dev/queries.jsonl")
+)
+HEADERS = {"Authorization": f"Bearer {TOKEN}"}
+QUERIES = ["what did we decide about backups?"]
+if QUERIES_FILE.exists():
+    QUERIES = [json.loads(line)["query"] for line in QUERIES_FILE.open()]
+RUN = uuid.uuid4().hex[:8]
+_counter = itertools.count()
+_acknowledged: list[str] = []
+
+
+def _mcp_call(client, tool: str, arguments: dict, name: str):
+    body = {
+        "jsonrpc": "2.0",
+        "id": next(_counter),
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    }
+    headers = {**HEADERS, "Accept": "application/json, text/event-stream"}
+    with client.post("/mcp", json=body, headers=headers, name=name, catch_response=True) as resp:
+        if resp.status_code != 200:
+            resp.failure(f"HTTP {resp.status_code}")
+            return None
+        result = resp.json().get("result") or {}
+        if result.get("isError") or "result" not in resp.json():
+            resp.failure(str(resp.json())[:200])
+            return None
+        return result
+
+
+class SearchingAssistant(HttpUser):
+    """An assistant looking things up: mostly REST, some through MCP."""
+
+    wait_time = constant(0)
+    fixed_count = int(os.environ.get("LOADTEST_SEARCHERS", "0"))
+
+    @task(3)
+    def rest_search(self):
+        self.client.post(
+            "/api/v1/search/",
+            json={"query": random.choice(QUERIES), "limit": 10},
+            headers=HEADERS,
+            name="search (REST)",
+        )
+
+    @task(1)
+    def mcp_search(self):
+        _mcp_call(self.client, "memory_search", {"query": random.choice(QUERIES)}, "search (MCP)")
+
+
+class RememberingAssistant(HttpUser):
+    """An assistant storing what it learnt, one memory per call; every text is unique."""
+
+    wait_time = constant(0)
+    fixed_count = int(os.environ.get("LOADTEST_WRITERS", "0"))
+
+    def _content(self) -> str:
+        return (
+            f"Load test {RUN}-{next(_counter)}: {random.choice(QUERIES)} "
+            f"The answer recorded at step {random.randint(0, 10**9)}."
+        )
+
+    @task(3)
+    def rest_remember(self):
+        with self.client.post(
+            "/api/v1/memories/",
+            json={"content": self._content(), "category": "fact"},
+            headers=HEADERS,
+            name="remember (REST)",
+            catch_response=True,
+        ) as resp:
+            if resp.status_code == 201:
+                _acknowledged.append(resp.json()["memory"]["id"])
+            else:
+                resp.failure(f"HTTP {resp.status_code}: {resp.text[:200]}")
+
+    @task(1)
+    def mcp_remember(self):
+        result = _mcp_call(self.client, "remember", {"content": self._content()}, "remember (MCP)")
+        if result is not None:
+            data = result.get("structuredContent") or {}
+            if data.get("id"):
+                _acknowledged.append(data["id"])
+
+
+class BrowsingPerson(HttpUser):
+    """A person paging through memories, tags and stats over REST."""
+
+    wait_time = between(1, 3)
+    fixed_count = int(os.environ.get("LOADTEST_BROWSERS", "0"))
+
+    @task(3)
+    def list_memories(self):
+        offset = random.choice([0, 0, 50, 100])
+        self.client.get(
+            f"/api/v1/memories/?limit=50&offset={offset}", headers=HEADERS, name="list memories"
+        )
+
+    @task(1)
+    def tags_and_stats(self):
+        self.client.get("/api/v1/tags/", headers=HEADERS, name="tags")
+        self.client.get("/api/v1/stats/", headers=HEADERS, name="stats")
+
+
+@events.quitting.add_listener
+def _write_acks(environment, **kwargs):
+    if ACKS:
+        Path(ACKS).write_text("\n".join(_acknowledged))

@@ -1,0 +1,235 @@
+"""`make loadtest`: start a local server, seed a namespace, run locust headless, print a table.
+
+    .venv/bin/python loadtest/run.py [--scenarios search write mixed] [--seconds 30]
+                                     [--workers 2] [--port 8599]
+
+Scenarios (the issue's targets): search = 20 searching assistants; write = 50 remembering
+assistants (every acknowledged write is then checked to be stored exactly once); mixed = 20
+searchers + 20 writers + 2 people browsing. Bounded: users and seconds are fixed per run, and
+the server this script started is stopped at the end. Figures depend on the machine and on what
+else runs on it: docs/benchmarks.md records both next to each result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+SCENARIOS = {
+    "search": {"LOADTEST_SEARCHERS": 20},
+    "write": {"LOADTEST_WRITERS": 50},
+    "mixed": {"LOADTEST_SEARCHERS": 20, "LOADTEST_WRITERS": 20, "LOADTEST_BROWSERS": 2},
+}
+CLASSES = {
+    "LOADTEST_SEARCHERS": "SearchingAssistant",
+    "LOADTEST_WRITERS": "RememberingAssistant",
+    "LOADTEST_BROWSERS": "BrowsingPerson",
+}
+SEED_SOURCE = ROOT.parent / "shared/benchmarks/locomo-dev"
+NAMESPACE = "loadtest"
+SERVER_PID: int | None = None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS))
+    parser.add_argument("--seconds", type=int, default=30)
+    parser.add_argument("--workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", 2)))
+    parser.add_argument("--port", type=int, default=8599)
+    args = parser.parse_args()
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings.base")
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    token = seed()
+    out = ROOT / "var/loadtest"
+    out.mkdir(parents=True, exist_ok=True)
+    url = f"http://127.0.0.1:{args.port}"
+    server, ready_s = start_server(args.port, args.workers)
+    global SERVER_PID
+    SERVER_PID = server.pid
+    rows = []
+    try:
+        print(f"server ready in {ready_s:.1f} s ({args.workers} workers)", flush=True)
+        time.sleep(2)
+        print(f"resident MB idle (pid: now, peak): {memory_mb(server.pid)}")
+        for name in args.scenarios:
+            rows += run_scenario(name, url, token, args.seconds, out)
+            print(f"resident MB after {name} (pid: now, peak): {memory_mb(server.pid)}")
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+    load = os.getloadavg()
+    print(f"\nload average after the run: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(format_table(rows))
+
+
+def seed() -> str:
+    """The namespace with the LoCoMo dev memories (once) and a fresh read-write token."""
+    from apps.access.services import token_create
+    from apps.memories.models import Memory
+    from apps.memories.services import memory_batch_create, namespace_get_or_create
+    from apps.memories.transfer import read_jsonl
+
+    namespace = namespace_get_or_create(name=NAMESPACE)
+    if not Memory.objects.filter(namespace=namespace).exists():
+        items = [{"content": r["content"]} for r in read_jsonl(SEED_SOURCE / "memories.jsonl")]
+        for start in range(0, len(items), 500):
+            memory_batch_create(namespace=namespace, items=items[start : start + 500])
+    return token_create(name="loadtest", namespaces=[namespace])[1]
+
+
+def start_server(port: int, workers: int) -> tuple[subprocess.Popen, float]:
+    began = time.monotonic()
+    server = subprocess.Popen(
+        [str(BIN / "uvicorn"), "memoryhub.asgi:application", "--port", str(port),
+         "--workers", str(workers), "--log-level", "warning", "--no-access-log"],
+        cwd=ROOT, start_new_session=True,
+    )  # fmt: skip
+    while time.monotonic() - began < 120:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as r:
+                if r.status == 200:
+                    return server, time.monotonic() - began
+        except OSError:
+            pass
+        if server.poll() is not None:
+            raise SystemExit("the server exited before it was ready")
+        time.sleep(0.2)
+    os.killpg(server.pid, signal.SIGTERM)
+    raise SystemExit("the server was not ready within 120 s")
+
+
+def cpu_seconds(root_pids: list[int]) -> float:
+    """CPU time (user + system) used so far by these processes and all their descendants
+    (the server's workers, the PostgreSQL backends), including children already reaped."""
+    tick = os.sysconf("SC_CLK_TCK")
+    stats = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            stats[int(entry.name)] = (int(fields[1]), sum(int(x) for x in fields[11:15]))
+    total, todo = 0, list(root_pids)
+    while todo:
+        pid = todo.pop()
+        if pid in stats:
+            total += stats[pid][1]
+            todo += [child for child, (parent, _) in stats.items() if parent == pid]
+    return total / tick
+
+
+def memory_mb(root_pid: int) -> dict[int, tuple[int, int]]:
+    """pid -> (resident MB now, peak resident MB) for a process and its children."""
+    out = {}
+    for pid in [root_pid, *_children(root_pid)]:
+        try:
+            status = (Path("/proc") / str(pid) / "status").read_text()
+        except OSError:
+            continue
+        values = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        rss, peak = (int(values[k].split()[0]) // 1024 for k in ("VmRSS", "VmHWM"))
+        out[pid] = (rss, peak)
+    return out
+
+
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(x) for x in path.read_text().split()] if path.exists() else []
+
+
+def postmaster_pid() -> int | None:
+    pidfile = ROOT / "var/pgdata/postmaster.pid"
+    return int(pidfile.read_text().split()[0]) if pidfile.exists() else None
+
+
+def run_scenario(name: str, url: str, token: str, seconds: int, out: Path) -> list[dict]:
+    counts = SCENARIOS[name]
+    watched = [pid for pid in (SERVER_PID, postmaster_pid()) if pid]
+    cpu_before, wall_before = cpu_seconds(watched), time.monotonic()
+    users = sum(counts.values())
+    acks = out / f"{name}-acks.txt"
+    acks.unlink(missing_ok=True)
+    env = {**os.environ, "LOADTEST_TOKEN": token, "LOADTEST_ACKS": str(acks),
+           "LOADTEST_QUERIES": str(SEED_SOURCE / "queries.jsonl"),
+           **{k: str(v) for k, v in counts.items()}}  # fmt: skip
+    classes = [CLASSES[k] for k in counts]
+    print(f"\n== {name}: {users} users for {seconds} s ==", flush=True)
+    subprocess.run(
+        [str(BIN / "locust"), "-f", str(ROOT / "loadtest/locustfile.py"), "--headless",
+         "-u", str(users), "-r", str(users), "-t", f"{seconds}s", "--host", url,
+         "--only-summary", "--csv", str(out / name), "--stop-timeout", "10", *classes],
+        env=env, check=False,
+    )  # fmt: skip
+    cpu = cpu_seconds(watched) - cpu_before
+    rows = []
+    with open(out / f"{name}_stats.csv") as handle:
+        for r in csv.DictReader(handle):
+            if r["Name"] == "Aggregated" and len(counts) == 1:
+                continue
+            rows.append({
+                "scenario": name, "request": r["Name"], "count": int(r["Request Count"]),
+                "failures": int(r["Failure Count"]), "per_s": float(r["Requests/s"]),
+                "p50": r["50%"], "p95": r["95%"], "p99": r["99%"],
+            })  # fmt: skip
+    total = sum(r["count"] for r in rows if r["request"] != "Aggregated")
+    wall = time.monotonic() - wall_before
+    print(f"{name}: server + PostgreSQL used {cpu:.1f} CPU-s in {wall:.0f} s for {total} requests"
+          f" = {1000 * cpu / max(total, 1):.0f} CPU-ms per request")  # fmt: skip
+    if acks.exists():
+        rows.append({"scenario": name, "request": "exactly-once", **check_writes(acks)})
+    return rows
+
+
+def check_writes(acks: Path) -> dict:
+    """Every acknowledged id is stored exactly once, and no text is stored twice."""
+    from django.db.models import Count
+
+    from apps.memories.models import Memory
+
+    ids = [line for line in acks.read_text().split() if line]
+    stored = Memory.objects.filter(id__in=ids)
+    found = stored.count()
+    repeated = (
+        Memory.objects.filter(namespace__name=NAMESPACE, content__startswith="Load test ")
+        .values("content_hash")
+        .annotate(n=Count("id"))
+        .filter(n__gt=1)
+        .count()
+    )
+    ok = found == len(set(ids)) == len(ids) and repeated == 0
+    return {"acknowledged": len(ids), "stored": found, "duplicated_texts": repeated, "ok": ok}
+
+
+def format_table(rows: list[dict]) -> str:
+    lines = [
+        "| scenario | request | requests | failures | per s | p50 ms | p95 ms | p99 ms |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        if r["request"] == "exactly-once":
+            lines.append(f"| {r['scenario']} | exactly-once check | {json.dumps(r)} |||||")
+            continue
+        lines.append(
+            f"| {r['scenario']} | {r['request']} | {r['count']} | {r['failures']} "
+            f"| {r['per_s']:.1f} | {r['p50']} | {r['p95']} | {r['p99']} |"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""What a server process does before it reports ready: every first-use cost a request would
+otherwise pay (measured as a newcomer: 5.2 s for the first search, 9.1 s for the first time
+expression dateparser could not read), paid once at start instead."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+def warm(*, http: bool = True) -> None:
+    """`http=False` for the stdio server, which never routes a URL."""
+    from django.urls import get_resolver
+
+    from apps.memories.embeddings import embed_query, model_name
+    from apps.memories.embeddings import warm as warm_encoder
+    from apps.search.pipeline.analyse import analyse_query
+    from apps.search.pipeline.timeexpr import parse_time_expression
+
+    if http:
+        get_resolver().url_patterns  # noqa: B018  imports every view module (DRF, MCP, UI)
+    warm_encoder()
+    now = datetime.now(UTC)
+    text = "what did we decide last week"
+    analyse_query(text, vector=embed_query(text), model_name=model_name(), now=now)  # centroids
+    # dateparser loads its English data on its first miss: make that miss now.
+    parse_time_expression("the blue moon", now)
+    _warm_database()
+
+
+def _warm_database() -> None:
+    """Open the connection pool and run the whole search path once (read-only, not logged),
+    so the first real search pays no first-query costs. Skipped when the database is down:
+    /healthz reports that separately."""
+    import logging
+
+    from django.db import close_old_connections
+
+    from apps.memories.models import Namespace
+    from apps.search.services import search
+
+    try:
+        namespace = Namespace.objects.order_by("pk").first()
+        if namespace is not None:
+            search(namespace=namespace, query="what did we decide last week?", log=False)
+    except Exception:
+        logging.getLogger(__name__).warning("warm-up: database not reachable", exc_info=True)
+    finally:
+        close_old_connections()

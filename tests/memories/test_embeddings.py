@@ -1,0 +1,65 @@
+"""The encoder backends give vectors of the same model, so stored embeddings stay valid."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from apps.memories.embeddings import EmbeddingModelError, embed_query, embed_texts, model_info
+
+TEXTS = [
+    "We decided to move the nightly backup to 02:00 UTC.",
+    "Caroline: I went to the LGBTQ support group yesterday and it was so powerful.",
+    "Never run migrations against production without a snapshot first.",
+    "ok",
+    "The retry loop in the payment client doubles its delay up to thirty seconds, then gives "
+    "up and raises; callers must treat that as a failed charge, not a pending one. " * 3,
+]
+
+
+def _vectors(settings, backend: str) -> np.ndarray:
+    settings.EMBEDDING_BACKEND = backend
+    return embed_texts(TEXTS)
+
+
+def test_onnx_vectors_match_torch(settings):
+    torch_vectors = _vectors(settings, "torch")
+    onnx_vectors = _vectors(settings, "onnx")
+    cosines = (torch_vectors * onnx_vectors).sum(axis=1)
+    assert cosines.min() > 0.9999
+
+
+def test_int8_vectors_stay_close_to_torch(settings):
+    torch_vectors = _vectors(settings, "torch")
+    int8_vectors = _vectors(settings, "onnx-int8")
+    cosines = (torch_vectors * int8_vectors).sum(axis=1)
+    assert cosines.min() > 0.97 and cosines.mean() > 0.98
+
+
+@pytest.mark.parametrize("backend", ["onnx", "onnx-int8"])
+def test_batches_keep_order_and_match_single_texts(settings, backend):
+    """Batches are sorted by length inside the encoder; callers get their own order back."""
+    settings.EMBEDDING_BACKEND = backend
+    batch = embed_texts(TEXTS * 3)  # more than the batcher takes: the direct batch path
+    singles = np.vstack([embed_texts([t]) for t in TEXTS])
+    assert np.allclose(batch[: len(TEXTS)], singles, atol=1e-4)
+    assert np.allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-5)
+
+
+def test_concurrent_queries_get_their_own_vectors(settings):
+    """Queries from many threads share one batcher; each caller gets its own text's vector."""
+    settings.EMBEDDING_BACKEND = "onnx"
+    texts = [f"what did we decide about topic number {i}?" for i in range(24)]
+    expected = embed_texts(texts)
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        got = list(pool.map(lambda t: embed_texts([t])[0], texts))
+    assert np.allclose(np.vstack(got), expected, atol=1e-4)
+    assert np.allclose(embed_query(texts[0]), expected[0], atol=1e-4)
+
+
+def test_unknown_backend_is_refused(settings):
+    settings.EMBEDDING_BACKEND = "tensorflow"
+    with pytest.raises(EmbeddingModelError, match="EMBEDDING_BACKEND"):
+        model_info()

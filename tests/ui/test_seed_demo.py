@@ -1,0 +1,40 @@
+"""`make demo` (manage.py seed_demo) fills a namespace through the write path and makes the
+superusers its owners; running it again leaves the namespace as it is."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import call_command
+
+from apps.access.models import NamespaceMembership, Role
+from apps.history.models import MemoryRevision
+from apps.memories.models import CausalEdge, Memory
+
+from .conftest import make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def test_seed_demo(tmp_path, embedding_model):
+    lines = [
+        {"id": "conv-1:D1:1", "namespace": "conv-1", "content": "Ann: I adopted a cat.",
+         "created_at": "2023-05-08T13:56:00", "tags": ["session-1"]},
+        {"id": "conv-1:D1:2", "namespace": "conv-1", "content": "Bo: What is its name?",
+         "created_at": "2023-05-08T13:57:00", "tags": ["session-1"]},
+        {"id": "conv-2:D1:1", "namespace": "conv-2", "content": "Not this conversation."},
+    ]  # fmt: skip
+    (tmp_path / "memories.jsonl").write_text("\n".join(json.dumps(x) for x in lines))
+    admin = make_user("boss", superuser=True)
+    call_command("seed_demo", source=str(tmp_path), conversation="conv-1")
+    memories = Memory.objects.filter(namespace__name="demo")
+    assert memories.filter(category="conversation").count() == 2
+    assert memories.filter(title="Use Redis for the session cache").exists()
+    assert memories.filter(metadata__chunk_index=1).exists()  # the handbook is chunked
+    assert CausalEdge.objects.filter(namespace__name="demo", relation="contradicts").exists()
+    assert MemoryRevision.objects.filter(namespace__name="demo", door="cli").exists()
+    assert NamespaceMembership.objects.get(user=admin, namespace__name="demo").role == Role.OWNER
+    count = memories.count()
+    call_command("seed_demo", source=str(tmp_path), conversation="conv-1")
+    assert memories.count() == count
