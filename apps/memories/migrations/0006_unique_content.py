@@ -42,7 +42,7 @@ UPDATE memories_memory m SET archived = true, updated_at = now()
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memories", "0004_explicit_timestamps"),
+        ("memories", "0005_browse_sort_indexes"),
     ]
 
     operations = [
