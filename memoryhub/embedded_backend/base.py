@@ -49,6 +49,11 @@ class DatabaseWrapper(PostgresDatabaseWrapper):
                 server = embedded_database(var_dir, self.settings_dict["EMBEDDED_NAME"])
                 conn_params.update(host=str(server.socket_dir), port=server.port)
                 self.settings_dict.update(HOST=str(server.socket_dir), PORT=str(server.port))
+                if self.settings_dict.get("OPTIONS", {}).get("pool"):
+                    # The pool's connections died with the server and its reconnect attempts
+                    # back off; a fresh pool connects at once (waiters on the old one fail
+                    # fast instead of waiting out their timeout).
+                    self.close_pool()
                 return super().get_new_connection(conn_params)
             except Exception:
                 if time.monotonic() > deadline:
