@@ -135,3 +135,77 @@ def count_by_namespace(queryset: QuerySet, **aggregates) -> dict[int, dict[str, 
     shadow a model field (which would turn a FILTER clause into an aggregate of an aggregate)."""
     rows = queryset.values("namespace").annotate(**aggregates).order_by()
     return {row["namespace"]: {k[2:]: row[k] for k in aggregates} for row in rows}
+
+
+# --- Stale queue (the curator's desk) --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StaleSettings:
+    stability_below: float
+    scratch_days: int
+    unused_days: int
+
+
+def stale_settings() -> StaleSettings:
+    from django.conf import settings
+
+    return StaleSettings(
+        stability_below=settings.STALE_STABILITY_THRESHOLD,
+        scratch_days=settings.STALE_SCRATCH_DAYS,
+        unused_days=settings.STALE_UNUSED_DAYS,
+    )
+
+
+STALE_REASONS = ("decayed", "scratch", "unused")
+
+
+def _stale_conditions(now: datetime, conf: StaleSettings) -> dict[str, Q]:
+    """Why a memory is stale, as filters the database answers in one pass over the namespace.
+
+    "unused": neither created nor returned by a search within the window (`last_accessed_at`
+    is folded from the search log by the decay job, apps/search/jobs/access.py)."""
+    from datetime import timedelta
+
+    unused_since = now - timedelta(days=conf.unused_days)
+    return {
+        "decayed": Q(stability__lt=conf.stability_below),
+        "scratch": Q(tier="scratch", created_at__lt=now - timedelta(days=conf.scratch_days)),
+        "unused": Q(created_at__lt=unused_since)
+        & (Q(last_accessed_at__isnull=True) | Q(last_accessed_at__lt=unused_since)),
+    }
+
+
+def stale_memories(
+    *, namespace: Namespace, reason: str | None = None, now: datetime | None = None
+) -> QuerySet[Memory]:
+    """Active memories of `namespace` that are stale for `reason` (any reason when None), each
+    annotated with `is_decayed`, `is_scratch`, `is_unused`. Unordered: page it with
+    apps.memories.browse.memory_page (keyset on created_at, id)."""
+    from django.db.models import BooleanField, ExpressionWrapper
+    from django.utils import timezone
+
+    conditions = _stale_conditions(now or timezone.now(), stale_settings())
+    wanted = [conditions[reason]] if reason in conditions else list(conditions.values())
+    match = Q()
+    for condition in wanted:
+        match |= condition
+    flags = {
+        f"is_{name}": ExpressionWrapper(condition, output_field=BooleanField())
+        for name, condition in conditions.items()
+    }
+    active = Memory.objects.filter(namespace=namespace, archived=False)
+    return active.filter(match).annotate(**flags)
+
+
+def stale_counts(*, namespace: Namespace, now: datetime | None = None) -> dict[str, int]:
+    """{"total", "decayed", "scratch", "unused"} in one aggregate query (for the navigation)."""
+    from django.utils import timezone
+
+    conditions = _stale_conditions(now or timezone.now(), stale_settings())
+    anything = Q()
+    for condition in conditions.values():
+        anything |= condition
+    aggregates = {"total": Count("id", filter=anything)}
+    aggregates.update({name: Count("id", filter=c) for name, c in conditions.items()})
+    return Memory.objects.filter(namespace=namespace, archived=False).aggregate(**aggregates)

@@ -79,3 +79,26 @@ class StrategyWeights(models.Model):
 
     def __str__(self) -> str:
         return f"{self.namespace}:{self.strategy}={self.weight:.2f}"
+
+
+class MissedQueryDismissal(models.Model):
+    """A missed search a curator set aside: the query (trimmed, lower case) stays out of the
+    missed-searches queue of its namespace, however often assistants ask it again."""
+
+    namespace = models.ForeignKey(
+        Namespace, on_delete=models.CASCADE, related_name="missed_dismissals"
+    )
+    query_key = models.TextField()
+    dismissed_by = models.CharField(max_length=150, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["namespace", "query_key"], name="missed_dismissal_ns_key"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}: {self.query_key[:60]}"

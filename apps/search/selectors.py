@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from django.db.models import Count, Q
 
@@ -50,3 +51,153 @@ def namespace_stats(*, namespaces: Sequence[Namespace]) -> list[dict]:
         {"namespace": ns.name, **stored[ns.pk], **empty, **searches.get(ns.pk, {})}
         for ns in namespaces
     ]
+
+
+# --- Missed searches (the curator's desk) ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MissedSettings:
+    similarity: float
+    max_queries: int
+    window_days: int
+
+
+def missed_settings() -> MissedSettings:
+    from django.conf import settings
+
+    return MissedSettings(
+        similarity=settings.MISSED_SIMILARITY,
+        max_queries=settings.MISSED_MAX_QUERIES,
+        window_days=settings.MISSED_WINDOW_DAYS,
+    )
+
+
+@dataclass
+class MissedGroup:
+    """Similar missed queries: each {"key", "query", "misses", "first_at", "last_at"}."""
+
+    queries: list[dict]
+
+    @property
+    def misses(self) -> int:
+        return sum(q["misses"] for q in self.queries)
+
+    @property
+    def last_at(self):
+        return max(q["last_at"] for q in self.queries)
+
+    @property
+    def lead(self) -> str:
+        return self.queries[0]["query"]
+
+    @property
+    def keys(self) -> list[str]:
+        return [q["key"] for q in self.queries]
+
+
+# Per distinct query (trimmed, lower case) in the window: how often it missed (evidence gap or
+# no result) and when. A query whose latest search found its answer is no longer missed, and a
+# dismissed one never is. One pass over the namespace's logs in the window (its index).
+_MISSED_SQL = """
+    SELECT key, max(query), count(*) FILTER (WHERE missed),
+           min(created_at) FILTER (WHERE missed), max(created_at) FILTER (WHERE missed)
+    FROM (
+        SELECT lower(btrim(query)) AS key, query, created_at,
+               (evidence_gap OR results = '[]'::jsonb) AS missed
+        FROM {log} WHERE namespace_id = %(ns)s AND created_at >= %(since)s AND btrim(query) <> ''
+    ) AS q
+    WHERE NOT EXISTS (
+        SELECT 1 FROM {dismissed} AS d WHERE d.namespace_id = %(ns)s AND d.query_key = q.key
+    )
+    GROUP BY key
+    HAVING max(created_at) FILTER (WHERE missed) = max(created_at)
+    ORDER BY max(created_at) DESC
+    LIMIT %(limit)s
+"""
+
+
+def missed_queries(*, namespace: Namespace, now=None) -> list[dict]:
+    """The newest distinct missed queries (up to MISSED_MAX_QUERIES), newest miss first."""
+    from datetime import timedelta
+
+    from django.db import connection
+    from django.utils import timezone
+
+    from .models import MissedQueryDismissal
+
+    conf = missed_settings()
+    sql = _MISSED_SQL.format(
+        log=QueryLog._meta.db_table, dismissed=MissedQueryDismissal._meta.db_table
+    )
+    params = {
+        "ns": namespace.pk,
+        "since": (now or timezone.now()) - timedelta(days=conf.window_days),
+        "limit": conf.max_queries,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    names = ("key", "query", "misses", "first_at", "last_at")
+    return [dict(zip(names, row, strict=True)) for row in rows]
+
+
+# Query text -> embedding: the queue page re-embeds only queries it has not seen yet.
+_query_vectors: dict[str, object] = {}
+_QUERY_VECTORS_MAX = 20_000
+
+
+def missed_groups(*, namespace: Namespace, now=None) -> list[MissedGroup]:
+    """Missed queries grouped by meaning, most missed group first.
+
+    Greedy: queries in order of how often they missed; each joins the first group whose lead
+    query's embedding has cosine >= MISSED_SIMILARITY with its own, or leads a new group."""
+    import numpy as np
+
+    from apps.memories.embeddings import embed_texts
+
+    rows = missed_queries(namespace=namespace, now=now)
+    if not rows:
+        return []
+    rows.sort(key=lambda r: (-r["misses"], -r["last_at"].timestamp()))
+    texts = [r["query"] for r in rows]
+    unknown = [t for t in dict.fromkeys(texts) if t not in _query_vectors]
+    if unknown:
+        if len(_query_vectors) + len(unknown) > _QUERY_VECTORS_MAX:
+            _query_vectors.clear()
+        _query_vectors.update(zip(unknown, embed_texts(unknown), strict=True))
+    vectors = np.asarray([_query_vectors[t] for t in texts], dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors = vectors / np.where(norms == 0, 1.0, norms)
+    threshold = missed_settings().similarity
+    groups: list[MissedGroup] = []
+    leads: list[int] = []
+    for i, row in enumerate(rows):
+        if leads:
+            similarity = vectors[leads] @ vectors[i]
+            best = int(np.argmax(similarity))
+            if similarity[best] >= threshold:
+                groups[best].queries.append(row)
+                continue
+        leads.append(i)
+        groups.append(MissedGroup(queries=[row]))
+    groups.sort(key=lambda g: (-g.misses, -g.last_at.timestamp()))
+    return groups
+
+
+def missed_count(*, namespace: Namespace) -> int:
+    """How many distinct queries wait in the missed queue (for the navigation; no embedding)."""
+    return len(missed_queries(namespace=namespace))
+
+
+def missed_dismiss(*, namespace: Namespace, keys: Sequence[str], by: str = "") -> int:
+    """Set these queries (trimmed, lower case keys) aside for good; returns how many were new."""
+    from .models import MissedQueryDismissal
+
+    cleaned = {k.strip().lower() for k in keys if k and k.strip()}
+    before = MissedQueryDismissal.objects.filter(namespace=namespace).count()
+    MissedQueryDismissal.objects.bulk_create(
+        [MissedQueryDismissal(namespace=namespace, query_key=k, dismissed_by=by) for k in cleaned],
+        ignore_conflicts=True,
+    )
+    return MissedQueryDismissal.objects.filter(namespace=namespace).count() - before

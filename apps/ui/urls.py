@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .views import browse, connect, edit, history, members, memory, search
+from .views import browse, connect, edit, history, members, memory, missed, search, stale
 
 app_name = "ui"
 
@@ -40,6 +40,12 @@ urlpatterns = [
     path("ns/<slug:namespace>/connect/", connect.connect_page, name="connect"),
     path("ns/<slug:namespace>/members/", members.members_page, name="members"),
     path("ns/<slug:namespace>/trash/", history.trash_page, name="trash"),
+    path("ns/<slug:namespace>/queues/stale/", stale.stale_page, name="stale"),
+    path("ns/<slug:namespace>/queues/stale/act/", stale.stale_act, name="stale_act"),
+    path("ns/<slug:namespace>/queues/missed/", missed.missed_page, name="missed"),
+    path(
+        "ns/<slug:namespace>/queues/missed/dismiss/", missed.missed_dismiss, name="missed_dismiss"
+    ),
     path(
         "ns/<slug:namespace>/trash/<int:entry_id>/restore/",
         history.trash_restore_view,

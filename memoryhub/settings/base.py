@@ -216,6 +216,18 @@ JOBS_REEMBED_BATCH_SIZE = env.int("JOBS_REEMBED_BATCH_SIZE", default=256)
 # Deleted memories wait this many days in their namespace's trash before the purge job drops them.
 HISTORY_TRASH_DAYS = env.int("HISTORY_TRASH_DAYS", default=30)
 
+# --- Curator queues: stale and missed searches (apps/ui/views/stale.py, missed.py) ---------------
+# Stale: decayed stability below this, scratch notes older than N days, or not returned by any
+# search (last access, folded from the search log by the decay job) for N days.
+STALE_STABILITY_THRESHOLD = env.float("STALE_STABILITY_THRESHOLD", default=0.2)
+STALE_SCRATCH_DAYS = env.int("STALE_SCRATCH_DAYS", default=14)
+STALE_UNUSED_DAYS = env.int("STALE_UNUSED_DAYS", default=90)
+# Missed searches: grouped when their query embeddings have at least this cosine similarity;
+# only the newest N distinct missed queries within the window are grouped (each page embeds them).
+MISSED_SIMILARITY = env.float("MISSED_SIMILARITY", default=0.8)
+MISSED_MAX_QUERIES = env.int("MISSED_MAX_QUERIES", default=500)
+MISSED_WINDOW_DAYS = env.int("MISSED_WINDOW_DAYS", default=90)
+
 # --- REST API ---------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

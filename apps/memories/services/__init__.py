@@ -21,6 +21,7 @@ from .create import (
 )
 from .edges import edge_create, edge_delete
 from .namespaces import namespace_get_or_create
+from .refresh import memories_refresh
 from .tagging import tag_delete, tag_rename
 from .trash import UndeleteResult, memory_undelete
 
@@ -34,6 +35,7 @@ __all__ = [
     "memories_archive",
     "memories_merge",
     "memories_reembed",
+    "memories_refresh",
     "memory_archive",
     "memory_batch_create",
     "memory_create",

@@ -16,6 +16,7 @@ from ..access import Action, memory_view, namespace_view
 from ..forms import MemoryForm, attach_errors, split_list
 from .common import writer
 
+PREFILLED = ("content", "title", "category", "tags", "file_path", "source")
 DUPLICATE_CHOICES = {"keep": "report", "skip": "skip", "supersede": "supersede"}
 
 
@@ -38,7 +39,9 @@ def _preview(namespace: Namespace, fields: dict) -> _DryRun | None:
 
 @namespace_view(Action.CHANGE)
 def create_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
-    form = MemoryForm(request.POST or None)
+    # Links may prefill the form (?content=...&title=...), e.g. from the missed-searches queue.
+    initial = {k: request.GET[k] for k in PREFILLED if request.GET.get(k)}
+    form = MemoryForm(request.POST or None, initial=initial)
     context = {"form": form, "namespace": namespace, "duplicates": None}
     if request.method == "POST" and form.is_valid():
         fields = form.service_fields()

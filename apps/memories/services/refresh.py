@@ -1,0 +1,45 @@
+"""Refreshing memories: a curator vouches that they still hold, so they start fresh again."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from .. import revisions
+from ..models import Memory
+
+
+@transaction.atomic
+def memories_refresh(*, memories, actor: revisions.Actor = None, door: str = "system") -> int:
+    """Reset stability to 1 and the last access to now, so decay starts over from today.
+
+    The decay job recomputes stability from `last_accessed_at`, which is why both move. Each
+    memory gets an "update" revision with the two values before and after (neither is a field a
+    version restore puts back: the next decay run derives stability again anyway).
+    """
+    now = timezone.now()
+    rows = list(memories.values_list("id", "namespace_id", "stability", "last_accessed_at"))
+    if not rows:
+        return 0
+    Memory.objects.filter(pk__in=[row[0] for row in rows]).update(
+        stability=1.0, last_accessed_at=now, updated_at=now
+    )
+    revisions.record(
+        [
+            revisions.Change(
+                pk,
+                ns,
+                revisions.Action.UPDATE,
+                {"stability": stability, "last_accessed_at": _iso(accessed)},
+                {"stability": 1.0, "last_accessed_at": now.isoformat()},
+            )
+            for pk, ns, stability, accessed in rows
+        ],
+        actor=actor,
+        door=door,
+    )
+    return len(rows)
+
+
+def _iso(value) -> str | None:
+    return value.isoformat() if value else None

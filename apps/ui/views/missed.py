@@ -1,0 +1,56 @@
+"""Missed searches: what assistants asked that the memory could not answer, as a to-do list.
+
+Searches that ended with the evidence-gap flag or no result, grouped by meaning, most missed
+first. The curator writes the missing memory (the create form, prefilled with the query) or
+dismisses the group for good.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from apps.memories.models import Namespace
+from apps.search.selectors import missed_dismiss as dismiss_queries
+from apps.search.selectors import missed_groups, missed_settings
+
+from ..access import Action, can, namespace_view
+from ..templatetags.stale_nav import forget_counts
+
+SHOWN_GROUPS = 100
+
+
+@namespace_view(Action.VIEW)
+def missed_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
+    groups = missed_groups(namespace=namespace)
+    create = reverse("ui:create", args=[namespace.name])
+    rows = [
+        {"group": g, "write_url": f"{create}?{urlencode({'content': g.lead})}"}
+        for g in groups[:SHOWN_GROUPS]
+    ]
+    context = {
+        "namespace": namespace,
+        "rows": rows,
+        "total": len(groups),
+        "conf": missed_settings(),
+        "can_change": can(request.user, namespace, Action.CHANGE),
+    }
+    return render(request, "ui/missed/page.html", context)
+
+
+@namespace_view(Action.CHANGE)
+@require_POST
+def missed_dismiss(request: HttpRequest, namespace: Namespace) -> HttpResponse:
+    keys = request.POST.getlist("keys")
+    if not keys:
+        messages.error(request, "keys: choose a group of queries to dismiss.")
+    else:
+        forget_counts(namespace.name)
+        dismiss_queries(namespace=namespace, keys=keys, by=request.user.get_username())
+        messages.success(request, f"Dismissed {len(keys)} queries; they stay out of this queue.")
+    return redirect("ui:missed", namespace=namespace.name)
