@@ -100,9 +100,8 @@ class MissedGroup:
 # no result) and when. A query whose latest search found its answer is no longer missed, and a
 # dismissed one never is. One pass over the namespace's logs in the window (its index).
 _MISSED_SQL = """
-    SELECT key, (array_agg(query ORDER BY created_at DESC))[1],
-           count(*) FILTER (WHERE missed), min(created_at) FILTER (WHERE missed),
-           max(created_at) FILTER (WHERE missed)
+    SELECT key, max(query), count(*) FILTER (WHERE missed),
+           min(created_at) FILTER (WHERE missed), max(created_at) FILTER (WHERE missed)
     FROM (
         SELECT lower(btrim(query)) AS key, query, created_at,
                (evidence_gap OR results = '[]'::jsonb) AS missed
@@ -112,8 +111,8 @@ _MISSED_SQL = """
         SELECT 1 FROM {dismissed} AS d WHERE d.namespace_id = %(ns)s AND d.query_key = q.key
     )
     GROUP BY key
-    HAVING (array_agg(missed ORDER BY created_at DESC))[1]
-    ORDER BY max(created_at) FILTER (WHERE missed) DESC
+    HAVING max(created_at) FILTER (WHERE missed) = max(created_at)
+    ORDER BY max(created_at) DESC
     LIMIT %(limit)s
 """
 

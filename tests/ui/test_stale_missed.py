@@ -217,3 +217,17 @@ def test_navigation_shows_queue_counts(namespace, stale_world):
     )
     html = editor.get(f"/ns/{namespace.name}/memories/").content.decode()
     assert 'id="nav-stale-count">2<' in html
+
+
+def test_stale_bench_command_times_both_queues(db, embedding_model, settings):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    settings.ALLOWED_HOSTS = list(settings.ALLOWED_HOSTS)
+    out = StringIO()
+    call_command("stale_bench", size=300, logs=400, repeat=1, stdout=out)
+    report = out.getvalue()
+    assert "300 memories, 400 searches" in report
+    for page in ("stale queue (all reasons)", "missed searches (warm)", "unused, page 2"):
+        assert page in report
