@@ -17,6 +17,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings.base")
 django_application = ASGIStaticFilesHandler(get_asgi_application())
 
 from apps.core import readiness  # noqa: E402
+from apps.core.observability import RequestContext  # noqa: E402
 from apps.mcp.server import BearerTokenGate, http_app  # noqa: E402
 from memoryhub.warmup import warm  # noqa: E402
 
@@ -27,11 +28,15 @@ MCP_PATH = "/mcp"
 mcp_application = BearerTokenGate(http_app())
 
 
-async def application(scope, receive, send):
+async def _route_by_path(scope, receive, send):
     if scope["type"] == "lifespan" or _is_mcp(scope):
         await mcp_application(scope, receive, send)
     else:
         await django_application(scope, receive, send)
+
+
+# Every HTTP request (Django and MCP) gets one request id, a JSON access log line and a latency.
+application = RequestContext(_route_by_path, mcp_path=MCP_PATH)
 
 
 def _is_mcp(scope) -> bool:

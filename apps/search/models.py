@@ -36,6 +36,8 @@ class QueryLog(models.Model):
     result_feedback = models.JSONField(default=dict, blank=True)
     feedback_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # The request's id (X-Request-ID), shared with the logs and the response header.
+    request_id = models.CharField(max_length=128, blank=True, default="", db_index=True)
 
     objects = RestrictedQuerySet.as_manager()
 

@@ -17,6 +17,8 @@ import threading
 
 from django.db import close_old_connections, connection, transaction
 
+from apps.core.observability import current_request_id
+
 from .models import QueryLog
 
 logger = logging.getLogger(__name__)
@@ -63,6 +65,8 @@ def _ensure_thread() -> None:
 def submit(fields: dict, *, sync: bool = False) -> None:
     """Queue one QueryLog row for the writer thread (after the commit when inside a
     transaction); `sync` (SEARCH_QUERYLOG_SYNC, for tests) writes it now."""
+    # Read here, in the caller's context: the writer thread has no request.
+    fields.setdefault("request_id", current_request_id() or "")
     if sync:
         _write(fields)
         return

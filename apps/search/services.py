@@ -14,6 +14,7 @@ from functools import partial
 
 from django.utils import timezone
 
+from apps.core import metrics
 from apps.memories.embeddings import embed_query, model_name
 
 from . import querylog
@@ -147,6 +148,7 @@ def search(
         debug["latency_ms"] = latency
         if verdict and verdict.signals:
             debug["confidence_signals"] = verdict.signals.as_dict()
+    metrics.observe_search(timings, latency)
     log_id = None
     if log:
         log_id = querylog.reserve_id()

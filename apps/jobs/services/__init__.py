@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from django.utils import timezone
 
+from apps.core import metrics
 from apps.jobs.locks import advisory_lock
 from apps.jobs.models import JobRun, RunStatus, namespace_model
 
@@ -104,6 +105,7 @@ def _finish(run, started, status, totals, per_namespace, error) -> None:
     fields = ["status", "finished_at", "duration_ms", "changes", "error"]
     # update(), not save(): the row may be gone if its namespace was deleted meanwhile.
     JobRun.objects.filter(pk=run.pk).update(**{f: getattr(run, f) for f in fields})
+    metrics.observe_job(run.job, status)
     _prune(run.job)
 
 

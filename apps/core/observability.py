@@ -1,0 +1,109 @@
+"""One request id per request, shared by the JSON logs, the X-Request-ID response header, the
+QueryLog row and MCP calls, plus per-route latency for /metrics.
+
+Why an ASGI middleware rather than a Django one: the MCP endpoint is served beside Django (see
+memoryhub/asgi.py), and both must carry the same id. The id lives in a context variable; asgiref
+copies the context into the thread that runs a sync Django view, so code anywhere below
+(`current_request_id()`) sees it without it being passed along.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from contextvars import ContextVar
+
+from . import metrics
+
+logger = logging.getLogger("memoryhub.request")
+
+HEADER = b"x-request-id"
+# A caller's id is kept only if it is short and plain (it goes into logs and headers as is).
+_VALID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+_request_id: ContextVar[str | None] = ContextVar("request_id", default=None)
+
+
+def current_request_id() -> str | None:
+    return _request_id.get()
+
+
+class RequestIdFilter(logging.Filter):
+    """Adds `request_id` to every log record (None outside a request)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = _request_id.get()
+        return True
+
+
+def _incoming_id(scope) -> str:
+    for name, value in scope.get("headers", []):
+        if name == HEADER:
+            candidate = value.decode("latin-1").strip()
+            if _VALID.match(candidate):
+                return candidate
+    return uuid.uuid4().hex
+
+
+def _route(path: str, mcp_path: str) -> str:
+    """The URL pattern (not the path, whose ids would explode the label set)."""
+    if path == mcp_path or path.startswith(mcp_path + "/"):
+        return mcp_path
+    from django.urls import Resolver404, resolve
+
+    try:
+        match = resolve(path)
+    except Resolver404:
+        return "unmatched"
+    return "/" + match.route if match.route else match.view_name or "unknown"
+
+
+class RequestContext:
+    """ASGI middleware: set the request id, echo it in the response, log one JSON line and
+    observe latency per route."""
+
+    def __init__(self, app, *, mcp_path: str = "/mcp") -> None:
+        self.app = app
+        self.mcp_path = mcp_path
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = _incoming_id(scope)
+        token = _request_id.set(request_id)
+        started = time.perf_counter()
+        status = 500
+
+        async def send_with_id(message):
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != HEADER]
+                headers.append((HEADER, request_id.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            elapsed = time.perf_counter() - started
+            path = scope.get("path", "")
+            route = _route(path, self.mcp_path)
+            metrics.observe_request(scope.get("method", ""), route, status, elapsed)
+            logger.info(
+                "%s %s %s",
+                scope.get("method"),
+                path,
+                status,
+                extra={
+                    "method": scope.get("method"),
+                    "path": path,
+                    "route": route,
+                    "status": status,
+                    "duration_ms": round(elapsed * 1000, 2),
+                },
+            )
+            _request_id.reset(token)
