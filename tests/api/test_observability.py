@@ -80,6 +80,7 @@ def test_metrics_show_search_latency_and_refuse_without_the_token(
     assert "memoryhub_search_duration_seconds_count" in body
     assert 'memoryhub_search_stage_duration_seconds_count{stage="embed"}' in body
     assert 'route="/api/v1/search/"' in body
+    assert 'memoryhub_db_pool_connections{state="size"}' in body
 
 
 def test_metrics_without_a_token_answer_only_allowed_addresses(asgi_server, settings, db):
