@@ -16,9 +16,12 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings.base")
 # by Django's own static handler, so one uvicorn process needs nothing in front of it.
 django_application = ASGIStaticFilesHandler(get_asgi_application())
 
+from django.conf import settings  # noqa: E402
+
 from apps.core import readiness  # noqa: E402
 from apps.core.observability import RequestContext  # noqa: E402
 from apps.mcp.server import BearerTokenGate, http_app  # noqa: E402
+from memoryhub.limits import RequestBodyLimit  # noqa: E402
 from memoryhub.warmup import warm  # noqa: E402
 
 # /healthz says "starting" (503) until this process has loaded and exercised the model.
@@ -42,3 +45,7 @@ application = RequestContext(_route_by_path, mcp_path=MCP_PATH)
 def _is_mcp(scope) -> bool:
     path = scope.get("path", "")
     return scope["type"] == "http" and (path == MCP_PATH or path.startswith(MCP_PATH + "/"))
+
+
+# Outermost: the body limit on the bytes actually received, for Django and MCP alike.
+application = RequestBodyLimit(application, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)  # noqa: F811

@@ -39,9 +39,13 @@ class EmbeddedDatabase:
     port: int
     user: str = "postgres"
 
-    def django_config(self, name: str) -> dict:
+    def django_config(self, name: str, var_dir: Path | None = None) -> dict:
+        """Django settings for this server; with `var_dir`, the self-healing backend that
+        restarts the server when a connection finds it dead."""
         return {
-            "ENGINE": "django.db.backends.postgresql",
+            "ENGINE": "memoryhub.embedded_backend" if var_dir else "django.db.backends.postgresql",
+            "EMBEDDED_VAR_DIR": str(var_dir) if var_dir else "",
+            "EMBEDDED_NAME": name,
             "NAME": name,
             "USER": self.user,
             "PASSWORD": "",
@@ -74,6 +78,11 @@ def _running_server(pgdata: Path) -> EmbeddedDatabase | None:
     if info.socket_dir is None or not (info.socket_dir / f".s.PGSQL.{info.port}").exists():
         return None
     return EmbeddedDatabase(socket_dir=info.socket_dir, port=info.port)
+
+
+def server_alive(pgdata: Path) -> bool:
+    """True when the postmaster recorded in pgdata is running and ready."""
+    return _running_server(pgdata) is not None
 
 
 def _write_server_settings(pgdata: Path) -> None:

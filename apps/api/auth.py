@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
-from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.exceptions import AuthenticationFailed, Throttled
 from rest_framework.permissions import BasePermission
+from rest_framework.throttling import BaseThrottle
 
+from apps.access import ratelimit
 from apps.access.models import ApiToken
 from apps.access.services import token_authenticate
 
@@ -32,6 +34,17 @@ class ApiTokenAuthentication(BaseAuthentication):
         parts = get_authorization_header(request).split()
         if not parts or parts[0].lower() not in self.keywords:
             return None
+        address = request.META.get("REMOTE_ADDR", "")
+        refused = ratelimit.failures_exceeded(address)
+        if not refused.allowed:
+            raise Throttled(refused.retry_after, "Too many failed token checks from this address.")
+        try:
+            return self._authenticate(parts)
+        except AuthenticationFailed:
+            ratelimit.failed_auth(address)
+            raise
+
+    def _authenticate(self, parts):
         if len(parts) != 2:
             raise AuthenticationFailed("Malformed Authorization header: use 'Bearer <token>'.")
         try:
@@ -45,6 +58,20 @@ class ApiTokenAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="memoryhub"'
+
+
+class TokenRateThrottle(BaseThrottle):
+    """At most API_RATE_LIMIT requests per token (REST and MCP count together); 429 with
+    Retry-After beyond it."""
+
+    def allow_request(self, request, view) -> bool:
+        if not isinstance(request.auth, ApiToken):
+            return True
+        self.verdict = ratelimit.token_request(request.auth.pk)
+        return self.verdict.allowed
+
+    def wait(self) -> float | None:
+        return self.verdict.retry_after
 
 
 class HasApiToken(BasePermission):

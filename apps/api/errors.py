@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from rest_framework import status
 from rest_framework.exceptions import APIException, NotAuthenticated, ValidationError
 from rest_framework.response import Response
@@ -51,6 +52,15 @@ def _summary(errors: dict[str, list[str]]) -> str:
 
 
 def api_exception_handler(exc: Exception, context: dict) -> Response | None:
+    if isinstance(exc, OperationalError | InterfaceError):
+        # The database went away mid-request; the next connection brings it back.
+        return Response(
+            {"detail": "The database is briefly unavailable; retry in a few seconds."},
+            status=503,
+            headers={"Retry-After": "5"},
+        )
+    if isinstance(exc, RecursionError):  # JSON nested beyond what the parser can follow
+        return Response({"detail": "JSON parse error: the body is nested too deeply."}, 400)
     if isinstance(exc, ValidationFailed):
         return Response({"detail": exc.summary(), "errors": exc.errors}, status=400)
     if isinstance(exc, NotFound):

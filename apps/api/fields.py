@@ -105,7 +105,7 @@ def _drf_field(spec: MemoryField, *, required: bool) -> serializers.Field:
         )
         return serializers.ListField(child=child, max_length=spec.max_items, **common)
     if spec.kind == "choice":
-        return serializers.ChoiceField(choices=list(spec.choices), **common)
+        return serializers.ChoiceField(choices=list(spec.labels or spec.choices), **common)
     if spec.kind == "number":
         return serializers.FloatField(min_value=spec.minimum, max_value=spec.maximum, **common)
     if spec.kind == "json":

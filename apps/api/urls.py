@@ -9,37 +9,44 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from .views import catalog, edges, history, memories, search
 
+
+def _route(pattern: str, view, name: str):
+    """A path whose trailing slash is optional: POST /api/v1/memories must not meet a 301."""
+    return re_path(rf"^{pattern}/?$", view, name=name)
+
+
+ID = r"(?P<pk>[^/]+)"
 v1 = [
-    path("memories/", memories.MemoryListCreateApi.as_view(), name="memories"),
-    path("memories/batch/", memories.MemoryBatchApi.as_view(), name="memories-batch"),
-    path("memories/<str:pk>/", memories.MemoryDetailApi.as_view(), name="memory-detail"),
-    path(
-        "memories/<str:pk>/revisions/",
+    _route("memories", memories.MemoryListCreateApi.as_view(), "memories"),
+    _route("memories/batch", memories.MemoryBatchApi.as_view(), "memories-batch"),
+    _route(f"memories/{ID}", memories.MemoryDetailApi.as_view(), "memory-detail"),
+    _route(
+        f"memories/{ID}/revisions",
         history.MemoryRevisionListApi.as_view(),
-        name="memory-revisions",
+        "memory-revisions",
     ),
-    path(
-        "memories/<str:pk>/revisions/<int:revision>/restore/",
+    _route(
+        rf"memories/{ID}/revisions/(?P<revision>[0-9]+)/restore",
         history.MemoryRevisionRestoreApi.as_view(),
-        name="memory-revision-restore",
+        "memory-revision-restore",
     ),
-    path("trash/", history.TrashListApi.as_view(), name="trash"),
-    path("trash/<int:pk>/restore/", history.TrashRestoreApi.as_view(), name="trash-restore"),
-    path("search/", search.SearchApi.as_view(), name="search"),
-    path("edges/", edges.EdgeListCreateApi.as_view(), name="edges"),
-    path("edges/<int:pk>/", edges.EdgeDetailApi.as_view(), name="edge-detail"),
-    path("tags/", catalog.TagListApi.as_view(), name="tags"),
-    path("namespaces/", catalog.NamespaceListApi.as_view(), name="namespaces"),
-    path("stats/", catalog.StatsApi.as_view(), name="stats"),
-    path("feedback/", catalog.FeedbackApi.as_view(), name="feedback"),
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    _route("trash", history.TrashListApi.as_view(), "trash"),
+    _route(r"trash/(?P<pk>[0-9]+)/restore", history.TrashRestoreApi.as_view(), "trash-restore"),
+    _route("search", search.SearchApi.as_view(), "search"),
+    _route("edges", edges.EdgeListCreateApi.as_view(), "edges"),
+    _route(r"edges/(?P<pk>[0-9]+)", edges.EdgeDetailApi.as_view(), "edge-detail"),
+    _route("tags", catalog.TagListApi.as_view(), "tags"),
+    _route("namespaces", catalog.NamespaceListApi.as_view(), "namespaces"),
+    _route("stats", catalog.StatsApi.as_view(), "stats"),
+    _route("feedback", catalog.FeedbackApi.as_view(), "feedback"),
+    _route("schema", SpectacularAPIView.as_view(), "schema"),
 ]
 
 app_name = "api"
 urlpatterns = [
     path("v1/", include(v1)),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
-    re_path(r"^.*/$", csrf_exempt(lambda request, *a, **kw: _not_found(request)), name="404"),
+    re_path(r"^.*$", csrf_exempt(lambda request, *a, **kw: _not_found(request)), name="404"),
 ]
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
-from django.db import close_old_connections
+from django.db import InterfaceError, OperationalError, close_old_connections
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -49,6 +49,8 @@ async def run_sync(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         raise ToolError(f"Invalid arguments: {exc.summary()}") from exc
     except (NotFound, PermissionDenied) as exc:
         raise ToolError(str(exc)) from exc
+    except (OperationalError, InterfaceError) as exc:
+        raise ToolError("The database is briefly unavailable; retry in a few seconds.") from exc
 
 
 async def current_token(ctx: Context) -> ApiToken:

@@ -13,6 +13,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import ToolAnnotations
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from apps.access import ratelimit
 from apps.access.services import token_authenticate
 
 from . import tools
@@ -82,9 +83,19 @@ class BearerTokenGate:
             await self.app(scope, receive, send)
             return
         raw = _bearer(scope)
+        address = (scope.get("client") or ("", 0))[0]
+        if raw and not ratelimit.failures_exceeded(address).allowed:
+            await _too_many(send, ratelimit.failures_exceeded(address).retry_after)
+            return
         token = await sync_to_async(_authenticate, thread_sensitive=False)(raw) if raw else None
         if token is None:
+            if raw:
+                ratelimit.failed_auth(address)
             await _unauthorized(send, "missing" if not raw else "invalid")
+            return
+        verdict = ratelimit.token_request(token.pk)
+        if not verdict.allowed:
+            await _too_many(send, verdict.retry_after)
             return
         await self.app({**scope, SCOPE_TOKEN_KEY: token}, receive, send)
 
@@ -109,13 +120,17 @@ def _bearer(scope: Scope) -> str | None:
 
 
 async def _unauthorized(send: Send, reason: str) -> None:
-    body = json.dumps(
-        {
-            "error": "unauthorized",
-            "detail": f"API token {reason}: send 'Authorization: Bearer <token>' "
-            "(create one with `python manage.py create_token --namespace NAME`).",
-        }
-    ).encode()
+    """401 with the reason both in the JSON body and in the Bearer challenge (RFC 6750), which
+    is what MCP clients show."""
+    detail = (
+        f"API token {reason}: send 'Authorization: Bearer <token>' "
+        "(create one with `python manage.py create_token --namespace NAME`)."
+    )
+    body = json.dumps({"error": "unauthorized", "detail": detail}).encode()
+    challenge = 'Bearer realm="memoryhub"'
+    if reason != "missing":
+        challenge += ', error="invalid_token"'
+    challenge += f', error_description="{detail}"'
     await send(
         {
             "type": "http.response.start",
@@ -123,7 +138,25 @@ async def _unauthorized(send: Send, reason: str) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
-                (b"www-authenticate", b'Bearer realm="memoryhub"'),
+                (b"www-authenticate", challenge.encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _too_many(send: Send, retry_after: int) -> None:
+    body = json.dumps(
+        {"error": "rate_limited", "detail": f"Too many requests; retry in {retry_after} s."}
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 429,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"retry-after", str(retry_after).encode()),
             ],
         }
     )

@@ -100,8 +100,12 @@ def document_chunks(memory: Memory) -> list[Memory]:
     document_id = (memory.metadata or {}).get("document_id")
     if not document_id:
         return []
+    # The chunks of a document are written together with one created_at: that narrows the
+    # lookup to the (namespace, created_at) index instead of reading every row's metadata.
     rows = Memory.objects.filter(
-        namespace_id=memory.namespace_id, metadata__contains={"document_id": document_id}
+        namespace_id=memory.namespace_id,
+        created_at=memory.created_at,
+        metadata__contains={"document_id": document_id},
     ).only("id", "title", "content", "metadata", "archived")
     return sorted(rows, key=lambda m: m.metadata.get("chunk_index", 0))
 

@@ -29,6 +29,7 @@ class MemoryField:
     max_length: int = 0  # characters of a text, or of each item of a list
     max_items: int = 0  # lists only
     choices: tuple[str, ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()  # (value, label) pairs of choices, for docs
     default: Any = None
     minimum: float | None = None
     maximum: float | None = None
@@ -52,6 +53,7 @@ MEMORY_FIELDS: tuple[MemoryField, ...] = (
         "decision (a choice and why), pattern (how things are done), warning (a pitfall), "
         "learning, fact, note, conversation.",
         choices=tuple(Category.values),
+        labels=tuple(Category.choices),
         default=Category.NOTE.value,
     ),
     MemoryField(
@@ -79,6 +81,7 @@ MEMORY_FIELDS: tuple[MemoryField, ...] = (
         "choice",
         "constitutional (always true rules), core, normal, scratch (fades).",
         choices=tuple(Tier.values),
+        labels=tuple(Tier.choices),
         default=Tier.NORMAL.value,
     ),
     MemoryField("importance", "number", "Quality score 0..1.", minimum=0, maximum=1, default=0.5),

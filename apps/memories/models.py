@@ -62,6 +62,9 @@ class Tier(models.TextChoices):
     SCRATCH = "scratch"
 
 
+CONTENT_UNIQUE = "memory_ns_content_uniq"
+
+
 class Memory(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # Plain defaults, not auto_now: imports keep the timestamps they bring; services set
@@ -121,6 +124,15 @@ class Memory(models.Model):
                 fields=["namespace", "external_id"],
                 condition=Q(external_id__isnull=False),
                 name="memory_ns_external_id_uniq",
+            ),
+            # The same content once per namespace, however many clients send it at once.
+            # Chunks after a document's first are exempt (two documents may share a section)
+            # and archived rows are too (a merge archives the duplicates it folds in).
+            models.UniqueConstraint(
+                fields=["namespace", "content_hash"],
+                condition=Q(archived=False)
+                & (~Q(metadata__has_key="chunk_index") | Q(metadata__chunk_index=0)),
+                name=CONTENT_UNIQUE,
             ),
             models.CheckConstraint(
                 condition=Q(importance__gte=0) & Q(importance__lte=1),

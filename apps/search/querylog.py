@@ -1,11 +1,13 @@
-"""QueryLog writes off the hot path.
+"""QueryLog writes: inline by default, or off the hot path.
 
-The id is reserved synchronously (one `nextval`, well under a millisecond) so search() can
-return `query_log_id` at once; the row itself is inserted by a single background writer
+By default (SEARCH_QUERYLOG_SYNC=True) the row is inserted before search() returns: a
+query_log_id handed to a client must survive a SIGKILL of the server, and a queued write does
+not (15 of 61 were lost in issue 12's test). With SEARCH_QUERYLOG_SYNC=False the id is
+reserved synchronously (one `nextval`, well under a millisecond) so search() can return
+`query_log_id` at once; the row itself is inserted by a single background writer
 thread shortly after (normally within milliseconds). Inside a transaction the write is queued
 with `transaction.on_commit`, so a rolled-back request leaves no log. `flush()` waits for
 pending writes (used by evaluate before removing its namespaces, and at interpreter exit).
-Setting SEARCH_QUERYLOG_SYNC=True writes inline (tests).
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ machine: no .env needed, embedded PostgreSQL when DATABASE_URL is unset."""
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -41,6 +42,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "axes",
+    "csp",
     "apps.core",
     "apps.memories",
     "apps.access",
@@ -61,7 +64,39 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes asks: it answers a locked-out login attempt.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Password guessing (admin and UI login): django-axes counts failures per username and address
+# for every authenticate() call and locks the pair out for AXES_COOLOFF_TIME.
+AUTHENTICATION_BACKENDS = [
+    "apps.access.backends.LoginGuardBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
+
+# Content-Security-Policy (django-csp): the UI loads only its own files (htmx is vendored).
+# The API's Swagger page (an inline bootstrap script) is under /api/ and exempt.
+CONTENT_SECURITY_POLICY = {
+    "EXCLUDE_URL_PREFIXES": ["/api/"],
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "base-uri": ["'self'"],
+        "object-src": ["'none'"],
+    },
+}
 
 ROOT_URLCONF = "memoryhub.urls"
 WSGI_APPLICATION = "memoryhub.wsgi.application"
@@ -92,7 +127,7 @@ else:
 
     DATABASES = {
         "default": embedded_database(VAR_DIR, EMBEDDED_DATABASE_NAME).django_config(
-            EMBEDDED_DATABASE_NAME
+            EMBEDDED_DATABASE_NAME, VAR_DIR
         ),
     }
 # A psycopg connection pool per process (Django 5.2): under ASGI every request runs in a thread
@@ -204,7 +239,10 @@ SEARCH_COACTIVATION_TOP = env.int("SEARCH_COACTIVATION_TOP", default=5)
 # SPEC's question-form multipliers cost recall on locomo-dev (docs/benchmarks.md): neutral here.
 SEARCH_QUESTION_SEMANTIC = env.float("SEARCH_QUESTION_SEMANTIC", default=1.0)
 SEARCH_QUESTION_KEYWORD = env.float("SEARCH_QUESTION_KEYWORD", default=1.0)
-SEARCH_QUERYLOG_SYNC = env.bool("SEARCH_QUERYLOG_SYNC", default=False)
+# True: the QueryLog row is committed before the search answers, so a query_log_id a client
+# holds always has its row (feedback never meets a 404 after a crash). False moves the insert
+# to a background thread (bench/evaluate speed), at the price of losing queued rows on a kill.
+SEARCH_QUERYLOG_SYNC = env.bool("SEARCH_QUERYLOG_SYNC", default=True)
 # Stages named here are switched off (comma separated), e.g. "mmr,coactivation".
 SEARCH_DISABLED_STAGES = env.list("SEARCH_DISABLED_STAGES", default=[])
 # Evidence-gap rule: "calibrated" (confidence below the threshold; the logistic estimate of
@@ -247,11 +285,17 @@ MISSED_MAX_QUERIES = env.int("MISSED_MAX_QUERIES", default=500)
 MISSED_WINDOW_DAYS = env.int("MISSED_WINDOW_DAYS", default=90)
 
 # --- REST API ---------------------------------------------------------------------------------
+# Abuse limits (apps.access.ratelimit): requests per token, REST and MCP together, and failed
+# token checks per client address. High enough for normal use and the test suite.
+API_RATE_LIMIT = env("API_RATE_LIMIT", default="1200/minute")
+AUTH_FAILURE_RATE_LIMIT = env("AUTH_FAILURE_RATE_LIMIT", default="60/minute")
+
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "apps.api.errors.api_exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["apps.api.auth.TokenRateThrottle"],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "memoryhub API",

@@ -17,3 +17,16 @@ def test_healthz_reports_database_pgvector_and_model(client, embedding_model):
         "dimensions": 384,
         "device": "cpu",
     }
+
+
+def test_healthz_hides_raw_errors_from_anonymous_callers(client, monkeypatch):
+    from apps.core import health
+
+    def broken() -> dict:
+        raise RuntimeError("connection to /tmp/mh/.s.PGSQL.5432 failed")
+
+    monkeypatch.setattr(health, "database_state", broken)
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json()["database"] == {"ok": False, "error": "unavailable"}
+    assert ".s.PGSQL" not in response.content.decode()

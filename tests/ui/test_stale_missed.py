@@ -231,3 +231,22 @@ def test_stale_bench_command_times_both_queues(db, embedding_model, settings):
     assert "300 memories, 400 searches" in report
     for page in ("stale queue (all reasons)", "missed searches (warm)", "unused, page 2"):
         assert page in report
+
+
+def test_demo_namespace_has_non_empty_queues(tmp_path, embedding_model, settings):
+    import json
+
+    settings.SEARCH_QUERYLOG_SYNC = True  # the test's transaction never commits
+
+    from django.core.management import call_command
+
+    line = {"id": "c:1", "namespace": "c", "content": "Ann: I adopted a cat.",
+            "created_at": "2023-05-08T13:56:00"}  # fmt: skip
+    (tmp_path / "memories.jsonl").write_text(json.dumps(line))
+    call_command("seed_demo", source=str(tmp_path), conversation="c")
+    demo = Memory.objects.get(content__startswith="Scratch: try a bigger").namespace
+    counts = stale_counts(namespace=demo)
+    assert counts["scratch"] == 1 and counts["unused"] >= 1  # the 2023 conversation turn
+    groups = missed_groups(namespace=demo)
+    assert groups, "the demo's unanswerable questions should be in the missed queue"
+    assert any(len(g.queries) == 2 and "wifi" in g.lead for g in groups)

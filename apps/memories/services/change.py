@@ -17,6 +17,7 @@ from ..jobs import graph_changed
 from ..models import CausalEdge, Memory, Relation
 from ..texts import content_hash, embedding_text
 from ..validation import validate_memory_input
+from .create import unique_content_guard
 from .tags import tag_ids
 
 # --- update, archive, delete ----------------------------------------------------------------
@@ -63,7 +64,8 @@ def memory_update(
         memory.embedding = embeddings.embed_texts([embedding_text(memory.title, memory.content)])[0]
         memory.embedding_model = embeddings.model_name()
     memory.updated_at = timezone.now()
-    memory.save()
+    with unique_content_guard():
+        memory.save()
     if "tags" in after:
         ids = tag_ids(checked.tags)
         memory.tags.set([ids[t] for t in checked.tags])
@@ -92,9 +94,10 @@ def memories_archive(
     rows = list(flipping.values_list("id", "namespace_id"))
     if not rows:
         return 0
-    Memory.objects.filter(pk__in=[pk for pk, _ in rows]).update(
-        archived=archived, updated_at=timezone.now()
-    )
+    with unique_content_guard():  # restoring a memory whose text is stored again meanwhile
+        Memory.objects.filter(pk__in=[pk for pk, _ in rows]).update(
+            archived=archived, updated_at=timezone.now()
+        )
     action = revisions.Action.ARCHIVE if archived else revisions.Action.UNARCHIVE
     revisions.record(
         [

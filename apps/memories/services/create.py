@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +18,7 @@ from apps.core.exceptions import ValidationFailed
 from .. import embeddings, revisions
 from ..chunking import chunk_markdown
 from ..jobs import graph_changed
-from ..models import CausalEdge, Memory, Namespace, Relation
+from ..models import CONTENT_UNIQUE, CausalEdge, Memory, Namespace, Relation
 from ..tags import infer_tags
 from ..texts import content_hash, embedding_text
 from ..validation import MemoryInput, validate_memory_input
@@ -146,6 +147,7 @@ def _create_many(
         hashes = [content_hash(i.content) for i in inputs]
         existing = {}
         if dedupe:
+            _lock_hashes(namespace, hashes)
             existing = {
                 m.content_hash: m
                 for m in Memory.objects.in_namespace(namespace).filter(content_hash__in=set(hashes))
@@ -177,10 +179,8 @@ def _create_many(
         if on_duplicate == "skip":
             planned = _drop_skipped(planned, near, results)
 
-        try:
+        with unique_content_guard():
             Memory.objects.bulk_create([p.row for p in planned], batch_size=500)
-        except IntegrityError as exc:
-            raise ValidationFailed({"id": f"An id in this request already exists: {exc}"}) from exc
         _attach_tags(planned)
         changes = revisions.states_for_created([(p.row, p.tags) for p in planned])
 
@@ -218,6 +218,35 @@ def _create_many(
                 first = results[first_of_hash[digest]]
                 results[idx] = WriteResult(first.memory, False, duplicate_of=first.memory)
     return results  # type: ignore[return-value]
+
+
+# Identical writers queue on one advisory lock per (namespace, bucket of content hashes), so the
+# second reads the first's committed row and answers with it; the unique constraint
+# memory_ns_content_uniq is the backstop. Buckets bound the locks one batch takes.
+HASH_LOCK_BUCKETS = 64
+
+
+def _lock_hashes(namespace: Namespace, hashes: Sequence[str]) -> None:
+    buckets = sorted({int(digest[:8], 16) % HASH_LOCK_BUCKETS for digest in hashes})
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT pg_advisory_xact_lock(%s::int, b) FROM unnest(%s::int[]) AS b",
+            [namespace.pk, buckets],
+        )
+
+
+@contextmanager
+def unique_content_guard():
+    """Turn a clash with a stored row (same content, or an id in use) into a 400."""
+    try:
+        with transaction.atomic():
+            yield
+    except IntegrityError as exc:
+        if CONTENT_UNIQUE in str(exc):
+            raise ValidationFailed(
+                {"content": "Identical content is already stored in this namespace."}
+            ) from exc
+        raise ValidationFailed({"id": "An id in this request already exists."}) from exc
 
 
 def _plan_rows(

@@ -18,6 +18,7 @@ from apps.memories import services
 from apps.memories.models import Memory
 
 from ...demo import PROJECT_MEMORIES, grant_owners, long_document
+from ...demo_queues import seed_queues
 
 DEFAULT_SOURCE = settings.BASE_DIR.parent / "shared" / "benchmarks" / "locomo-dev"
 
@@ -75,6 +76,7 @@ class Command(BaseCommand):
                 relation="contradicts",
                 door="cli",
             )
+            seed_queues(ns)  # a scratch note and a few searches the demo cannot answer
             self.stdout.write(
                 self.style.SUCCESS(
                     f"Namespace '{namespace}': {len(results)} conversation turns and "
