@@ -18,6 +18,7 @@ class Job(models.TextChoices):
     DECAY = "decay"
     REEMBED = "reembed"
     TRASH_PURGE = "trash_purge"
+    NEAR_DUPLICATES = "near_duplicates"
 
 
 class RunStatus(models.TextChoices):

@@ -8,11 +8,12 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import connection, transaction
 
+from apps.jobs.models import Job
 from apps.memories.models import Memory, Namespace
 
 from .models import DuplicatePair
 
-NEAR_DUPLICATES_JOB = "near_duplicates"
+NEAR_DUPLICATES_JOB = Job.NEAR_DUPLICATES
 NEIGHBOURS = 5
 
 _PAIRS_SQL = f"""
