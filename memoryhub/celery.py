@@ -42,4 +42,9 @@ app.conf.beat_schedule = {
         "schedule": crontab(hour=3, minute=15),
         **_BEAT,
     },
+    "near-duplicates-daily": {
+        "task": "apps.jobs.tasks.near_duplicates_task",
+        "schedule": crontab(hour=3, minute=45),
+        **_BEAT,
+    },
 }

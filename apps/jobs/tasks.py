@@ -51,10 +51,16 @@ def trash_purge_task(self, namespace_id: int | None = None, trigger: str = "beat
     return _run(self, Job.TRASH_PURGE, namespace_id, trigger)
 
 
+@shared_task(**RETRY)
+def near_duplicates_task(self, namespace_id: int | None = None, trigger: str = "beat") -> dict:
+    return _run(self, Job.NEAR_DUPLICATES, namespace_id, trigger)
+
+
 TASKS = {
     Job.PAGERANK: pagerank_task,
     Job.FEEDBACK_WEIGHTS: feedback_weights_task,
     Job.DECAY: decay_task,
     Job.REEMBED: reembed_task,
     Job.TRASH_PURGE: trash_purge_task,
+    Job.NEAR_DUPLICATES: near_duplicates_task,
 }
