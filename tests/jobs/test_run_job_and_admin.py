@@ -49,6 +49,7 @@ def test_beat_schedules_every_periodic_job():
         "apps.jobs.tasks.decay_task",
         "apps.jobs.tasks.reembed_task",
         "apps.jobs.tasks.trash_purge_task",
+        "apps.jobs.tasks.near_duplicates_task",
     }
     assert scheduled <= set(app.tasks)
 
