@@ -20,6 +20,7 @@ from prometheus_client import (
     REGISTRY,
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     generate_latest,
 )
@@ -40,6 +41,14 @@ SEARCH_STAGE = Histogram(
     "Time spent in each search stage (the search's own timings)",
     ["stage"],
     buckets=LATENCY_BUCKETS,
+)
+# livesum: summed over the live worker processes in multiprocess mode.
+DB_POOL = Gauge(
+    "memoryhub_db_pool_connections",
+    "Database pool connections of this server (size, idle, waiting requests), as of each "
+    "process's last search or scrape",
+    ["state"],
+    multiprocess_mode="livesum",
 )
 JOB_RUNS = Counter(
     "memoryhub_job_runs_total", "Job runs finished, by job and status", ["job", "status"]
@@ -69,6 +78,20 @@ def observe_search(timings_ms: dict[str, float], latency_ms: float) -> None:
     SEARCH_LATENCY.observe(latency_ms / 1000)
     for stage, ms in timings_ms.items():
         SEARCH_STAGE.labels(stage=stage).observe(ms / 1000)
+    observe_pool()
+
+
+def observe_pool() -> None:
+    """Read the Django connection pool's counters (psycopg_pool); nothing when pooling is off."""
+    from django.db import connections
+
+    pool = connections["default"].pool
+    if pool is None:
+        return
+    stats = pool.get_stats()
+    DB_POOL.labels(state="size").set(stats.get("pool_size", 0))
+    DB_POOL.labels(state="idle").set(stats.get("pool_available", 0))
+    DB_POOL.labels(state="waiting").set(stats.get("requests_waiting", 0))
 
 
 def observe_job(job: str, status: str) -> None:
@@ -117,4 +140,5 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
         )
         response["WWW-Authenticate"] = 'Bearer realm="metrics"'
         return response
+    observe_pool()
     return HttpResponse(generate_latest(_registry()), content_type=CONTENT_TYPE_LATEST)

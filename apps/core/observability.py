@@ -57,7 +57,11 @@ def _route(path: str, mcp_path: str) -> str:
         match = resolve(path)
     except Resolver404:
         return "unmatched"
-    return "/" + match.route if match.route else match.view_name or "unknown"
+    if not match.route:
+        return match.view_name or "unknown"
+    # re_path routes ("search/?$", optional trailing slash) read as their path() equivalent.
+    route = match.route.removesuffix("$").removesuffix("?")
+    return "/" + route
 
 
 class RequestContext:

@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "apps.search",
     "apps.jobs",
     "apps.history",
+    "apps.queues",
     "apps.api",
     "apps.mcp",
     "apps.ui",
@@ -271,6 +272,10 @@ JOBS_REEMBED_BATCH_SIZE = env.int("JOBS_REEMBED_BATCH_SIZE", default=256)
 # --- History (apps/history) -------------------------------------------------------------------
 # Deleted memories wait this many days in their namespace's trash before the purge job drops them.
 HISTORY_TRASH_DAYS = env.int("HISTORY_TRASH_DAYS", default=30)
+
+# --- Curator queues (apps/queues) -------------------------------------------------------------
+# Cosine similarity at or above which two memories of a namespace are queued as near-duplicates.
+NEAR_DUPLICATE_THRESHOLD = env.float("NEAR_DUPLICATE_THRESHOLD", default=0.95)
 
 # --- Curator queues: stale and missed searches (apps/ui/views/stale.py, missed.py) ---------------
 # Stale: decayed stability below this, scratch notes older than N days, or not returned by any

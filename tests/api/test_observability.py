@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import time
 
 import pytest
 from pythonjsonlogger.json import JsonFormatter
@@ -35,6 +36,16 @@ def _lines(buffer: io.StringIO) -> list[dict]:
     return [json.loads(line) for line in buffer.getvalue().splitlines() if line.startswith("{")]
 
 
+def _access_lines(buffer: io.StringIO, path: str) -> list[dict]:
+    """The access line is written just after the response is sent: wait for it (up to 5 s)."""
+    deadline = time.monotonic() + 5
+    while True:
+        found = [line for line in _lines(buffer) if line.get("path") == path]
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.02)
+
+
 def test_a_rest_search_shares_one_request_id_across_header_log_and_querylog(api, tokens, json_log):
     response = api.post(
         "/search/",
@@ -45,7 +56,7 @@ def test_a_rest_search_shares_one_request_id_across_header_log_and_querylog(api,
     assert response.headers["X-Request-ID"] == "req-abc.123"
     querylog.flush()
     assert QueryLog.objects.get(pk=response.json()["query_log_id"]).request_id == "req-abc.123"
-    access = [line for line in _lines(json_log) if line.get("path") == "/api/v1/search/"]
+    access = _access_lines(json_log, "/api/v1/search/")
     assert access and access[-1]["request_id"] == "req-abc.123"
     assert access[-1]["status"] == 200 and access[-1]["route"] == "/api/v1/search/"
 
@@ -80,6 +91,7 @@ def test_metrics_show_search_latency_and_refuse_without_the_token(
     assert "memoryhub_search_duration_seconds_count" in body
     assert 'memoryhub_search_stage_duration_seconds_count{stage="embed"}' in body
     assert 'route="/api/v1/search/"' in body
+    assert 'memoryhub_db_pool_connections{state="size"}' in body
 
 
 def test_metrics_without_a_token_answer_only_allowed_addresses(asgi_server, settings, db):

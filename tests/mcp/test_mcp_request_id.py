@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import time
 
 import pytest
 from pythonjsonlogger.json import JsonFormatter
@@ -33,10 +34,15 @@ def test_mcp_search_querylog_has_the_request_id_of_its_log_line(
 
     try:
         run(scenario)
+        row = QueryLog.objects.get()
+        assert row.request_id
+        deadline = time.monotonic() + 5  # the access line follows the response: wait for it
+        while True:
+            logged = [json.loads(x) for x in buffer.getvalue().splitlines() if x.startswith("{")]
+            mcp_ids = {line["request_id"] for line in logged if line.get("path") == "/mcp"}
+            if row.request_id in mcp_ids or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
     finally:
         handler.setStream(old)
-    row = QueryLog.objects.get()
-    assert row.request_id
-    logged = [json.loads(line) for line in buffer.getvalue().splitlines() if line.startswith("{")]
-    mcp_ids = {line["request_id"] for line in logged if line.get("path") == "/mcp"}
     assert row.request_id in mcp_ids

@@ -1,0 +1,38 @@
+"""A near-duplicate pair found by the job and what the curator decided about it.
+
+One row per unordered pair (first < second by id), so a decision such as "keep both" sticks:
+the job never reopens a pair it has already stored, whatever its status.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import F, Q
+
+
+class PairStatus(models.TextChoices):
+    OPEN = "open"
+    KEPT_BOTH = "kept_both"
+    MERGED = "merged"
+    SUPERSEDED = "superseded"
+
+
+class DuplicatePair(models.Model):
+    namespace = models.ForeignKey(
+        "memories.Namespace", on_delete=models.CASCADE, related_name="duplicate_pairs"
+    )
+    first = models.ForeignKey("memories.Memory", on_delete=models.CASCADE, related_name="+")
+    second = models.ForeignKey("memories.Memory", on_delete=models.CASCADE, related_name="+")
+    similarity = models.FloatField()
+    found_at = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=12, choices=PairStatus.choices, default=PairStatus.OPEN)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["first", "second"], name="duplicatepair_uniq"),
+            models.CheckConstraint(condition=Q(first__lt=F("second")), name="duplicatepair_order"),
+        ]
+        indexes = [models.Index(fields=["namespace", "status"], name="duplicatepair_ns_status")]
+
+    def __str__(self) -> str:
+        return f"{self.first_id} ~ {self.second_id} ({self.similarity:.3f}, {self.status})"
