@@ -301,6 +301,8 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "apps.api.errors.api_exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["apps.api.auth.TokenRateThrottle"],
+    # ASCII-escaped JSON: an error message quoting a client's lone surrogate stays renderable.
+    "UNICODE_JSON": False,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "memoryhub API",

@@ -147,7 +147,9 @@ def test_rest_search_with_hostile_times(door, query, time_expr, after, before):
 @HYPOTHESIS
 def test_rest_list_filters(door, after, before, tags):
     params = {"after": str(after), "before": str(before), "tags": tags}
-    params = {k: v.replace("\x00", "") for k, v in params.items()}
+    params = {
+        k: v.replace("\x00", "").encode("utf-8", "replace").decode() for k, v in params.items()
+    }
     response = door.get("/api/v1/memories/", params=params)
     STATUSES[response.status_code] += 1
     assert response.status_code < 500, response.text[:300]
