@@ -24,6 +24,8 @@ ERROR_RESPONSES = {
     "403": "The token is read-only.",
     "404": "Not found, or outside the token's namespaces.",
     "413": "Request body too large.",
+    "429": "Too many requests for this token; retry after the `Retry-After` header's seconds.",
+    "503": "The database is unavailable for a moment; retry after `Retry-After` seconds.",
 }
 
 
