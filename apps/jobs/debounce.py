@@ -20,7 +20,7 @@ GRACE_SECONDS = 600
 
 
 def delay_seconds() -> float:
-    return float(getattr(settings, "JOBS_DEBOUNCE_SECONDS", 10.0))
+    return float(settings.JOBS_DEBOUNCE_SECONDS)
 
 
 @lru_cache(maxsize=4)
@@ -31,7 +31,7 @@ def _client(url: str):
 
 
 def redis_client():
-    url = getattr(settings, "CELERY_BROKER_URL", "") or ""
+    url = settings.CELERY_BROKER_URL or ""
     if not url.startswith(("redis://", "rediss://", "unix://")):
         return None
     return _client(url)

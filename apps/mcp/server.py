@@ -53,7 +53,7 @@ def build_server() -> MCPServer:
 
 def _transport_security() -> TransportSecuritySettings:
     """DNS-rebinding protection that trusts the same hosts Django does."""
-    hosts = list(getattr(settings, "ALLOWED_HOSTS", []))
+    hosts = list(settings.ALLOWED_HOSTS)
     if not hosts or "*" in hosts:
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
     allowed_hosts: list[str] = []
@@ -172,7 +172,7 @@ def http_app() -> ASGIApp:
         streamable_http_path="/mcp",
         stateless_http=True,
         json_response=True,
-        max_request_body_size=getattr(settings, "DATA_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024 * 1024),
+        max_request_body_size=settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
         transport_security=_transport_security(),
     )
     return app

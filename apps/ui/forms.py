@@ -31,9 +31,16 @@ def attach_errors(form: forms.Form, exc: ValidationFailed, aliases: dict | None 
 # The filters of memory_search, as the search app declares them once (apps/search/params.py
 # SEARCH_ARGS): the same choices, bounds and defaults as REST and MCP.
 SEARCH_FILTERS = (
-    "mode", "tags", "categories", "file_path", "time_expr", "after", "before", "quality_boost",
+    "mode",
+    "tags",
+    "categories",
+    "file_path",
+    "time_expr",
+    "after",
+    "before",
+    "quality_boost",
     "limit",
-)  # fmt: skip
+)
 
 
 class SearchForm(forms.Form):

@@ -72,7 +72,7 @@ class TokenApiView(GenericAPIView):
         return api_exception_handler
 
     def initial(self, request, *args, **kwargs):
-        limit = getattr(settings, "DATA_UPLOAD_MAX_MEMORY_SIZE", None)
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:

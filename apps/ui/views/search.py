@@ -43,9 +43,11 @@ def _run(request: HttpRequest, *, include_debug: bool) -> dict:
         return context
     try:
         response = search(
-            namespace=namespace, include_debug=include_debug, log=not include_debug,
+            namespace=namespace,
+            include_debug=include_debug,
+            log=not include_debug,
             **form.search_arguments(),
-        )  # fmt: skip
+        )
     except ValidationFailed as exc:
         attach_errors(form, exc, {"query": "q"})
         return context
@@ -103,11 +105,29 @@ def explain_page(request: HttpRequest) -> HttpResponse:
             for step, moved in debug.get("moves", {}).items()
         }
         known = {
-            "intent", "intent_scores", "entities", "time_phrase", "query_time_range", "filters",
-            "weights", "adapted_weights", "learned_weights", "weight_rules", "thresholds",
-            "fallback_retry", "fusion", "disabled_stages", "stage_timings_ms", "embedding_model",
-            "candidates", "pool_size", "top_z", "latency_ms", "results", "moves",
-        }  # fmt: skip
+            "intent",
+            "intent_scores",
+            "entities",
+            "time_phrase",
+            "query_time_range",
+            "filters",
+            "weights",
+            "adapted_weights",
+            "learned_weights",
+            "weight_rules",
+            "thresholds",
+            "fallback_retry",
+            "fusion",
+            "disabled_stages",
+            "stage_timings_ms",
+            "embedding_model",
+            "candidates",
+            "pool_size",
+            "top_z",
+            "latency_ms",
+            "results",
+            "moves",
+        }
         context["other_debug"] = {k: v for k, v in response.debug.items() if k not in known}
     context.update(rows=rows, strategies=STRATEGIES)
     return render(request, "ui/search/explain.html", context)

@@ -94,7 +94,7 @@ class Command(BaseCommand):
                         updated_at=created,
                         last_accessed_at=min(used, now) if used else None,
                         content_hash=hashlib.sha256(content.encode()).hexdigest(),
-                    )  # fmt: skip
+                    )
                 )
             Memory.objects.bulk_create(batch, batch_size=5000)
             have += len(batch)
@@ -114,7 +114,7 @@ class Command(BaseCommand):
                         query=rng.choice(texts),
                         evidence_gap=missed,
                         results=[] if missed else [{"id": str(uuid.uuid4()), "score": 0.9}],
-                    )  # fmt: skip
+                    )
                 )
             created = QueryLog.objects.bulk_create(batch, batch_size=5000)
             for row in created:  # auto_now_add: spread the dates afterwards

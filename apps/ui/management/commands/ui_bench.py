@@ -53,9 +53,15 @@ class Command(BaseCommand):
         )
 
     def handle(
-        self, *args, size: int, source: Path, namespace: str, repeat: int, write_path_only,
+        self,
+        *args,
+        size: int,
+        source: Path,
+        namespace: str,
+        repeat: int,
+        write_path_only,
         **options,
-    ):  # fmt: skip
+    ):
         settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
         ns = services.namespace_get_or_create(name=namespace)
         self._grow(ns, min(size, write_path_only or size), source)
@@ -95,9 +101,14 @@ class Command(BaseCommand):
                     }
                 )
             services.memory_batch_create(
-                namespace=ns, items=items, dedupe=False, check_near_duplicates=False,
-                chunk=False, infer=False, door="cli",
-            )  # fmt: skip
+                namespace=ns,
+                items=items,
+                dedupe=False,
+                check_near_duplicates=False,
+                chunk=False,
+                infer=False,
+                door="cli",
+            )
             have, added = have + count, added + count
             if added % 10_000 == 0:
                 rate = added / (time.perf_counter() - started)
@@ -143,8 +154,10 @@ class Command(BaseCommand):
         base = f"/ns/{ns.name}/memories/"
         return [
             ("search (hybrid)", f"/?namespace={ns.name}&q=return+a+list+of+group+entries"),
-            ("search (filters: tag + time)", f"/?namespace={ns.name}&q=group+entries"
-             "&tags=python-docs&after=2024-01-01"),
+            (
+                "search (filters: tag + time)",
+                f"/?namespace={ns.name}&q=group+entries&tags=python-docs&after=2024-01-01",
+            ),
             ("explain", f"/explain/?namespace={ns.name}&q=return+a+list+of+group+entries"),
             ("browse page 1 (newest)", base),
             (f"browse page {depth // 50 + 1} (newest)", f"{base}?cursor={cursor_after(deep)}"),
@@ -160,7 +173,7 @@ class Command(BaseCommand):
             ("trash", f"/ns/{ns.name}/trash/"),
             ("members", f"/ns/{ns.name}/members/"),
             ("connect an assistant", f"/ns/{ns.name}/connect/"),
-        ]  # fmt: skip
+        ]
 
     def _time(self, client: Client, name: str, url: str, repeat: int) -> dict:
         response = client.get(url)  # warm-up
@@ -230,13 +243,21 @@ def _copy_rows(ns, size: int, batch: int = 2000) -> int:
             for row in rows[: size - have]:
                 content = f"{row.content} (copy {round_})"
                 copy = Memory(
-                    id=uuid.uuid4(), namespace=ns, content=content, title=row.title,
-                    category=row.category, tier=row.tier, importance=row.importance,
-                    created_at=row.created_at, updated_at=row.updated_at, file_path=row.file_path,
-                    embedding=row.embedding, embedding_model=row.embedding_model,
+                    id=uuid.uuid4(),
+                    namespace=ns,
+                    content=content,
+                    title=row.title,
+                    category=row.category,
+                    tier=row.tier,
+                    importance=row.importance,
+                    created_at=row.created_at,
+                    updated_at=row.updated_at,
+                    file_path=row.file_path,
+                    embedding=row.embedding,
+                    embedding_model=row.embedding_model,
                     content_hash=hashlib.sha256(content.encode()).hexdigest(),
                     metadata={"copy_of": str(row.pk)},
-                )  # fmt: skip
+                )
                 copies.append(copy)
                 links += [through(memory_id=copy.id, tag_id=t.pk) for t in row.tags.all()]
             Memory.objects.bulk_create(copies, batch_size=1000)
