@@ -15,7 +15,7 @@ from apps.memories.models import Memory, Namespace
 
 from ..access import Action, can, namespace_view
 from ..forms import BrowseForm, BulkForm
-from .common import pick, writer
+from .common import pick, uuids, writer
 
 PAGE_SIZE = 50
 
@@ -72,7 +72,7 @@ def bulk_action(request: HttpRequest, namespace: Namespace) -> HttpResponse:
         return redirect(back)
     data = form.cleaned_data
     # Only ids of this namespace: anything else is silently not there.
-    memories = list(Memory.objects.filter(namespace=namespace, pk__in=_uuids(data["ids"])))
+    memories = list(Memory.objects.filter(namespace=namespace, pk__in=uuids(data["ids"])))
     who = writer(request)
     try:
         with transaction.atomic():
@@ -82,18 +82,6 @@ def bulk_action(request: HttpRequest, namespace: Namespace) -> HttpResponse:
         return redirect(back)
     messages.success(request, f"{data['action'].replace('_', ' ')}: {count} memories.")
     return redirect(back)
-
-
-def _uuids(values: list[str]) -> list[str]:
-    import uuid
-
-    out = []
-    for value in values:
-        try:
-            out.append(str(uuid.UUID(value)))
-        except ValueError:
-            continue
-    return out
 
 
 def _apply(data: dict, memories: list[Memory], who: dict) -> int:

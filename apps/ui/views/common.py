@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from django.http import HttpRequest
 
 
@@ -13,3 +15,14 @@ def writer(request: HttpRequest) -> dict:
 def pick(request: HttpRequest, full: str, partial: str) -> str:
     """The partial template for an htmx request, the whole page otherwise."""
     return partial if getattr(request, "htmx", False) else full
+
+
+def uuids(values: list[str]) -> list[str]:
+    """The values that are memory ids (UUIDs), normalised; anything else is dropped."""
+    out = []
+    for value in values:
+        try:
+            out.append(str(uuid.UUID(value)))
+        except ValueError:
+            continue
+    return out

@@ -6,8 +6,6 @@ promote one tier up. Each goes through the write services, so each is a revision
 
 from __future__ import annotations
 
-import uuid
-
 from django.contrib import messages
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
@@ -22,7 +20,7 @@ from apps.memories.selectors import STALE_REASONS, stale_counts, stale_memories,
 
 from ..access import Action, can, namespace_view
 from ..templatetags.stale_nav import forget_counts
-from .common import writer
+from .common import uuids, writer
 
 PAGE_SIZE = 50
 ACTIONS = ("archive", "refresh", "promote")
@@ -87,18 +85,8 @@ def _requested(request: HttpRequest) -> tuple[str, list[str]]:
     row = request.POST.get("row", "")
     if row:
         action, _, key = row.partition(":")
-        return action, _uuids([key])
-    return request.POST.get("action", ""), _uuids(request.POST.getlist("ids"))
-
-
-def _uuids(values: list[str]) -> list[str]:
-    out = []
-    for value in values:
-        try:
-            out.append(str(uuid.UUID(value)))
-        except ValueError:
-            continue
-    return out
+        return action, uuids([key])
+    return request.POST.get("action", ""), uuids(request.POST.getlist("ids"))
 
 
 def _apply(action: str, selected, who: dict) -> int:
