@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from apps.core.dates import parse_instant
 from apps.core.exceptions import NotFound, ValidationFailed
+from apps.core.values import text_problem
 from apps.memories.models import Category, Namespace
 
 from .config import search_settings
@@ -206,6 +207,10 @@ def _text(arg: Arg, value: Any) -> str:
     value = value.strip()
     if arg.max_length is not None and len(value) > arg.max_length:
         raise ValueError(f"At most {arg.max_length} characters.")
+    # What PostgreSQL cannot hold as text it cannot search for either (a NUL, a lone surrogate).
+    problem = text_problem(value)
+    if problem:
+        raise ValueError(problem)
     return value
 
 
@@ -249,6 +254,9 @@ def _strings(arg: Arg, value: Any) -> tuple[str, ...]:
     items = tuple(dict.fromkeys(v.strip() for v in value if v.strip()))
     if arg.max_items is not None and len(items) > arg.max_items:
         raise ValueError(f"At most {arg.max_items} items.")
+    unstorable = next((p for p in map(text_problem, items) if p), None)
+    if unstorable:
+        raise ValueError(unstorable)
     too_long = [v for v in items if arg.max_length and len(v) > arg.max_length]
     if too_long:
         raise ValueError(f"{too_long[0][:20]!r}: at most {arg.max_length} characters an item.")

@@ -172,7 +172,11 @@ def test_mcp_search_with_hostile_times(door, query, time_expr, after):
     arguments = {"query": query, "time_expr": time_expr}
     if after is not None:
         arguments["after"] = after
-    _mcp(door, "memory_search", arguments)
+    refused, text = _mcp(door, "memory_search", arguments)
+    if refused:
+        # A tool error must be a refusal naming the argument, not an exception that escaped.
+        named = ("query", "time_expr", "after", "before", "Parse error")
+        assert any(word in text for word in named), text[:300]
 
 
 @given(metadata=any_json)

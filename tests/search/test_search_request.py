@@ -139,3 +139,14 @@ def test_service_validation_names_each_bad_field(namespace):
             after="yesterday-ish",
         )
     assert set(exc.value.errors) == {"query", "tags", "categories", "disabled_stages", "after"}
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("query", "deploy\x00now"), ("file_path", "src/\ud800.py"), ("tags", ["ok", "bad\x00"])],
+)
+def test_text_postgres_cannot_hold_is_refused_naming_the_field(namespace, field, value):
+    arguments = {"query": "deploy", field: value}
+    with pytest.raises(ValidationFailed) as refused:
+        SearchRequest.build(namespace=namespace, **arguments)
+    assert field in refused.value.errors
