@@ -36,3 +36,35 @@ class DuplicatePair(models.Model):
 
     def __str__(self) -> str:
         return f"{self.first_id} ~ {self.second_id} ({self.similarity:.3f}, {self.status})"
+
+
+class ConflictStatus(models.TextChoices):
+    RESOLVED = "resolved"
+    KEPT_ONE = "kept_one"
+
+
+class ConflictDecision(models.Model):
+    """A curator's decision on two memories that contradict each other (joined by a
+    `contradicts` link, or flagged by a search): one row per unordered pair (first < second),
+    so a decided conflict never comes back to the queue."""
+
+    namespace = models.ForeignKey(
+        "memories.Namespace", on_delete=models.CASCADE, related_name="conflict_decisions"
+    )
+    first = models.ForeignKey("memories.Memory", on_delete=models.CASCADE, related_name="+")
+    second = models.ForeignKey("memories.Memory", on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=12, choices=ConflictStatus.choices)
+    note = models.TextField(blank=True, default="")
+    decided_by = models.CharField(max_length=150, blank=True, default="")
+    decided_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["first", "second"], name="conflictdecision_uniq"),
+            models.CheckConstraint(
+                condition=Q(first__lt=F("second")), name="conflictdecision_order"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.first_id} ≠ {self.second_id} ({self.status})"

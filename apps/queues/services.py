@@ -1,6 +1,7 @@
-"""Decisions on a near-duplicate pair. Memory changes go through the one write path
-(apps.memories.services), so they are revisions the memory's history can undo; the pair's
-status records the decision so the job never queues the pair again."""
+"""Decisions on the curator's queues. Memory changes go through the one write path
+(apps.memories.services), so they are revisions the memory's history can undo; the queue's
+own rows (DuplicatePair status, ConflictDecision) record the decision so the pair never comes
+back."""
 
 from __future__ import annotations
 
@@ -8,23 +9,36 @@ from django.db import transaction
 
 from apps.access.permissions import Action, can
 from apps.core.exceptions import PermissionDenied, ValidationFailed
-from apps.memories.models import Memory
-from apps.memories.services import memories_merge
+from apps.history.models import MemoryRevision
+from apps.history.selectors import revision_state_before
+from apps.memories.models import CausalEdge, Memory, Relation
+from apps.memories.revisions import TRACKED, memory_state
+from apps.memories.services import (
+    edge_create,
+    memories_merge,
+    memories_unmerge,
+    memory_archive,
+    memory_update,
+)
 
-from .models import DuplicatePair, PairStatus
+from .models import ConflictDecision, ConflictStatus, DuplicatePair, PairStatus
+
+
+def _may_change(namespace_id: int, actor) -> None:
+    if actor is not None and not can(actor, namespace_id, Action.CHANGE):
+        raise PermissionDenied("You may not change memories in this namespace.")
 
 
 def _check(pair: DuplicatePair, actor) -> None:
-    if actor is not None and not can(actor, pair.namespace_id, Action.CHANGE):
-        raise PermissionDenied("You may not change memories in this namespace.")
+    _may_change(pair.namespace_id, actor)
     if pair.status != PairStatus.OPEN:
         raise ValidationFailed({"pair": "This pair has already been decided."})
 
 
-def _kept_and_other(pair: DuplicatePair, keep_id) -> tuple[Memory, Memory]:
-    ids = {str(pair.first_id): pair.first, str(pair.second_id): pair.second}
+def _kept_and_other(first: Memory, second: Memory, keep_id, field: str = "keep"):
+    ids = {str(first.pk): first, str(second.pk): second}
     if str(keep_id) not in ids:
-        raise ValidationFailed({"keep": "Choose one of the pair's two memories."})
+        raise ValidationFailed({field: "Choose one of the pair's two memories."})
     other = next(m for k, m in ids.items() if k != str(keep_id))
     return ids[str(keep_id)], other
 
@@ -38,11 +52,126 @@ def pair_keep_both(*, pair: DuplicatePair, actor=None, door: str = "system") -> 
 
 
 @transaction.atomic
-def pair_merge(*, pair: DuplicatePair, keep_id, actor=None, door: str = "system") -> Memory:
-    """Keep one text: it gains the other's tags and supersedes it (archived) via memories_merge."""
+def pair_merge(
+    *, pair: DuplicatePair, keep_id, content: str | None = None, actor=None, door: str = "system"
+) -> Memory:
+    """Keep one memory: it gains the other's tags and links and supersedes it (archived), via
+    memories_merge; with `content`, the kept memory's text becomes that combined text (a
+    second revision). Undone by `merge_undo` on the kept memory's merge revision."""
     _check(pair, actor)
-    keep, other = _kept_and_other(pair, keep_id)
-    kept = memories_merge(keep=keep, others=[other], actor=actor, door=door)
+    keep, other = _kept_and_other(pair.first, pair.second, keep_id)
+    kept = memories_merge(keep=keep, others=[other], move_edges=True, actor=actor, door=door)
+    if content is not None and content.strip() and content != kept.content:
+        kept = memory_update(memory=kept, content=content, actor=actor, door=door)
     pair.status = PairStatus.MERGED
     pair.save(update_fields=["status"])
     return kept
+
+
+@transaction.atomic
+def pair_supersede(*, pair: DuplicatePair, newer_id, actor=None, door: str = "system") -> Memory:
+    """Mark one memory as superseding the other: a `supersedes` link, the older one archived
+    (two revisions; unlink and "restore this version" undo them). Tags and links stay."""
+    _check(pair, actor)
+    newer, older = _kept_and_other(pair.first, pair.second, newer_id, field="newer")
+    supersede(newer=newer, older=older, actor=actor, door=door)
+    pair.status = PairStatus.SUPERSEDED
+    pair.save(update_fields=["status"])
+    return newer
+
+
+def supersede(*, newer: Memory, older: Memory, actor, door: str) -> None:
+    edge_create(source=newer, target=older, relation=Relation.SUPERSEDES, actor=actor, door=door)
+    if not older.archived:
+        memory_archive(memory=older, actor=actor, door=door)
+
+
+def merge_revision(revision: MemoryRevision) -> bool:
+    """Is this the kept memory's record of a merge (the one `merge_undo` takes)?"""
+    return revision.action == "merge" and bool((revision.after or {}).get("merged"))
+
+
+@transaction.atomic
+def merge_undo(*, revision: MemoryRevision, actor=None, door: str = "system") -> list[Memory]:
+    """Undo a merge from the kept memory's history: the merged memories come back, moved links
+    return to them, the kept memory gets its fields from just before the merge, and a pair
+    the queue had merged opens again. Every step is a revision."""
+    if not merge_revision(revision):
+        raise ValidationFailed({"revision": "This revision is not a merge."})
+    keep = Memory.objects.select_for_update().filter(pk=revision.memory_id).first()
+    if keep is None:
+        raise ValidationFailed({"revision": "The kept memory was deleted."})
+    _may_change(keep.namespace_id, actor)
+    before = revision_state_before(revision)
+    current = memory_state(keep)
+    restore = {k: before[k] for k in TRACKED if k in before and before[k] != current.get(k)}
+    restore.pop("archived", None)
+    back = memories_unmerge(
+        keep=keep, merge_after=revision.after, restore=restore, actor=actor, door=door
+    )
+    for other in back:
+        first, second = sorted([keep.pk, other.pk], key=str)
+        DuplicatePair.objects.filter(
+            first_id=first, second_id=second, status=PairStatus.MERGED
+        ).update(status=PairStatus.OPEN)
+    return back
+
+
+# --- conflicts ---------------------------------------------------------------------------------
+
+
+def _ordered(a: Memory, b: Memory) -> tuple[Memory, Memory]:
+    return (a, b) if str(a.pk) < str(b.pk) else (b, a)
+
+
+def _decide(first: Memory, second: Memory, status: str, note: str, actor) -> ConflictDecision:
+    first, second = _ordered(first, second)
+    if ConflictDecision.objects.filter(first=first, second=second).exists():
+        raise ValidationFailed({"conflict": "This conflict has already been decided."})
+    label = actor.get_username() if hasattr(actor, "get_username") else str(actor or "")
+    return ConflictDecision.objects.create(
+        namespace_id=first.namespace_id,
+        first=first,
+        second=second,
+        status=status,
+        note=note.strip(),
+        decided_by=label[:150],
+    )
+
+
+def _conflict_pair(first: Memory, second: Memory, actor) -> None:
+    if first.pk == second.pk or first.namespace_id != second.namespace_id:
+        raise ValidationFailed({"conflict": "A conflict is two memories of one namespace."})
+    _may_change(first.namespace_id, actor)
+
+
+@transaction.atomic
+def conflict_keep_one(
+    *, keep: Memory, other: Memory, note: str = "", actor=None, door: str = "system"
+) -> ConflictDecision:
+    """The kept memory holds: it supersedes the other (link + archive, both revisions)."""
+    _conflict_pair(keep, other, actor)
+    decision = _decide(keep, other, ConflictStatus.KEPT_ONE, note, actor)
+    supersede(newer=keep, older=other, actor=actor, door=door)
+    return decision
+
+
+@transaction.atomic
+def conflict_resolve(
+    *, first: Memory, second: Memory, note: str, actor=None, door: str = "system"
+) -> ConflictDecision:
+    """Both stay (perhaps after an edit): the conflict is settled, with a note saying why."""
+    _conflict_pair(first, second, actor)
+    if not note or not note.strip():
+        raise ValidationFailed({"note": "Say in a few words how the conflict was resolved."})
+    if len(note) > 2000:
+        raise ValidationFailed({"note": "At most 2,000 characters."})
+    return _decide(first, second, ConflictStatus.RESOLVED, note, actor)
+
+
+def contradicting_edge(first: Memory, second: Memory) -> CausalEdge | None:
+    return CausalEdge.objects.filter(
+        relation=Relation.CONTRADICTS,
+        source_id__in=[first.pk, second.pk],
+        target_id__in=[first.pk, second.pk],
+    ).first()

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from django.db import models
 from django.db.models import Q
+from pgvector.django import VectorField
 
 from apps.core.querysets import RestrictedQuerySet
-from apps.memories.models import Namespace
+from apps.memories.models import EMBEDDING_DIM, Namespace
 
 
 class Strategy(models.TextChoices):
@@ -30,6 +31,9 @@ class QueryLog(models.Model):
     stage_timings_ms = models.JSONField(default=dict, blank=True)
     latency_ms = models.FloatField(default=0.0)
     evidence_gap = models.BooleanField(default=False)
+    # Pairs of returned memory ids the search flagged as contradicting ([[a, b], ...]); the
+    # conflicts queue reads them (a partial index keeps that read off the other rows).
+    contradictions = models.JSONField(default=list, blank=True)
     fallback_retry = models.BooleanField(default=False)
     # Feedback given later: overall, and per result {memory_id: true/false}.
     was_useful = models.BooleanField(null=True, blank=True)
@@ -46,6 +50,11 @@ class QueryLog(models.Model):
         indexes = [
             models.Index(name="querylog_ns_created", fields=["namespace", "created_at"]),
             models.Index(name="querylog_feedback", fields=["namespace", "feedback_at"]),
+            models.Index(
+                name="querylog_contradictions",
+                fields=["namespace", "created_at"],
+                condition=~Q(contradictions=[]),
+            ),
         ]
         constraints = [
             models.CheckConstraint(condition=Q(latency_ms__gte=0), name="querylog_latency_pos"),
@@ -100,6 +109,26 @@ class MissedQueryDismissal(models.Model):
             models.UniqueConstraint(
                 fields=["namespace", "query_key"], name="missed_dismissal_ns_key"
             ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}: {self.query_key[:60]}"
+
+
+class MissedQueryVector(models.Model):
+    """The embedding of a query that missed (trimmed, lower-case key), stored when the search
+    that missed already had it, so the missed-searches queue groups queries by meaning
+    without embedding them again."""
+
+    namespace = models.ForeignKey(
+        Namespace, on_delete=models.CASCADE, related_name="missed_vectors"
+    )
+    query_key = models.TextField()
+    embedding = VectorField(dimensions=EMBEDDING_DIM)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["namespace", "query_key"], name="missed_vector_ns_key"),
         ]
 
     def __str__(self) -> str:

@@ -21,7 +21,7 @@ from django.db import close_old_connections, connection, transaction
 
 from apps.core.observability import current_request_id
 
-from .models import QueryLog
+from .models import MissedQueryVector, QueryLog
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +39,15 @@ def reserve_id() -> int:
 
 
 def _write(fields: dict) -> None:
-    QueryLog.objects.create(**fields)
+    vector = fields.pop("missed_vector", None)
+    log = QueryLog.objects.create(**fields)
+    if vector is not None:
+        key = log.query.strip(" ").lower()
+        if key:
+            MissedQueryVector.objects.bulk_create(
+                [MissedQueryVector(namespace_id=log.namespace_id, query_key=key, embedding=vector)],
+                ignore_conflicts=True,
+            )
 
 
 def _worker() -> None:

@@ -243,4 +243,5 @@ def log_fields(
         "latency_ms": max(latency, 0.0),
         "evidence_gap": flags["evidence_gap"],
         "fallback_retry": flags["fallback_retry"],
+        "contradictions": flags["contradictions"],
     }

@@ -142,9 +142,29 @@ def missed_queries(*, namespace: Namespace, now=None) -> list[dict]:
     return [dict(zip(names, row, strict=True)) for row in rows]
 
 
-# Query text -> embedding: the queue page re-embeds only queries it has not seen yet.
-_query_vectors: dict[str, object] = {}
-_QUERY_VECTORS_MAX = 20_000
+def missed_vectors(*, namespace: Namespace, rows: list[dict]) -> dict[str, object]:
+    """Embedding per missed query key: the one the search stored when it missed, else computed
+    now (one batch) and stored for the next time."""
+    from apps.memories.embeddings import embed_texts
+
+    from .models import MissedQueryVector
+
+    keys = [r["key"] for r in rows]
+    found = dict(
+        MissedQueryVector.objects.filter(namespace=namespace, query_key__in=keys).values_list(
+            "query_key", "embedding"
+        )
+    )
+    unknown = [r for r in rows if r["key"] not in found]
+    if unknown:
+        vectors = embed_texts([r["query"] for r in unknown])
+        fresh = [
+            MissedQueryVector(namespace=namespace, query_key=r["key"], embedding=v)
+            for r, v in zip(unknown, vectors, strict=True)
+        ]
+        MissedQueryVector.objects.bulk_create(fresh, ignore_conflicts=True)
+        found.update((m.query_key, m.embedding) for m in fresh)
+    return found
 
 
 def missed_groups(*, namespace: Namespace, now=None) -> list[MissedGroup]:
@@ -154,19 +174,12 @@ def missed_groups(*, namespace: Namespace, now=None) -> list[MissedGroup]:
     query's embedding has cosine >= MISSED_SIMILARITY with its own, or leads a new group."""
     import numpy as np
 
-    from apps.memories.embeddings import embed_texts
-
     rows = missed_queries(namespace=namespace, now=now)
     if not rows:
         return []
     rows.sort(key=lambda r: (-r["misses"], -r["last_at"].timestamp()))
-    texts = [r["query"] for r in rows]
-    unknown = [t for t in dict.fromkeys(texts) if t not in _query_vectors]
-    if unknown:
-        if len(_query_vectors) + len(unknown) > _QUERY_VECTORS_MAX:
-            _query_vectors.clear()
-        _query_vectors.update(zip(unknown, embed_texts(unknown), strict=True))
-    vectors = np.asarray([_query_vectors[t] for t in texts], dtype=np.float32)
+    known = missed_vectors(namespace=namespace, rows=rows)
+    vectors = np.asarray([known[r["key"]] for r in rows], dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     vectors = vectors / np.where(norms == 0, 1.0, norms)
     threshold = missed_settings().similarity

@@ -83,6 +83,7 @@ def search(
     learned: dict[str, float] = {}
     rules: list[str] = []
     verdict: confidence.Verdict | None = None
+    vector = None
     if not req.query:  # filters only: newest first, nothing to rank or judge
         ranked = retrieve.browse(scope, req.limit)
     else:
@@ -152,10 +153,10 @@ def search(
     log_id = None
     if log:
         log_id = querylog.reserve_id()
-        querylog.submit(
-            log_fields(log_id, req, analysis, weights, ranked, flags, timings, latency),
-            sync=cfg.querylog_sync,
-        )
+        fields = log_fields(log_id, req, analysis, weights, ranked, flags, timings, latency)
+        if vector is not None and (flags["evidence_gap"] or not ranked):
+            fields["missed_vector"] = vector  # for the missed-searches queue's grouping
+        querylog.submit(fields, sync=cfg.querylog_sync)
     text_budget = req.token_budget
     if text_budget is None and cfg.on("budget"):
         text_budget = cfg.token_budget

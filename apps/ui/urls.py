@@ -5,7 +5,19 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .views import browse, connect, edit, history, members, memory, missed, search, stale
+from .views import (
+    browse,
+    conflicts,
+    connect,
+    duplicates,
+    edit,
+    history,
+    members,
+    memory,
+    missed,
+    search,
+    stale,
+)
 
 app_name = "ui"
 
@@ -43,6 +55,16 @@ urlpatterns = [
     path("ns/<slug:namespace>/queues/stale/", stale.stale_page, name="stale"),
     path("ns/<slug:namespace>/queues/stale/act/", stale.stale_act, name="stale_act"),
     path("ns/<slug:namespace>/queues/missed/", missed.missed_page, name="missed"),
+    path("ns/<slug:namespace>/queues/duplicates/", duplicates.duplicates_page, name="duplicates"),
+    path(
+        "ns/<slug:namespace>/queues/duplicates/act/",
+        duplicates.duplicates_act,
+        name="duplicates_act",
+    ),
+    path("ns/<slug:namespace>/queues/conflicts/", conflicts.conflicts_page, name="conflicts"),
+    path(
+        "ns/<slug:namespace>/queues/conflicts/act/", conflicts.conflicts_act, name="conflicts_act"
+    ),
     path(
         "ns/<slug:namespace>/queues/missed/dismiss/", missed.missed_dismiss, name="missed_dismiss"
     ),
@@ -69,6 +91,11 @@ urlpatterns = [
         name="link_candidates",
     ),
     path("memories/<str:memory_id>/unlink/<int:edge_id>/", memory.unlink, name="unlink"),
+    path(
+        "memories/<str:memory_id>/revisions/<int:revision_id>/undo/",
+        history.undo_change,
+        name="undo_change",
+    ),
     path("memories/<str:memory_id>/archive/", memory.archive, name="archive"),
     path("memories/<str:memory_id>/delete/", memory.delete, name="delete"),
 ]

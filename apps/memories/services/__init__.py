@@ -9,6 +9,7 @@ from .change import (
     memories_archive,
     memories_merge,
     memories_reembed,
+    memories_unmerge,
     memory_archive,
     memory_delete,
     memory_update,
@@ -21,7 +22,7 @@ from .create import (
 )
 from .edges import edge_create, edge_delete
 from .namespaces import namespace_get_or_create
-from .refresh import memories_refresh
+from .refresh import memories_refresh, memory_refresh_undo, refresh_revision
 from .tagging import tag_delete, tag_rename
 from .trash import UndeleteResult, memory_undelete
 
@@ -35,14 +36,17 @@ __all__ = [
     "memories_archive",
     "memories_merge",
     "memories_reembed",
+    "memories_unmerge",
     "memories_refresh",
     "memory_archive",
     "memory_batch_create",
     "memory_create",
     "memory_delete",
+    "memory_refresh_undo",
     "memory_undelete",
     "memory_update",
     "namespace_get_or_create",
+    "refresh_revision",
     "tag_delete",
     "tag_rename",
 ]

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from apps.core.exceptions import ValidationFailed
@@ -18,6 +19,7 @@ from ..models import CausalEdge, Memory, Relation
 from ..texts import content_hash, embedding_text
 from ..validation import validate_memory_input
 from .create import unique_content_guard
+from .edges import edge_create, edge_delete
 from .tags import tag_ids
 
 # --- update, archive, delete ----------------------------------------------------------------
@@ -143,9 +145,20 @@ def memories_reembed(*, memories, actor: revisions.Actor = None, door: str = "sy
 
 @transaction.atomic
 def memories_merge(
-    *, keep: Memory, others: Iterable[Memory], actor: revisions.Actor = None, door: str = "system"
+    *,
+    keep: Memory,
+    others: Iterable[Memory],
+    move_edges: bool = False,
+    actor: revisions.Actor = None,
+    door: str = "system",
 ) -> Memory:
-    """Fold near-duplicates into `keep`: it gains their tags and supersedes them (archived)."""
+    """Fold near-duplicates into `keep`: it gains their tags and supersedes them (archived).
+
+    With `move_edges`, the others' links to third memories move to `keep` (a link `keep`
+    already has with the same relation is not doubled). Every moved link is listed in the
+    kept memory's merge revision (`edges_moved`: [before, after]), so `memories_unmerge` can
+    put it back; the far end's history shows the move too.
+    """
     others = [m for m in others if m.pk != keep.pk]
     if any(m.namespace_id != keep.namespace_id for m in others):
         raise ValidationFailed({"memories": "Only memories of one namespace can be merged."})
@@ -153,6 +166,7 @@ def memories_merge(
     tag_ids = set(keep.tags.values_list("id", flat=True))
     merge = revisions.Action.MERGE
     changes = []
+    moved = _move_edges(keep, others, changes) if move_edges else []
     for other in others:
         tag_ids |= set(other.tags.values_list("id", flat=True))
         edge, _ = CausalEdge.objects.update_or_create(
@@ -168,6 +182,8 @@ def memories_merge(
     keep.tags.set(tag_ids)
     tags_after = sorted(keep.tags.values_list("name", flat=True))
     kept_after = {"merged": [str(m.pk) for m in others]}
+    if moved:
+        kept_after["edges_moved"] = moved
     kept_before = None
     if tags_after != tags_before:
         kept_before, kept_after["tags"] = {"tags": tags_before}, tags_after
@@ -179,3 +195,92 @@ def memories_merge(
         revisions.record(changes, actor=actor, door=door)
         transaction.on_commit(lambda: graph_changed(keep.namespace_id))
     return keep
+
+
+def _move_edges(keep: Memory, others: list[Memory], changes: list) -> list[list]:
+    """Re-point the others' links to third memories at `keep`; returns [old, new] edge dicts
+    (new is None when `keep` already had that link) and adds the far ends' changes."""
+    merged = {m.pk for m in others}
+    involved = merged | {keep.pk}
+    edges = CausalEdge.objects.filter(
+        Q(source_id__in=merged) | Q(target_id__in=merged)
+    ).select_for_update()
+    moved = []
+    for edge in list(edges):
+        if edge.source_id in involved and edge.target_id in involved:
+            continue  # a link inside the merged group goes away with the merged memory
+        source = keep.pk if edge.source_id in merged else edge.source_id
+        target = keep.pk if edge.target_id in merged else edge.target_id
+        far = target if source == keep.pk else source
+        old = revisions.edge_dict(edge)
+        edge.delete()
+        new_edge, created = CausalEdge.objects.get_or_create(
+            source_id=source,
+            target_id=target,
+            relation=edge.relation,
+            defaults={"strength": edge.strength, "namespace_id": keep.namespace_id},
+        )
+        new = revisions.edge_dict(new_edge) if created else None
+        moved.append([old, new])
+        action = revisions.Action.MERGE
+        changes.append(
+            revisions.Change(far, keep.namespace_id, action, {"edge": old}, {"edge": new})
+        )
+    return moved
+
+
+@transaction.atomic
+def memories_unmerge(
+    *,
+    keep: Memory,
+    merge_after: dict,
+    restore: dict,
+    actor: revisions.Actor = None,
+    door: str = "system",
+) -> list[Memory]:
+    """Undo a merge: the merged memories come back (unarchived, no longer superseded by
+    `keep`), moved links return to them, and `keep` gets `restore` (its tracked fields as they
+    were before the merge). `merge_after` is the kept memory's merge revision's `after`.
+    Everything is recorded as revisions; returns the memories that came back."""
+    merged_ids = [str(x) for x in merge_after.get("merged", [])]
+    back = list(Memory.objects.filter(pk__in=merged_ids, namespace_id=keep.namespace_id))
+    if not back:
+        raise ValidationFailed({"revision": "The merged memories are gone; nothing to undo."})
+    superseding = CausalEdge.objects.filter(
+        source=keep, target__in=back, relation=Relation.SUPERSEDES
+    )
+    if not superseding.exists() and not any(m.archived for m in back):
+        raise ValidationFailed({"revision": "This merge was already undone."})
+    for edge in list(superseding):
+        edge_delete(edge=edge, actor=actor, door=door)
+    for old, new in merge_after.get("edges_moved", []):
+        if new is not None:
+            CausalEdge.objects.filter(
+                source_id=new["source"], target_id=new["target"], relation=new["relation"]
+            ).delete()
+            changes = [
+                revisions.Change(end, keep.namespace_id, revisions.Action.UNLINK, {"edge": new})
+                for end in (new["source"], new["target"])
+            ]
+            revisions.record(changes, actor=actor, door=door)
+        ends = Memory.objects.filter(pk__in=[old["source"], old["target"]])
+        if ends.count() == 2:
+            edge_create(
+                source=ends.get(pk=old["source"]),
+                target=ends.get(pk=old["target"]),
+                relation=old["relation"],
+                strength=old["strength"],
+                actor=actor,
+                door=door,
+            )
+    memories_archive(
+        memories=Memory.objects.filter(pk__in=[m.pk for m in back]),
+        archived=False,
+        actor=actor,
+        door=door,
+    )
+    if restore:
+        memory_update(
+            memory=keep, actor=actor, door=door, action=revisions.Action.RESTORE, **restore
+        )
+    return back

@@ -43,3 +43,39 @@ def memories_refresh(*, memories, actor: revisions.Actor = None, door: str = "sy
 
 def _iso(value) -> str | None:
     return value.isoformat() if value else None
+
+
+def refresh_revision(revision) -> bool:
+    """Is this revision a refresh (what `memory_refresh_undo` takes back)?"""
+    before, after = revision.before or {}, revision.after or {}
+    return (
+        revision.action == "update"
+        and set(after) == {"stability", "last_accessed_at"}
+        and (set(before) == set(after))
+    )
+
+
+@transaction.atomic
+def memory_refresh_undo(
+    *, memory: Memory, before: dict, actor: revisions.Actor = None, door: str = "system"
+) -> Memory:
+    """Put back the stability and last access a refresh replaced (`before` is the refresh
+    revision's before); recorded as a "restore" revision with the two values."""
+    from django.utils.dateparse import parse_datetime
+
+    stability = float(before["stability"])
+    accessed = parse_datetime(before["last_accessed_at"]) if before["last_accessed_at"] else None
+    current = {"stability": memory.stability, "last_accessed_at": _iso(memory.last_accessed_at)}
+    Memory.objects.filter(pk=memory.pk).update(
+        stability=stability, last_accessed_at=accessed, updated_at=timezone.now()
+    )
+    memory.stability, memory.last_accessed_at = stability, accessed
+    revisions.record_one(
+        memory,
+        revisions.Action.RESTORE,
+        current,
+        {"stability": stability, "last_accessed_at": _iso(accessed)},
+        actor=actor,
+        door=door,
+    )
+    return memory

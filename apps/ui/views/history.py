@@ -17,6 +17,8 @@ from apps.history.models import MemoryRevision
 from apps.history.selectors import revisions_for_memory, trash_for_namespace
 from apps.history.services import revision_restore, trash_restore
 from apps.memories.models import Memory, Namespace
+from apps.memories.services import memory_refresh_undo, refresh_revision
+from apps.queues.services import merge_revision, merge_undo
 
 from ..access import Action, can, memory_view, namespace_view
 from .common import writer
@@ -51,6 +53,8 @@ def field_changes(revision: MemoryRevision) -> list[dict]:
         if revision.before is None and name != "edge" and new in EMPTY:
             continue
         shown = (old, new) if name == "edge" else (_shown(old), _shown(new))
+        if name == "edges_moved":
+            shown = (None, f"{len(new or [])} link(s) moved to this memory")
         row = {"name": name, "before": shown[0], "after": shown[1], "words": []}
         if name in TEXT_FIELDS and revision.before is not None and revision.after is not None:
             row["words"] = word_diff(old or "", new or "")
@@ -61,9 +65,46 @@ def field_changes(revision: MemoryRevision) -> list[dict]:
 def history_rows(memory: Memory, limit: int) -> list[dict]:
     revisions = list(revisions_for_memory(memory)[:limit])
     return [
-        {"revision": r, "changes": field_changes(r), "is_version": r.action in VERSION_ACTIONS}
+        {
+            "revision": r,
+            "changes": field_changes(r),
+            "is_version": r.action in VERSION_ACTIONS,
+            "undo": _undo_kind(r),
+        }
         for r in revisions
     ]
+
+
+def _undo_kind(revision: MemoryRevision) -> str:
+    """Changes a version restore cannot take back have their own undo: a merge (the merged
+    memories and moved links come back) and a refresh (stability and last use)."""
+    if merge_revision(revision):
+        return "merge"
+    if refresh_revision(revision):
+        return "refresh"
+    return ""
+
+
+@memory_view(Action.CHANGE)
+@require_POST
+def undo_change(request: HttpRequest, memory: Memory, revision_id: int) -> HttpResponse:
+    revision = revisions_for_memory(memory).filter(pk=revision_id).first()
+    if revision is None or not _undo_kind(revision):
+        raise Http404("No such change to undo on this memory.")
+    try:
+        if _undo_kind(revision) == "merge":
+            back = merge_undo(revision=revision, **writer(request))
+            messages.success(
+                request,
+                f"Merge undone: {len(back)} memory came back with its links "
+                "(each step recorded as a revision).",
+            )
+        else:
+            memory_refresh_undo(memory=memory, before=revision.before, **writer(request))
+            messages.success(request, "Refresh undone: stability and last use are back.")
+    except ValidationFailed as exc:
+        messages.error(request, exc.summary())
+    return redirect("ui:history", memory_id=memory.pk)
 
 
 @memory_view(Action.VIEW)

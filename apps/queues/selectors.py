@@ -1,0 +1,138 @@
+"""Reads of the curator's queues: open near-duplicate pairs and open conflicts, with the counts
+the navigation shows. Everything is aggregated in SQL (no per-row queries, no embedding)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import connection
+
+from apps.history.diff import word_diff
+from apps.memories.models import CausalEdge, Memory, Namespace, Relation
+from apps.search.models import QueryLog
+
+from .models import ConflictDecision, DuplicatePair, PairStatus
+
+# --- near-duplicates ---------------------------------------------------------------------------
+
+
+def open_pairs(namespace: Namespace):
+    """Undecided pairs whose two memories are both live, most similar first."""
+    return (
+        DuplicatePair.objects.filter(
+            namespace=namespace,
+            status=PairStatus.OPEN,
+            first__archived=False,
+            second__archived=False,
+        )
+        .select_related("first", "second")
+        .prefetch_related("first__tags", "second__tags")
+        .order_by("-similarity", "id")
+    )
+
+
+def duplicate_count(*, namespace: Namespace) -> int:
+    return open_pairs(namespace).count()
+
+
+def side_by_side(first: str, second: str) -> tuple[list, list]:
+    """A word-level diff (stdlib difflib, via the history's word_diff) split into the left text
+    (equal and deleted words) and the right text (equal and inserted words)."""
+    left, right = [], []
+    for op, text in word_diff(first, second):
+        if op in ("equal", "delete"):
+            left.append((op, text))
+        if op in ("equal", "insert"):
+            right.append((op, text))
+    return left, right
+
+
+# --- conflicts ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Conflict:
+    first: Memory
+    second: Memory
+    linked: bool  # joined by a `contradicts` link
+    flagged: int  # how many searches flagged the pair
+    last_flagged: datetime | None
+
+
+# Candidate pairs: `contradicts` links, and pairs searches flagged (QueryLog.contradictions, read
+# through its partial index, so searches without flags cost nothing here), minus decided pairs
+# and pairs with an archived or deleted memory. Unordered pairs are keyed (least, greatest).
+_CONFLICTS_SQL = """
+WITH flagged AS (
+    SELECT least((p->>0)::uuid, (p->>1)::uuid) AS a, greatest((p->>0)::uuid, (p->>1)::uuid) AS b,
+           count(*) AS n, max(q.created_at) AS last
+    FROM {log} q CROSS JOIN LATERAL jsonb_array_elements(q.contradictions) AS p
+    WHERE q.namespace_id = %(ns)s AND q.contradictions <> '[]'::jsonb
+    GROUP BY 1, 2
+), linked AS (
+    SELECT DISTINCT least(source_id, target_id) AS a, greatest(source_id, target_id) AS b
+    FROM {edge} WHERE namespace_id = %(ns)s AND relation = %(rel)s
+), pairs AS (
+    SELECT coalesce(l.a, f.a) AS a, coalesce(l.b, f.b) AS b, l.a IS NOT NULL AS linked,
+           coalesce(f.n, 0) AS n, f.last AS last
+    FROM linked l FULL OUTER JOIN flagged f ON l.a = f.a AND l.b = f.b
+)
+SELECT {select}
+FROM pairs
+JOIN {memory} m1 ON m1.id = pairs.a AND m1.namespace_id = %(ns)s AND NOT m1.archived
+JOIN {memory} m2 ON m2.id = pairs.b AND m2.namespace_id = %(ns)s AND NOT m2.archived
+WHERE NOT EXISTS (
+    SELECT 1 FROM {decided} d WHERE d.first_id = pairs.a AND d.second_id = pairs.b
+)
+{tail}
+"""
+
+
+def _conflicts_sql(select: str, tail: str = "") -> str:
+    return _CONFLICTS_SQL.format(
+        log=QueryLog._meta.db_table,
+        edge=CausalEdge._meta.db_table,
+        memory=Memory._meta.db_table,
+        decided=ConflictDecision._meta.db_table,
+        select=select,
+        tail=tail,
+    )
+
+
+def _params(namespace: Namespace, **extra) -> dict:
+    return {"ns": namespace.pk, "rel": Relation.CONTRADICTS.value, **extra}
+
+
+def open_conflicts(*, namespace: Namespace, limit: int = 50, offset: int = 0) -> list[Conflict]:
+    """Open conflicts, linked ones first, then the most often flagged; memories loaded in one
+    query."""
+    sql = _conflicts_sql(
+        "pairs.a, pairs.b, pairs.linked, pairs.n, pairs.last",
+        "ORDER BY pairs.linked DESC, pairs.n DESC, pairs.last DESC NULLS LAST, pairs.a, pairs.b "
+        "LIMIT %(limit)s OFFSET %(offset)s",
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, _params(namespace, limit=limit, offset=offset))
+        rows = cursor.fetchall()
+    ids = {x for row in rows for x in row[:2]}
+    memories = Memory.objects.filter(pk__in=ids).prefetch_related("tags").in_bulk()
+    return [
+        Conflict(memories[a], memories[b], linked, n, last)
+        for a, b, linked, n, last in rows
+        if a in memories and b in memories
+    ]
+
+
+def conflict_count(*, namespace: Namespace) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(_conflicts_sql("count(*)"), _params(namespace))
+        return int(cursor.fetchone()[0])
+
+
+def is_open_conflict(*, namespace: Namespace, first: Memory, second: Memory) -> bool:
+    a, b = sorted([first.pk, second.pk], key=str)
+    sql = _conflicts_sql("1", "AND pairs.a = %(a)s AND pairs.b = %(b)s")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, _params(namespace, a=a, b=b))
+        return cursor.fetchone() is not None

@@ -1,0 +1,78 @@
+"""The conflicts queue: memories joined by a `contradicts` link, and pairs that searches flagged
+as contradicting when they returned both (recorded on QueryLog, read here). Actions: keep one
+(the other is superseded and archived), edit either memory, or mark the conflict resolved with
+a note. Memory changes are revisions; a decided conflict does not come back.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from apps.core.exceptions import ValidationFailed
+from apps.memories.models import Memory, Namespace
+from apps.queues import services
+from apps.queues.selectors import is_open_conflict, open_conflicts, side_by_side
+
+from ..access import Action, can, namespace_view
+from ..templatetags.stale_nav import forget_counts
+from .common import uuids, writer
+
+PAGE_SIZE = 20
+
+
+@namespace_view(Action.VIEW)
+def conflicts_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
+    try:
+        number = max(1, min(int(request.GET.get("page", 1)), 10_000))
+    except ValueError:
+        number = 1
+    found = open_conflicts(
+        namespace=namespace, limit=PAGE_SIZE + 1, offset=(number - 1) * PAGE_SIZE
+    )
+    rows = []
+    for conflict in found[:PAGE_SIZE]:
+        left, right = side_by_side(conflict.first.content, conflict.second.content)
+        rows.append({"conflict": conflict, "left": left, "right": right})
+    context = {
+        "namespace": namespace,
+        "rows": rows,
+        "page_number": number,
+        "next_page": number + 1 if len(found) > PAGE_SIZE else None,
+        "prev_page": number - 1 if number > 1 else None,
+        "can_change": can(request.user, namespace, Action.CHANGE),
+    }
+    return render(request, "ui/conflicts/page.html", context)
+
+
+@namespace_view(Action.CHANGE)
+@require_POST
+def conflicts_act(request: HttpRequest, namespace: Namespace) -> HttpResponse:
+    back = redirect("ui:conflicts", namespace=namespace.name)
+    ids = uuids([request.POST.get("first", ""), request.POST.get("second", "")])
+    pair = list(Memory.objects.filter(namespace=namespace, pk__in=ids)) if len(ids) == 2 else []
+    if len(pair) != 2 or not is_open_conflict(namespace=namespace, first=pair[0], second=pair[1]):
+        raise Http404("No such open conflict in this namespace.")
+    first, second = pair
+    action, _, keep_id = request.POST.get("do", "").partition(":")
+    note = request.POST.get("note", "")
+    try:
+        if action == "keep":
+            if keep_id not in (str(first.pk), str(second.pk)):
+                raise ValidationFailed({"keep": "Choose one of the two memories."})
+            keep, other = (first, second) if keep_id == str(first.pk) else (second, first)
+            services.conflict_keep_one(keep=keep, other=other, note=note, **writer(request))
+            messages.success(request, "Kept one; the other is superseded and archived.")
+        elif action == "resolve":
+            services.conflict_resolve(first=first, second=second, note=note, **writer(request))
+            messages.success(request, "Marked resolved; this conflict will not come back.")
+        else:
+            messages.error(request, "action: choose keep one or mark resolved.")
+            return back
+    except ValidationFailed as exc:
+        messages.error(request, exc.summary())
+        return back
+    forget_counts(namespace.name)
+    return back
