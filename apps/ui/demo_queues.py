@@ -1,8 +1,11 @@
-"""What the demo namespace needs so its stale and missed-searches queues are not empty.
+"""What the demo namespace needs so every curator's queue has something in it.
 
 Searches an assistant might have made that the demo cannot answer (they land in the
-missed-searches queue, grouped by meaning), and one scratch note left lying for a while (the
-stale queue; the old conversation turns are there already, unused since 2023).
+missed-searches queue, grouped by meaning), one scratch note left lying for a while (the
+stale queue; the old conversation turns are there already, unused since 2023), two notes that
+say the same thing in other words (the near-duplicate job pairs them), and a team rule with a
+note that says the opposite, which a search returns together (the search flags the
+contradiction; the conflicts queue also lists the demo's `contradicts` link).
 """
 
 from __future__ import annotations
@@ -13,9 +16,16 @@ from django.utils import timezone
 
 from apps.memories import services
 from apps.memories.models import Memory, Namespace
+from apps.queues.jobs import near_duplicates_update
 from apps.search import querylog
 from apps.search.services import search
 
+DUPLICATES = [
+    "Deploys to production happen on Tuesday afternoons after the release checklist is signed off.",
+    "Production deploys happen on Tuesday afternoons once the release checklist is signed off.",
+]
+RULE = "Never commit API tokens to the repository."
+AGAINST_RULE = "Commit the API tokens to the repository."
 MISSED_QUESTIONS = [
     "What is the guest wifi password in the office?",
     "office wifi password for guests",
@@ -32,6 +42,21 @@ def seed_queues(namespace: Namespace) -> None:
         door="cli",
     ).memory
     Memory.objects.filter(pk=note.pk).update(created_at=timezone.now() - timedelta(days=30))
+    deploys = [
+        services.memory_create(namespace=namespace, content=text, tags=[tag], door="cli").memory
+        for text, tag in zip(DUPLICATES, ["deploy", "release"], strict=True)
+    ]
+    checklist = services.memory_create(
+        namespace=namespace,
+        title="Release checklist",
+        content="The release checklist: changelog, migrations reviewed, staging smoke test.",
+        door="cli",
+    ).memory
+    services.edge_create(source=deploys[1], target=checklist, relation="depends_on", door="cli")
+    near_duplicates_update(namespace)
+    services.memory_create(namespace=namespace, content=RULE, tier="constitutional", door="cli")
+    services.memory_create(namespace=namespace, content=AGAINST_RULE, door="cli")
+    search(namespace=namespace, query="commit API tokens to the repository")
     for question in MISSED_QUESTIONS:
         search(namespace=namespace, query=question)
     querylog.flush()

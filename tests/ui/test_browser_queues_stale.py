@@ -43,6 +43,17 @@ def test_refresh_and_archive_stale_memories(page, admin_user, acme):
     redis.refresh_from_db()
     assert redis.stability == 1.0
     assert revisions_for_memory(redis).first().after["stability"] == 1.0
+    # The refresh is a revision, and undoing it from the history puts the decay back.
+    page.goto(f"/memories/{redis.pk}/history/")
+    page.locator("li.revision").first.locator("button:has-text('Undo this refresh')").click()
+    expect(page.locator(".messages")).to_contain_text("Refresh undone")
+    redis.refresh_from_db()
+    assert redis.stability == pytest.approx(0.03)
+    assert revisions_for_memory(redis).first().action == "restore"
+    page.goto("/ns/acme/queues/stale/")
+    expect(page.locator(f"tr[data-memory='{redis.pk}']")).to_have_count(1)
+    page.locator(f"tr[data-memory='{redis.pk}'] button:has-text('Refresh')").click()
+    expect(page.locator(".messages")).to_contain_text("Refreshed: 1 memories.")
 
     page.locator(f"tr[data-memory='{old.pk}'] input[name=ids]").check()
     page.select_option("select[name=action]", "archive")

@@ -10,7 +10,10 @@ from django.core.management import call_command
 
 from apps.access.models import NamespaceMembership, Role
 from apps.history.models import MemoryRevision
-from apps.memories.models import CausalEdge, Memory
+from apps.memories.models import CausalEdge, Memory, Namespace
+from apps.memories.selectors import stale_counts
+from apps.queues.selectors import conflict_count, duplicate_count, open_conflicts
+from apps.search.selectors import missed_count
 
 from .conftest import make_user
 
@@ -35,6 +38,13 @@ def test_seed_demo(tmp_path, embedding_model):
     assert CausalEdge.objects.filter(namespace__name="demo", relation="contradicts").exists()
     assert MemoryRevision.objects.filter(namespace__name="demo", door="cli").exists()
     assert NamespaceMembership.objects.get(user=admin, namespace__name="demo").role == Role.OWNER
+    # Every curator's queue has something in it, with no step by hand.
+    demo = Namespace.objects.get(name="demo")
+    assert duplicate_count(namespace=demo) >= 1
+    assert conflict_count(namespace=demo) >= 2  # the contradicts link and a search's flag
+    assert any(not c.linked and c.flagged for c in open_conflicts(namespace=demo))
+    assert stale_counts(namespace=demo)["total"] >= 1
+    assert missed_count(namespace=demo) >= 1
     count = memories.count()
     call_command("seed_demo", source=str(tmp_path), conversation="conv-1")
     assert memories.count() == count

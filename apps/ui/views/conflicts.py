@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 from apps.core.exceptions import ValidationFailed
 from apps.memories.models import Memory, Namespace
 from apps.queues import services
-from apps.queues.selectors import is_open_conflict, open_conflicts, side_by_side
+from apps.queues.selectors import is_open_conflict, open_conflicts
 
 from ..access import Action, can, namespace_view
 from ..templatetags.stale_nav import forget_counts
@@ -34,7 +34,9 @@ def conflicts_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
     )
     rows = []
     for conflict in found[:PAGE_SIZE]:
-        left, right = side_by_side(conflict.first.content, conflict.second.content)
+        # Plain texts side by side: contradicting memories rarely share enough words for a
+        # word diff to help reading them.
+        left, right = [("equal", conflict.first.content)], [("equal", conflict.second.content)]
         rows.append({"conflict": conflict, "left": left, "right": right})
     context = {
         "namespace": namespace,
