@@ -29,9 +29,10 @@ def pair(acme):
     checklist = services.memory_create(
         namespace=acme, title="Release checklist", content="Changelog, migrations, smoke test."
     ).memory
-    services.edge_create(source=right, target=checklist, relation="depends_on")
-    near_duplicates_update(acme)
     first, second = sorted([left, right], key=lambda m: str(m.pk))
+    # The memory merged away (the right one on the page) has the link that must move.
+    services.edge_create(source=second, target=checklist, relation="depends_on")
+    near_duplicates_update(acme)
     return first, second, checklist
 
 

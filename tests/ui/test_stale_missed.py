@@ -229,7 +229,8 @@ def test_stale_bench_command_times_both_queues(db, embedding_model, settings):
     call_command("stale_bench", size=300, logs=400, repeat=1, stdout=out)
     report = out.getvalue()
     assert "300 memories, 400 searches" in report
-    for page in ("stale queue (all reasons)", "missed searches (warm)", "unused, page 2"):
+    pages = ("near-duplicates queue", "conflicts queue", "stale queue (all reasons)")
+    for page in (*pages, "missed searches (again)", "unused, page 2"):
         assert page in report
 
 

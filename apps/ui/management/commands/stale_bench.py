@@ -167,7 +167,7 @@ class Command(BaseCommand):
         total = missing.count()
         if not total:
             return
-        texts = [r["content"] for r in _records(DEFAULT_SOURCE, BASES)]
+        texts = [r["content"] for r in _records(DEFAULT_SOURCE, min(BASES, max(10, total // 100)))]
         self.stderr.write(f"embedding {len(texts)} base texts ...")
         bases = embed_texts(texts)
         noise = np.random.default_rng(7)
@@ -201,7 +201,7 @@ class Command(BaseCommand):
         QueryLog.objects.bulk_update(chosen, ["contradictions"], batch_size=2000)
         edges = [
             CausalEdge(namespace=ns, source_id=a, target_id=b, relation="contradicts")
-            for a, b in rng.sample(pool, CONFLICT_LINKS)
+            for a, b in rng.sample(pool, min(CONFLICT_LINKS, len(pool) // 2))
         ]
         CausalEdge.objects.bulk_create(edges, ignore_conflicts=True)
         self.stderr.write(f"{len(chosen)} flagged searches, {len(edges)} contradicts links")
