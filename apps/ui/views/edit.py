@@ -20,25 +20,21 @@ PREFILLED = ("content", "title", "category", "tags", "file_path", "source")
 DUPLICATE_CHOICES = {"keep": "report", "skip": "skip", "supersede": "supersede"}
 
 
-class _HasDuplicates(Exception):
+class _DryRun(Exception):
     def __init__(self, result: services.WriteResult):
         self.duplicate_of = result.duplicate_of
         self.near_duplicates = list(result.near_duplicates)
-        super().__init__("duplicates found")
+        super().__init__("dry run")
 
 
-def _create_unless_duplicates(namespace: Namespace, fields: dict, who: dict):
-    """Create the memory for real, but roll it back when the write path finds a duplicate or
-    near-duplicate, so the person can choose first. The common case (nothing similar) embeds
-    the text once; returns (result, None) or (None, what was found)."""
+def _preview(namespace: Namespace, fields: dict) -> _DryRun | None:
+    """Run the real create and roll it back: what it would find (duplicates, near-duplicates)."""
     try:
         with transaction.atomic():
-            result = services.memory_create(namespace=namespace, **fields, **who)
-            if result.duplicate_of or result.near_duplicates:
-                raise _HasDuplicates(result)
-            return result, None
-    except _HasDuplicates as found:
-        return None, found
+            raise _DryRun(services.memory_create(namespace=namespace, **fields))
+    except _DryRun as dry:
+        return dry
+    return None
 
 
 @namespace_view(Action.CHANGE)
@@ -52,22 +48,21 @@ def create_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
         choice = request.POST.get("on_duplicate", "")
         try:
             if choice not in DUPLICATE_CHOICES:
-                result, found = _create_unless_duplicates(namespace, fields, writer(request))
-                if found is not None:
-                    similarity = {d["id"]: d["similarity"] for d in found.near_duplicates}
+                dry = _preview(namespace, fields)
+                if dry and (dry.duplicate_of or dry.near_duplicates):
+                    similarity = {d["id"]: d["similarity"] for d in dry.near_duplicates}
                     near = Memory.objects.filter(pk__in=list(similarity))
                     context["duplicates"] = {
-                        "exact": found.duplicate_of,
+                        "exact": dry.duplicate_of,
                         "near": [(m, similarity[str(m.pk)]) for m in near],
                     }
                     return render(request, "ui/memory/form.html", context)
-            else:
-                result = services.memory_create(
-                    namespace=namespace,
-                    on_duplicate=DUPLICATE_CHOICES[choice],
-                    **fields,
-                    **writer(request),
-                )
+            result = services.memory_create(
+                namespace=namespace,
+                on_duplicate=DUPLICATE_CHOICES.get(choice, "report"),
+                **fields,
+                **writer(request),
+            )
         except ValidationFailed as exc:
             attach_errors(form, exc)
             return render(request, "ui/memory/form.html", context, status=400)
