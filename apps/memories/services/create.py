@@ -75,6 +75,7 @@ def memory_batch_create(
     infer: bool = True,
     actor: revisions.Actor = None,
     door: str = "system",
+    max_chars: int | None = None,
 ) -> list[WriteResult]:
     """Store many memories in one transaction; embeddings are computed in batches.
 
@@ -89,6 +90,8 @@ def memory_batch_create(
         raise ValidationFailed(
             {"items": f"{len(items)} items; the limit is {settings.MEMORY_BATCH_MAX_ITEMS}."}
         )
+    if max_chars is not None:
+        _check_batch_cost(items, max_chars)
     return _create_many(
         namespace,
         items,
@@ -101,6 +104,21 @@ def memory_batch_create(
         actor=actor,
         door=door,
     )
+
+
+def _check_batch_cost(items: Sequence[dict], max_chars: int) -> None:
+    """Refuse a batch whose texts would hold a worker too long, before any embedding."""
+    total = 0
+    for item in items:
+        if isinstance(item, dict):
+            total += sum(len(item[k]) for k in ("content", "title") if isinstance(item.get(k), str))
+    if total > max_chars:
+        raise ValidationFailed(
+            {
+                "items": f"{total} characters of content and title in all; the limit per "
+                f"request is {max_chars}. Send the memories in smaller batches."
+            }
+        )
 
 
 def _validate_all(items: Sequence[dict], prefix: str | None) -> list[MemoryInput]:
