@@ -230,10 +230,16 @@ def fetch_rows(
             "stability": r[6],
             "pagerank": r[7],
             "tags": tuple(r[8]),
-            "lexical": float(r[9] or 0.0),
-            "similarity": float(r[10] or 0.0),
+            "lexical": _finite(r[9]),
+            # A stored zero vector (written by SQL or another tool) has a NaN cosine.
+            "similarity": _finite(r[10]),
         }
     return out
+
+
+def _finite(value) -> float:
+    number = float(value or 0.0)
+    return number if math.isfinite(number) else 0.0
 
 
 def fetch_embeddings(ids: list[str]) -> dict[str, np.ndarray]:
