@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections import Counter
 
 import httpx
@@ -33,6 +34,7 @@ HYPOTHESIS = settings(
 CREATE_NAMES = [f.name for f in CREATE_FIELDS]
 UPDATE_NAMES = [f.name for f in UPDATE_FIELDS]
 STATUSES: Counter[int] = Counter()
+STARTED = time.monotonic()
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 
 
@@ -43,7 +45,10 @@ def door(asgi_server, tokens, settings):
     headers = {"Authorization": f"Bearer {tokens.alpha_rw}"}
     with httpx.Client(base_url=asgi_server, headers=headers, timeout=120) as client:
         yield client
-    print(f"\nhostile statuses: {dict(sorted(STATUSES.items()))}")
+    print(
+        f"\nhostile statuses so far: {dict(sorted(STATUSES.items()))}, "
+        f"{sum(STATUSES.values())} responses in {time.monotonic() - STARTED:.0f} s"
+    )
 
 
 def _send(client: httpx.Client, method: str, path: str, body) -> httpx.Response:
@@ -67,6 +72,13 @@ def _assert_named(response: httpx.Response, body: dict) -> None:
             return
         roots = {k.split(".")[0].split("[")[0] for k in named}
         assert roots & (set(body) | {"non_field_errors", "items"}), (named, list(body))
+
+
+def _row(memory: Memory) -> dict:
+    """The stored row with its tags, to compare before and after a refused change."""
+    row = Memory.objects.filter(pk=memory.pk).values().get()
+    row["tags"] = sorted(memory.tags.values_list("name", flat=True))
+    return row
 
 
 def _mcp(client: httpx.Client, tool: str, arguments) -> tuple[bool, str]:
@@ -120,12 +132,12 @@ def test_rest_update_with_one_hostile_field(door, tokens, field, value):
         content_hash="f" * 64,
         defaults={"content": "the memory hostile updates aim at", "title": "target"},
     )
+    before = _row(memory)
     body = {field: value}
     response = _send(door, "PATCH", f"/api/v1/memories/{memory.pk}/", body)
     _assert_named(response, body)
     if response.status_code >= 400:
-        memory.refresh_from_db()
-        assert memory.title == "target"
+        assert _row(memory) == before  # nothing written (earlier examples may have changed it)
 
 
 @given(
@@ -187,9 +199,11 @@ def test_mcp_update_with_hostile_metadata(door, tokens, metadata):
         content_hash="e" * 64,
         defaults={"content": "the memory hostile metadata aims at"},
     )
+    before = _row(memory)
     refused, text = _mcp(door, "update_memory", {"memory_id": str(memory.pk), "metadata": metadata})
     if refused:
         assert "metadata" in text or "Parse error" in text, text[:300]
+        assert _row(memory) == before
 
 
 RAW_BODIES = [
