@@ -57,19 +57,23 @@ def test_bench_reports_every_figure_and_cleans_up(dataset, embedding_model, tmp_
     assert not Namespace.objects.filter(name__startswith="bench-").exists()
 
 
-def test_bench_reuses_cached_vectors_and_spreads_namespaces(dataset, embedding_model, tmp_path):
+def test_bench_reuses_cached_vectors_copies_and_spreads_namespaces(
+    dataset, embedding_model, tmp_path
+):
     cache = tmp_path / "vectors"
     call_command("bench", source=dataset, vectors=cache, prepare_vectors=100, stderr=StringIO())
     assert len(np.load(cache / "vectors-00000000.npy")) == len(TEXTS)
     report = tmp_path / "bench.json"
     call_command(
         "bench", sizes=[12], queries=2, recall_queries=2, source=dataset, vectors=cache,
-        model_sample=2, spread=3, json_path=report, stdout=StringIO(), stderr=StringIO(),
+        model_sample=2, spread=3, bulk=True, copy=True, lock=tmp_path / "lock",
+        json_path=report, stdout=StringIO(), stderr=StringIO(),
     )  # fmt: skip
     rows = json.loads(report.read_text())
     first = rows[0]
     # 10 rows from the cache (8 texts, then 2 suffixed copies with variant vectors), 2 modelled
     assert first["ingest_measured_over"] == 2 and first["variant_vector_rows"] == 2
+    assert first["index_build_s"] >= 0 and first["ingest_conditions"]["locked"] is True
     spread = rows[1]["spread"]
     assert spread["namespaces"] == 3 and spread["1%"]["size"] >= 1
     assert spread["largest"]["size"] >= spread["1%"]["size"]
