@@ -67,6 +67,13 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
 
     def __enter__(self) -> Server:
+        try:
+            return self._start()
+        except BaseException:
+            self.__exit__()  # never leave a server or a postmaster behind
+            raise
+
+    def _start(self) -> Server:
         manage = [sys.executable, "manage.py"]
         subprocess.run([*manage, "migrate", "-v0"], cwd=ROOT, env=self.env, check=True, timeout=600)
         self.token = subprocess.run(
