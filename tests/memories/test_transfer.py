@@ -97,7 +97,7 @@ def test_a_bad_record_names_its_line_and_imports_nothing(tmp_path):
         {"id": "b", "namespace": "ns", "content": "bad date", "created_at": "yesterday-ish"},
     ]
     path = _write(tmp_path / "bad.jsonl", records)
-    with pytest.raises(CommandError, match="line 2.created_at"):
+    with pytest.raises(CommandError, match="line 2: created_at: "):
         call_command("import_memories", str(path), no_progress=True)
     assert Memory.objects.count() == 0
 
