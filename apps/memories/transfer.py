@@ -319,7 +319,11 @@ def export_records(
         while True:
             rows = selection
             if after is not None:
-                rows = rows.filter(TupleGreaterThan(Tuple(F("created_at"), F("id")), after))
+                # created_at >= the last one bounds the (namespace, created_at) index range;
+                # the row comparison then drops the rows of that instant already sent.
+                rows = rows.filter(created_at__gte=after[0]).filter(
+                    TupleGreaterThan(Tuple(F("created_at"), F("id")), after)
+                )
             page = list(
                 rows.defer("embedding", "search_vector")
                 .order_by("created_at", "id")
