@@ -4,6 +4,7 @@ memories, growth by category, last job runs, and the PageRank sampling of a larg
 
 from __future__ import annotations
 
+import io
 from datetime import timedelta
 
 import pytest
@@ -146,3 +147,19 @@ def test_link_endpoint_names_the_bad_field(ns, embedding_model):
     assert CausalEdge.objects.filter(source=a, target=b, relation="caused").exists()
     assert client.get("/ns/figures/graph/data/?depth=7").status_code == 400
     assert client.get("/ns/figures/analytics/?days=abc").status_code == 200
+
+
+def test_ui_bench_times_the_graph_and_analytics_pages(tmp_path, embedding_model, settings):
+    import json
+
+    from django.core.management import call_command
+
+    lines = [{"content": f"Bench text {i} about group entries.", "tags": ["b"]} for i in range(40)]
+    (tmp_path / "memories.jsonl").write_text("\n".join(json.dumps(x) for x in lines))
+    out = io.StringIO()
+    call_command("ui_bench", size=40, logs=300, edges=30, repeat=1, only="graph,analytics",
+                 source=tmp_path, stdout=out, stderr=io.StringIO())  # fmt: skip
+    report = out.getvalue()
+    assert "300 search-log rows" in report and "| analytics (30 days) |" in report
+    assert "| graph data: neighbourhood depth 2 |" in report and "| browse" not in report
+    assert QueryLog.objects.filter(namespace__name="ui-bench").count() == 300
