@@ -57,7 +57,7 @@ def namespace_graph(
             Q(pk__in=edges.values("source_id")) | Q(pk__in=edges.values("target_id"))
         )
     total = memories.count()
-    rows = list(_nodes(memories.order_by("-pagerank_score", "id"))[:limit])
+    rows = list(_nodes(memories.order_by("-pagerank_score", "-id"))[:limit])
     return _graph(namespace, rows, total)
 
 
@@ -77,11 +77,15 @@ def neighbourhood(memory: Memory, *, depth: int = 1, limit: int = MAX_NODES) -> 
             break
     total = len(seen)
     others = Memory.objects.filter(namespace_id=memory.namespace_id, pk__in=seen - {memory.pk})
-    others = _nodes(others.order_by("-pagerank_score", "id"))[: limit - 1]
+    others = _nodes(others.order_by("-pagerank_score", "-id"))[: limit - 1]
     centre = _nodes(Memory.objects.filter(pk=memory.pk)).first()
     graph = _graph(memory.namespace, [centre, *others], total)
     graph.centre = str(memory.pk)
     return graph
+
+
+# Ordered (-pagerank_score, -id): a backward read of the (namespace, pagerank_score, id) index,
+# so the 500 kept nodes are found without sorting the namespace.
 
 
 def _nodes(memories):

@@ -59,6 +59,13 @@ class Command(BaseCommand):
         parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
         parser.add_argument("--namespace", default="ui-bench")
         parser.add_argument("--repeat", type=int, default=5)
+        parser.add_argument(
+            "--bare-copies",
+            action="store_true",
+            help="Copies (--write-path-only) carry no embedding, so they skip the HNSW index: "
+            "much faster to make; for the pages that read no vectors (graph, analytics). The "
+            "search pages' figures are then not those of SIZE embedded rows.",
+        )
         parser.add_argument("--logs", type=int, default=100_000, help="search-log rows to hold")
         parser.add_argument("--edges", type=int, default=GRAPH_EDGES, help="links to hold")
         parser.add_argument("--only", default="", help="comma-separated words of page names")
@@ -82,12 +89,13 @@ class Command(BaseCommand):
         logs: int,
         edges: int,
         only: str,
+        bare_copies: bool = False,
         **options,
     ):
         settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
         ns = services.namespace_get_or_create(name=namespace)
         self._grow(ns, min(size, write_path_only or size), source)
-        copied = _copy_rows(ns, size)
+        copied = _copy_rows(ns, size, bare=bare_copies, out=self.stderr)
         self._extras(ns)
         _graph_and_logs(ns, logs, edges, self.stderr)
         client = self._client()
@@ -257,7 +265,7 @@ def _document() -> str:
     return long_document()
 
 
-def _copy_rows(ns, size: int, batch: int = 2000) -> int:
+def _copy_rows(ns, size: int, batch: int = 2000, *, bare: bool = False, out=None) -> int:
     """Top the namespace up to `size` with copies of its write-path rows (see --write-path-only):
     new ids, the text with a copy suffix and its hash, the same embedding, tags and dates."""
     import hashlib
@@ -270,7 +278,9 @@ def _copy_rows(ns, size: int, batch: int = 2000) -> int:
     )
     originals = originals.order_by("created_at", "id")
     through = Memory.tags.through
-    copied, round_ = 0, 0
+    # A later run goes on numbering the copies, so their texts (and hashes) stay unique.
+    made = Memory.objects.filter(namespace=ns, metadata__has_key="copy_of").count()
+    copied, round_ = 0, made // max(originals.count(), 1)
     while have < size:
         round_ += 1
         offset = 0
@@ -293,8 +303,8 @@ def _copy_rows(ns, size: int, batch: int = 2000) -> int:
                     created_at=row.created_at,
                     updated_at=row.updated_at,
                     file_path=row.file_path,
-                    embedding=row.embedding,
-                    embedding_model=row.embedding_model,
+                    embedding=None if bare else row.embedding,
+                    embedding_model="" if bare else row.embedding_model,
                     content_hash=hashlib.sha256(content.encode()).hexdigest(),
                     metadata={"copy_of": str(row.pk)},
                 )
@@ -303,6 +313,8 @@ def _copy_rows(ns, size: int, batch: int = 2000) -> int:
             Memory.objects.bulk_create(copies, batch_size=1000)
             through.objects.bulk_create(links, batch_size=5000, ignore_conflicts=True)
             have, copied = have + len(copies), copied + len(copies)
+            if out is not None and copied % 10_000 < batch:
+                out.write(f"{have} memories ({copied} copied)")
     return copied
 
 
