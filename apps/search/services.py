@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from functools import partial
 
 from django.utils import timezone
@@ -151,9 +150,8 @@ def search(
     metrics.observe_search(timings, latency)
     log_id = None
     if log:
-        log_id = querylog.reserve_id()
-        querylog.submit(
-            log_fields(log_id, req, analysis, weights, ranked, flags, timings, latency),
+        log_id = querylog.record(
+            log_fields(req, analysis, weights, ranked, flags, timings, latency),
             sync=cfg.querylog_sync,
         )
     text_budget = req.token_budget
@@ -232,7 +230,7 @@ def _candidates(req: SearchRequest, cfg, scope, analysis, vector, weights, graph
 
 def _variant_scored(r: Ranked, score: float, found: int) -> Ranked:
     reasons = (*r.reasons, f"variants:{found}") if found > 1 else r.reasons
-    return replace(r, score=score, fused=score, reasons=reasons)
+    return r.copy(score=score, fused=score, reasons=reasons)
 
 
 def _boosts(req: SearchRequest, cfg: SearchSettings, analysis: QueryAnalysis, pool: Pool):

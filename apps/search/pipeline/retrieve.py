@@ -11,10 +11,9 @@ tsvector and are OR-ed (websearch AND-semantics would drop most questions).
 
 from __future__ import annotations
 
-import json
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from django.db import connection, transaction
@@ -240,14 +239,22 @@ def fetch_embeddings(ids: list[str]) -> dict[str, np.ndarray]:
     """Unit vectors of a few memories (MMR and contradiction checks on the final top)."""
     if not ids:
         return {}
+    # pgvector's binary form (vector_send: dimension, unused, big-endian float4s) is read
+    # straight into numpy: the same float32 values as parsing the text form, without the
+    # JSON parse of ~400 numbers per memory that cost a search several milliseconds of CPU.
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT id, embedding::text FROM {MEMORY} WHERE id = ANY(%s::uuid[]) "
+            f"SELECT id, vector_send(embedding) FROM {MEMORY} WHERE id = ANY(%s::uuid[]) "
             "AND embedding IS NOT NULL",
             [ids],
         )
         rows = cursor.fetchall()
-    return {str(i): np.array(json.loads(text), dtype=np.float32) for i, text in rows}
+    return {str(i): vector_from_binary(data) for i, data in rows}
+
+
+def vector_from_binary(data: bytes) -> np.ndarray:
+    """A pgvector `vector_send` value as a float32 numpy array."""
+    return np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32)
 
 
 def window_rows(scope: Scope, times: list, gap_seconds: float) -> list[tuple]:
@@ -317,7 +324,7 @@ def with_embeddings(items: list[Ranked], count: int) -> list[Ranked]:
     """The first `count` items carry their unit vectors (for MMR and the contradiction check)."""
     head = items[:count]
     vectors = fetch_embeddings([r.id for r in head])
-    return [replace(r, embedding=vectors.get(r.id)) for r in head] + items[count:]
+    return [r.copy(embedding=vectors.get(r.id)) for r in head] + items[count:]
 
 
 def namespace_tags(namespace_id: int) -> tuple[str, ...]:
