@@ -12,13 +12,18 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings.base")
+# A worker of `uvicorn --workers N` tells its siblings it is starting before the slow imports,
+# so none of them reports ready while another is still cold (apps/core/readiness.py).
+from django.conf import settings  # noqa: E402
+
+settings.VAR_DIR  # noqa: B018  loads the settings
+from apps.core import readiness  # noqa: E402
+
+readiness.register()
 # Sets Django up before the MCP app imports models. Static files (admin, API docs) are served
 # by Django's own static handler, so one uvicorn process needs nothing in front of it.
 django_application = ASGIStaticFilesHandler(get_asgi_application())
 
-from django.conf import settings  # noqa: E402
-
-from apps.core import readiness  # noqa: E402
 from apps.core.observability import RequestContext  # noqa: E402
 from apps.mcp.server import BearerTokenGate, http_app  # noqa: E402
 from memoryhub.limits import RequestBodyLimit  # noqa: E402
