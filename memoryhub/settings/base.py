@@ -252,6 +252,11 @@ SEARCH_EVIDENCE_RULE = env("SEARCH_EVIDENCE_RULE", default="calibrated")
 SEARCH_CONFIDENCE_THRESHOLD = env.float("SEARCH_CONFIDENCE_THRESHOLD", default=0.5)
 # Session-level scoring (apps/search/pipeline/session.py): 0 switches it off.
 SEARCH_SESSION_SHARE = env.float("SEARCH_SESSION_SHARE", default=0.1)
+# Semantic candidates: a namespace of at most this many memories is scanned exactly (cheaper
+# than the HNSW graph there, and exact); larger ones use the HNSW index with hnsw.ef_search
+# chosen by namespace size (0; docs/benchmarks.md "Scale" has the measurement) or this value.
+SEARCH_EXACT_SCAN_MAX = env.int("SEARCH_EXACT_SCAN_MAX", default=10_000)
+SEARCH_HNSW_EF_SEARCH = env.int("SEARCH_HNSW_EF_SEARCH", default=0)
 
 # --- Celery ---------------------------------------------------------------------------------
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="")
