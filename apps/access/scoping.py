@@ -14,7 +14,7 @@ from apps.core.exceptions import NotFound, PermissionDenied, ValidationFailed
 from apps.memories.models import CausalEdge, Memory, Namespace
 
 from .models import ApiToken
-from .permissions import Action, Principal, can, role_of, token_actions
+from .permissions import Action, Principal, can, role_of
 
 VERBS = {
     Action.VIEW: "read",
@@ -56,20 +56,13 @@ def namespace_for(
     With no name, a principal that can see exactly one namespace uses that one; one that sees
     several must say which.
     """
-    prefetched = _token_namespaces(principal)
     visible = Namespace.objects.restrict(principal, Action.VIEW)
     if name:
-        if prefetched is not None:
-            found = next((ns for ns in prefetched if ns.name == name), None)
-        else:
-            found = visible.filter(name=name).first()
+        found = visible.filter(name=name).first()
         if found is None:
             raise NotFound(f"Namespace '{name}' does not exist or you cannot access it.")
     else:
-        if prefetched is not None and len(prefetched) <= 1:
-            namespaces = prefetched
-        else:  # the error below lists the names in the database's order
-            namespaces = list(visible.order_by("name")[:51])
+        namespaces = list(visible.order_by("name")[:51])
         if len(namespaces) == 1:
             found = namespaces[0]
         elif not namespaces:
@@ -79,19 +72,6 @@ def namespace_for(
             raise ValidationFailed({field: f"Required: you can use several namespaces ({names})."})
     require(principal, found, action)
     return found
-
-
-def _token_namespaces(principal: Principal) -> list[Namespace] | None:
-    """A token's visible namespaces, when token_authenticate prefetched them (every
-    REST and MCP request): the same rows `restrict()` would read, without a query per call."""
-    if not isinstance(principal, ApiToken):
-        return None
-    cache = getattr(principal, "_prefetched_objects_cache", {})
-    if "namespaces" not in cache:
-        return None
-    if Action.VIEW not in token_actions(principal):
-        return []
-    return list(cache["namespaces"])
 
 
 def parse_memory_id(value, field: str) -> uuid.UUID:
