@@ -17,9 +17,12 @@ import time
 from dataclasses import dataclass, replace
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import transaction
 
 from apps.search.types import Hit, Ranked
+
+# Raw SQL reads go where the router sends reads (the replica, when one is configured).
+from memoryhub.db_router import read_connection as connection
 
 from .scope import MEMORY, MEMORY_TAGS, TAG, Scope
 
@@ -151,7 +154,7 @@ def semantic_search(
         f"WHERE {where} AND m.embedding IS NOT NULL "
         "ORDER BY m.embedding <=> %s::vector LIMIT %s"
     )
-    with transaction.atomic(), connection.cursor() as cursor:
+    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
         cursor.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(int(limit), 1000))}")
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         cursor.execute(sql, [literal] + params + [literal, limit])
