@@ -15,8 +15,9 @@ With one, `DATABASE_ROUTERS` holds `PrimaryReplicaRouter` and the `replica` alia
 - Faults: a server that fails is marked down in this process for a few seconds (after a probe
   confirms it does not answer), and reads go to the other one: replica down -> the primary
   serves reads; primary down -> the replica serves reads and writes fail fast (503 with
-  Retry-After) instead of waiting out the pool's timeout. A read that failed on the replica in
-  flight is run again on the primary (`ReplicaRetryMiddleware`, and the MCP runtime).
+  Retry-After) instead of waiting out the pool's timeout. A request whose read failed in flight
+  (before it wrote anything) runs again on the other server (`ReplicaRetryMiddleware`, and the
+  MCP runtime).
 
 Raw SQL reads (the search pipeline's candidate queries) use `read_connection`, which follows
 the same choice as the router's `db_for_read`.
@@ -43,8 +44,11 @@ REPLICA = "replica"
 UNPINNED_MODELS = {"search.querylog", "access.apitoken", "axes.accessattempt", "axes.accesslog"}
 
 
+ROUTER = "memoryhub.db_router.PrimaryReplicaRouter"
+
+
 def replica_configured() -> bool:
-    return REPLICA in settings.DATABASES
+    return ROUTER in settings.DATABASE_ROUTERS and REPLICA in connections.settings
 
 
 # --- Per-request state ----------------------------------------------------------------------
@@ -198,7 +202,7 @@ def is_up(alias: str) -> bool:
 def connection_failed(alias: str) -> None:
     """Called by the backend when a query or connect on `alias` raised an OperationalError."""
     state = _state.get()
-    if state is not None and alias == REPLICA:
+    if state is not None:
         state.failed_alias = alias
         state.avoid.add(alias)
     if alias not in _down_until and not probe(alias):
@@ -213,21 +217,16 @@ def read_alias() -> str:
     if not replica_configured():
         return PRIMARY
     state = _state.get()
-    on_primary = (
-        state is None
-        or state.wrote
-        or connections[PRIMARY].in_atomic_block
-        or REPLICA in state.avoid
-        or _is_pinned(state)
-    )
-    preferred = PRIMARY if on_primary else REPLICA
+    if state is None or state.wrote or connections[PRIMARY].in_atomic_block:
+        return PRIMARY  # jobs and commands, and a request after its first write
+    if PRIMARY in state.avoid:
+        return REPLICA  # this request's read failed on the primary: it runs again here
+    preferred = PRIMARY if REPLICA in state.avoid or _is_pinned(state) else REPLICA
     if is_up(preferred):
         return preferred
     other = REPLICA if preferred == PRIMARY else PRIMARY
-    if other == REPLICA and state is None:
-        return PRIMARY  # jobs and commands never read the replica
-    if other == REPLICA and REPLICA in state.avoid:
-        return PRIMARY
+    if other in state.avoid:
+        return preferred
     return other if is_up(other) else preferred
 
 
@@ -258,20 +257,22 @@ class _ReadConnection:
 read_connection = _ReadConnection()
 
 
-def retry_on_primary() -> bool:
-    """After a failed read on the replica: True if the request may simply run again (it has
-    written nothing, since a write pins it to the primary before any later read)."""
+def retry_read() -> bool:
+    """After a failed read on one server: True if the request may simply run again on the
+    other (it has written nothing: a write sends every later read of it to the primary)."""
     state = _state.get()
-    if state is None or state.failed_alias != REPLICA or state.wrote:
+    if state is None or state.failed_alias is None or state.wrote:
         return False
+    if {PRIMARY, REPLICA} <= state.avoid:
+        return False  # both failed: nothing left to try
     state.failed_alias = None
     return True
 
 
 class ReplicaRetryMiddleware:
-    """Django middleware: a request whose read failed on the replica runs once more, on the
-    primary, so a replica that stops under load costs no client an error. Requests with a body
-    other than JSON (uploads) are not buffered and not retried."""
+    """Django middleware: a request whose read failed on one server (before it wrote anything)
+    runs once more on the other, so a server that stops under load costs no reader an error.
+    Requests with a body other than JSON (uploads) are not buffered and not retried."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -287,8 +288,8 @@ class ReplicaRetryMiddleware:
             except RequestDataTooBig:
                 return self.get_response(request)  # the view answers 413
         response = self.get_response(request)
-        if retry_on_primary():
+        if response.status_code >= 500 and retry_read():
             # The body was read into request.body above, so the view can parse it again.
-            logger.warning("read failed on the replica; answering from the primary")
+            logger.warning("a read failed on one database server; answering from the other")
             response = self.get_response(request)
         return response

@@ -111,6 +111,4 @@ def nginx_conf(*, listen: str, upstreams: list[str], pid: str, prefix: str) -> s
     process that refuses connections is skipped for a few seconds; the request goes to the
     next one)."""
     servers = "\n".join(f"        server {u} max_fails=1 fail_timeout=5s;" for u in upstreams)
-    return NGINX_TEMPLATE.read_text().format(
-        listen=listen, servers=servers, pid=pid, prefix=prefix
-    )
+    return NGINX_TEMPLATE.read_text().format(listen=listen, servers=servers, pid=pid, prefix=prefix)

@@ -83,6 +83,8 @@ def _enqueue(job: str, namespace_id: int) -> None:
     from apps.jobs import debounce
     from apps.jobs.tasks import TASKS
 
+    if not debounce.broker_reachable():
+        raise ConnectionError("the Celery broker (Redis) does not answer")
     countdown = debounce.delay_seconds()
     if not debounce.claim(job, namespace_id, countdown):
         return  # a run is already queued and has not started reading yet

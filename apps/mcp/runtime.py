@@ -40,8 +40,9 @@ def _call_in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         try:
             return fn(*args, **kwargs)
         except (OperationalError, InterfaceError):
-            # A read that failed on the read replica runs again on the primary.
-            if not db_router.retry_on_primary():
+            # A read that failed on one database server (replica or primary) runs again on
+            # the other one; never after a write.
+            if not db_router.retry_read():
                 raise
             close_old_connections()
             return fn(*args, **kwargs)
