@@ -73,6 +73,10 @@ def current() -> RequestRouting | None:
     return _state.get()
 
 
+def _hashed(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()[:32] if raw else ""
+
+
 def client_key(headers: list[tuple[bytes, bytes]]) -> str:
     """Who is asking: the bearer token, else the session cookie; hashed (never stored raw)."""
     auth = cookie = b""
@@ -81,16 +85,26 @@ def client_key(headers: list[tuple[bytes, bytes]]) -> str:
             auth = value
         elif name == b"cookie":
             cookie = value
-    if auth:
-        raw = b"t:" + auth.split()[-1]
-    else:
-        session_name = settings.SESSION_COOKIE_NAME.encode()
-        raw = b""
-        for part in cookie.split(b";"):
-            name, _, value = part.strip().partition(b"=")
-            if name == session_name and value:
-                raw = b"s:" + value
-    return hashlib.sha256(raw).hexdigest()[:32] if raw else ""
+    if auth and auth.split():
+        return _hashed(b"t:" + auth.split()[-1])
+    session_name = settings.SESSION_COOKIE_NAME.encode()
+    for part in cookie.split(b";"):
+        name, _, value = part.strip().partition(b"=")
+        if name == session_name and value:
+            return _hashed(b"s:" + value)
+    return ""
+
+
+def new_session_key(headers: list[tuple[bytes, bytes]]) -> str:
+    """The client key of a session cookie the response sets (a login starts a new session, so
+    the pin must follow the new cookie, not the one the request came with)."""
+    prefix = settings.SESSION_COOKIE_NAME.encode() + b"="
+    for name, value in headers:
+        if name == b"set-cookie" and value.startswith(prefix):
+            cookie = value[len(prefix) :].split(b";", 1)[0].strip(b'"')
+            if cookie:
+                return _hashed(b"s:" + cookie)
+    return ""
 
 
 class RoutingScope:
@@ -103,9 +117,20 @@ class RoutingScope:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        token = _state.set(RequestRouting(client=client_key(scope.get("headers", []))))
+        state = RequestRouting(client=client_key(scope.get("headers", [])))
+        token = _state.set(state)
+
+        async def send_and_pin(message):
+            if message["type"] == "http.response.start" and state.wrote:
+                key = new_session_key(message.get("headers", []))
+                if key and key != state.client:
+                    from asgiref.sync import sync_to_async
+
+                    await sync_to_async(_pin_client)(key)
+            await send(message)
+
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, send_and_pin)
         finally:
             _state.reset(token)
 
@@ -136,10 +161,13 @@ def _is_pinned(state: RequestRouting) -> bool:
 def _pin(state: RequestRouting) -> None:
     state.wrote = True
     state.pinned = True
-    if not state.client:
-        return
+    if state.client:
+        _pin_client(state.client)
+
+
+def _pin_client(client: str) -> None:
     try:
-        _routing_cache().set(_pin_key(state.client), 1, timeout=settings.REPLICA_PIN_SECONDS)
+        _routing_cache().set(_pin_key(client), 1, timeout=settings.REPLICA_PIN_SECONDS)
     except Exception:
         logger.warning("routing cache unavailable; read-your-writes pin not shared")
 

@@ -103,3 +103,32 @@ def test_without_a_replica_nothing_is_routed():
     assert not db_router.replica_configured()
     with request("anyone"):
         assert db_router.read_alias() == "default"
+
+
+def test_a_login_pins_the_new_session_cookie_too(replica, settings):
+    """Django gives a new session cookie at login; the pin must follow it, or the next page
+    could read the session from a replica that has not replayed it yet."""
+    import asyncio
+
+    replica()
+
+    async def login_app(scope, receive, send):
+        db_router.current().wrote = True  # as the session and last_login writes do
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 302,
+                "headers": [(b"set-cookie", b"sessionid=fresh123; HttpOnly; Path=/")],
+            }
+        )
+        await send({"type": "http.response.body", "body": b""})
+
+    async def ignore(message):
+        pass
+
+    scope = {"type": "http", "headers": [(b"cookie", b"sessionid=old456")]}
+    asyncio.run(db_router.RoutingScope(login_app)(scope, None, ignore))
+    with request(db_router.client_key([(b"cookie", b"sessionid=fresh123")])):
+        assert db_router.read_alias() == "default"
+    with request(db_router.client_key([(b"cookie", b"sessionid=other")])):
+        assert db_router.read_alias() == db_router.REPLICA
