@@ -179,7 +179,7 @@ _down_until: dict[str, float] = {}
 _health_lock = threading.Lock()
 
 
-def probe(alias: str, timeout: int = 1) -> bool:
+def probe(alias: str, timeout: int = 3) -> bool:
     """True when the server behind `alias` accepts a new connection and answers."""
     import psycopg
 
@@ -214,13 +214,17 @@ def is_up(alias: str) -> bool:
         return True
     if time.monotonic() < until:
         return False
-    with _health_lock:
+    if not _health_lock.acquire(blocking=False):
+        return False  # another thread is probing: still down until it says otherwise
+    try:
         if _down_until.get(alias) != until:  # another thread probed meanwhile
             return alias not in _down_until
         if not probe(alias):
             _down_until[alias] = time.monotonic() + DOWN_SECONDS
             return False
         del _down_until[alias]
+    finally:
+        _health_lock.release()
     logger.warning("database %s is back", alias)
     # Its pooled connections died with it; a fresh pool connects at once.
     connections[alias].close_pool()

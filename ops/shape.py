@@ -35,6 +35,9 @@ APP_ENV = {
     "CELERY_BROKER_URL": "redis://{redis_host}:{redis_port}/2",
     # Read-your-writes pins shared by every web process.
     "ROUTING_CACHE_URL": "redis://{redis_host}:{redis_port}/2",
+    # A request waits at most this long for a pooled connection (then 503 with Retry-After),
+    # so a database that went away costs seconds, not the default 30.
+    "DATABASE_POOL_TIMEOUT": "5",
     "JOBS_DEBOUNCE_SECONDS": "{debounce_seconds}",
     "JOBS_DRAIN_SECONDS": "{drain_seconds}",
     "LOG_FORMAT": "json",

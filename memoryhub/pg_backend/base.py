@@ -31,8 +31,19 @@ class DatabaseWrapper(PostgresDatabaseWrapper):
         return _WatchedErrors(self)
 
     def get_new_connection(self, conn_params):
+        from psycopg_pool import PoolTimeout
+
         from memoryhub import db_router
 
         if not db_router.is_up(self.alias):
             raise Database.OperationalError(f"database {self.alias!r} is unavailable")
-        return super().get_new_connection(conn_params)
+        try:
+            return super().get_new_connection(conn_params)
+        except PoolTimeout:
+            # The pool waited in vain: the server is down, or it came back while the pool was
+            # backing off between reconnect attempts (then a fresh pool connects at once).
+            if not db_router.probe(self.alias):
+                db_router.mark_down(self.alias)
+                raise
+            self.close_pool()
+            return super().get_new_connection(conn_params)
