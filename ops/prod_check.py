@@ -751,6 +751,8 @@ def run(keep: bool) -> int:
 
 
 def main() -> None:
+    # `timeout`, a CI runner or kill send SIGTERM: tear down as on Ctrl-C.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args()
