@@ -255,6 +255,13 @@ MEMORY_CHUNK_MAX_CHARS = env.int("MEMORY_CHUNK_MAX_CHARS", default=2_000)
 MEMORY_NEAR_DUPLICATE_SIMILARITY = env.float("MEMORY_NEAR_DUPLICATE_SIMILARITY", default=0.95)
 MEMORY_BATCH_MAX_ITEMS = env.int("MEMORY_BATCH_MAX_ITEMS", default=1_000)
 
+# --- Import and export in the browser ---------------------------------------------------------
+# Largest file the import page accepts, and how much markdown a zip may unpack to.
+IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=100 * 1024 * 1024)
+IMPORT_MAX_UNPACKED_BYTES = env.int("IMPORT_MAX_UNPACKED_BYTES", default=200 * 1024 * 1024)
+# Uploads wait here while their import runs; the progress of each run is a small JSON file.
+IMPORT_DIR = Path(env("IMPORT_DIR", default=str(VAR_DIR / "imports")))
+
 # --- Search (SPEC section 4): read once into apps.search.config.SearchSettings ---------------
 SEARCH_DIVERSITY_MAX_PER_FILE = env.int("SEARCH_DIVERSITY_MAX_PER_FILE", default=3)
 SEARCH_TOKEN_BUDGET = env.int("SEARCH_TOKEN_BUDGET", default=2000)
@@ -280,6 +287,11 @@ SEARCH_EVIDENCE_RULE = env("SEARCH_EVIDENCE_RULE", default="calibrated")
 SEARCH_CONFIDENCE_THRESHOLD = env.float("SEARCH_CONFIDENCE_THRESHOLD", default=0.5)
 # Session-level scoring (apps/search/pipeline/session.py): 0 switches it off.
 SEARCH_SESSION_SHARE = env.float("SEARCH_SESSION_SHARE", default=0.1)
+# Semantic candidates: a namespace of at most this many memories is scanned exactly (cheaper
+# than the HNSW graph there, and exact); larger ones use the HNSW index with hnsw.ef_search
+# chosen by namespace size (0; docs/benchmarks.md "Scale" has the measurement) or this value.
+SEARCH_EXACT_SCAN_MAX = env.int("SEARCH_EXACT_SCAN_MAX", default=10_000)
+SEARCH_HNSW_EF_SEARCH = env.int("SEARCH_HNSW_EF_SEARCH", default=0)
 
 # --- Celery ---------------------------------------------------------------------------------
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="")

@@ -18,7 +18,7 @@ from apps.core.exceptions import ValidationFailed
 from .. import embeddings, revisions
 from ..chunking import chunk_markdown
 from ..jobs import graph_changed
-from ..models import CONTENT_UNIQUE, CausalEdge, Memory, Namespace, Relation
+from ..models import CONTENT_UNIQUE, CausalEdge, Memory, Namespace, Relation, hnsw_distance
 from ..tags import infer_tags
 from ..texts import content_hash, embedding_text
 from ..validation import MemoryInput, validate_memory_input
@@ -75,11 +75,14 @@ def memory_batch_create(
     infer: bool = True,
     actor: revisions.Actor = None,
     door: str = "system",
+    vectors: np.ndarray | None = None,
 ) -> list[WriteResult]:
     """Store many memories in one transaction; embeddings are computed in batches.
 
     A bad item anywhere fails the whole batch with errors named "items[i].field".
     Imports pass dedupe=False, chunk=False and infer=False: they restore records exactly.
+    `vectors` (one row per item, from the configured model) skips the encoder for items that
+    are not chunked: `manage.py bench` re-uses the vectors it computed for the same texts.
     """
     if not isinstance(items, list | tuple):
         raise ValidationFailed({"items": "Must be a list of memory objects."})
@@ -100,6 +103,7 @@ def memory_batch_create(
         infer=infer,
         actor=actor,
         door=door,
+        vectors=vectors,
     )
 
 
@@ -136,6 +140,7 @@ def _create_many(
     infer: bool = True,
     actor: revisions.Actor = None,
     door: str = "system",
+    vectors: np.ndarray | None = None,
 ) -> list[WriteResult]:
     if on_duplicate not in ON_DUPLICATE:
         raise ValidationFailed({"on_duplicate": f"Must be one of: {', '.join(ON_DUPLICATE)}."})
@@ -168,9 +173,7 @@ def _create_many(
                 _plan_rows(idx, inp, digest, namespace, inp.tags + inferred, now, chunk=chunk)
             )
 
-        vectors = embeddings.embed_texts(
-            [embedding_text(p.row.title, p.row.content) for p in planned]
-        )
+        vectors = _vectors_for(planned, vectors)
         for p, vector in zip(planned, vectors, strict=True):
             p.row.embedding = vector
             p.row.embedding_model = model_name
@@ -218,6 +221,27 @@ def _create_many(
                 first = results[first_of_hash[digest]]
                 results[idx] = WriteResult(first.memory, False, duplicate_of=first.memory)
     return results  # type: ignore[return-value]
+
+
+def _vectors_for(planned: list[_Planned], given: np.ndarray | None) -> np.ndarray:
+    """The embedding of every planned row: given per item (a row that is an item's only
+    chunk takes its item's vector), the rest from the encoder in one batch."""
+    counts: dict[int, int] = {}
+    for p in planned:
+        counts[p.item] = counts.get(p.item, 0) + 1
+    missing = [i for i, p in enumerate(planned) if given is None or counts[p.item] > 1]
+    encoded = embeddings.embed_texts(
+        [embedding_text(planned[i].row.title, planned[i].row.content) for i in missing]
+    )
+    if given is None:
+        return encoded
+    out = np.empty((len(planned), given.shape[1]), dtype=np.float32)
+    for i, p in enumerate(planned):
+        if counts[p.item] == 1:
+            out[i] = given[p.item]
+    for i, vector in zip(missing, encoded, strict=True):
+        out[i] = vector
+    return out
 
 
 # Identical writers queue on one advisory lock per (namespace, bucket of content hashes), so the
@@ -327,10 +351,10 @@ def _near_duplicates(
                     SELECT m.id, 1 - (m.embedding <=> q.vec) AS similarity
                       FROM memories_memory m
                      WHERE m.namespace_id = %s AND NOT m.archived AND m.embedding IS NOT NULL
-                     ORDER BY m.embedding <=> q.vec
+                     ORDER BY {order}
                      LIMIT 5) nd
              WHERE nd.similarity >= %s
-            """,
+            """.format(order=hnsw_distance("m.embedding", "q.vec")),
             [literals, namespace.pk, threshold],
         )
         for pos, memory_id, similarity in cur.fetchall():
