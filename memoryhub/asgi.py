@@ -26,6 +26,7 @@ django_application = ASGIStaticFilesHandler(get_asgi_application())
 
 from apps.core.observability import RequestContext  # noqa: E402
 from apps.mcp.server import BearerTokenGate, http_app  # noqa: E402
+from memoryhub import db_router  # noqa: E402
 from memoryhub.limits import RequestBodyLimit  # noqa: E402
 from memoryhub.warmup import warm  # noqa: E402
 
@@ -51,6 +52,10 @@ def _is_mcp(scope) -> bool:
     path = scope.get("path", "")
     return scope["type"] == "http" and (path == MCP_PATH or path.startswith(MCP_PATH + "/"))
 
+
+# With a read replica, HTTP requests (Django and MCP) may read from it (memoryhub/db_router.py).
+if db_router.replica_configured():
+    application = db_router.RoutingScope(application)  # noqa: F811
 
 # Outermost: the body limit on the bytes actually received, for Django and MCP alike.
 application = RequestBodyLimit(application, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)  # noqa: F811

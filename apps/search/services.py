@@ -7,14 +7,17 @@ in its own module under pipeline/. Re-rankers share one contract: they take a li
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from functools import partial
 
+from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from apps.core import metrics
 from apps.memories.embeddings import embed_query, model_name
+from memoryhub import db_router
 
 from . import querylog
 from .config import SearchSettings, search_settings
@@ -45,6 +48,8 @@ from .response import SearchResponse, Trace, explain, log_fields, payload, rende
 from .types import QueryAnalysis, Ranked
 
 __all__ = ["SearchResponse", "render_markdown", "search"]
+
+logger = logging.getLogger(__name__)
 
 Stage = tuple[str, Callable[[list[Ranked]], list[Ranked]]]
 
@@ -150,10 +155,17 @@ def search(
     metrics.observe_search(timings, latency)
     log_id = None
     if log:
-        log_id = querylog.record(
-            log_fields(req, analysis, weights, ranked, flags, timings, latency),
-            sync=cfg.querylog_sync,
-        )
+        try:
+            log_id = querylog.record(
+                log_fields(req, analysis, weights, ranked, flags, timings, latency),
+                sync=cfg.querylog_sync,
+            )
+        except (OperationalError, InterfaceError):
+            # With a read replica, searches answer while the primary is down; the log waits.
+            if not db_router.replica_configured():
+                raise
+            logger.warning("search log not written: the primary database is unavailable")
+            log_id = None
     text_budget = req.token_budget
     if text_budget is None and cfg.on("budget"):
         text_budget = cfg.token_budget

@@ -6,9 +6,11 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from .views import (
+    analytics,
     browse,
     connect,
     edit,
+    graph,
     history,
     members,
     memory,
@@ -51,6 +53,10 @@ urlpatterns = [
     path("ns/<slug:namespace>/connect/", connect.connect_page, name="connect"),
     path("ns/<slug:namespace>/members/", members.members_page, name="members"),
     path("ns/<slug:namespace>/trash/", history.trash_page, name="trash"),
+    path("ns/<slug:namespace>/graph/", graph.graph_page, name="graph"),
+    path("ns/<slug:namespace>/graph/data/", graph.graph_data, name="graph_data"),
+    path("ns/<slug:namespace>/graph/link/", graph.graph_link, name="graph_link"),
+    path("ns/<slug:namespace>/analytics/", analytics.analytics_page, name="analytics"),
     path("ns/<slug:namespace>/transfer/", transfer.transfer_page, name="transfer"),
     path("ns/<slug:namespace>/transfer/import/", transfer.import_start, name="import_start"),
     path(

@@ -82,7 +82,7 @@ def test_import_a_markdown_zip_and_an_mcp_memory_service_database(page, admin_us
 
     _upload(page, mcp_memory_service_db(tmp_path / "sqlite_vec.db"))
     _result(page, "Imported 3 memories")
-    _result(page, "1 links")
+    _result(page, "1 link")
     shoot(page, "transfer-import")
     page.goto("/ns/acme/memories/?category=warning")
     expect(page.locator("table.list")).to_contain_text(MCP_MEMORIES[1][0][:40])

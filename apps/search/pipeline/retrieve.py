@@ -16,10 +16,13 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import transaction
 
 from apps.memories.models import hnsw_distance
 from apps.search.types import Hit, Ranked
+
+# Raw SQL reads go where the router sends reads (the replica, when one is configured).
+from memoryhub.db_router import read_connection as connection
 
 from .scope import MEMORY, MEMORY_TAGS, TAG, Scope
 
@@ -200,7 +203,7 @@ def hnsw_nearest(scope: Scope, literal: str, limit: int, ef_search: int) -> list
         f"SELECT m.id, 1 - (m.embedding <=> %s::vector) AS sim FROM {MEMORY} m "
         f"WHERE {where} AND m.embedding IS NOT NULL ORDER BY {HNSW_ORDER} LIMIT %s"
     )
-    with transaction.atomic(), connection.cursor() as cursor:
+    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
         cursor.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         cursor.execute(sql, [literal] + params + [literal, limit])
