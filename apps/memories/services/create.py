@@ -165,9 +165,29 @@ def _create_many(
     inputs = _validate_all(items, prefix)
     model_name = embeddings.model_name()
     now = timezone.now()
+    hashes = [content_hash(i.content) for i in inputs]
+
+    # Rows are planned and embedded before the transaction: the encoder's wait (tens of
+    # milliseconds under load, shared with concurrent writers through the batcher) then holds
+    # neither the hash lock nor an open transaction, so concurrent writers do not queue behind
+    # each other's encoding. An item that turns out to be stored already is dropped below.
+    plans: dict[int, tuple[list[str], list[_Planned]]] = {}
+    first_of_hash: dict[str, int] = {}
+    for idx, (inp, digest) in enumerate(zip(inputs, hashes, strict=True)):
+        if dedupe and digest in first_of_hash:  # the same text twice in one batch
+            continue
+        first_of_hash.setdefault(digest, idx)
+        inferred = infer_tags(inp.content, inp.category, inp.tags) if infer else []
+        rows = _plan_rows(idx, inp, digest, namespace, inp.tags + inferred, now, chunk=chunk)
+        plans[idx] = (inferred, rows)
+    every_row = [p for _, rows in plans.values() for p in rows]
+    encoded = _vectors_for(every_row, vectors)
+    for p, vector in zip(every_row, encoded, strict=True):
+        p.row.embedding = vector
+        p.row.embedding_model = model_name
+    position = {id(p): i for i, p in enumerate(every_row)}
 
     with transaction.atomic():
-        hashes = [content_hash(i.content) for i in inputs]
         existing = {}
         if dedupe:
             _lock_hashes(namespace, hashes)
@@ -177,24 +197,16 @@ def _create_many(
             }
         results: list[WriteResult | None] = [None] * len(inputs)
         planned: list[_Planned] = []
-        first_of_hash: dict[str, int] = {}
-        for idx, (inp, digest) in enumerate(zip(inputs, hashes, strict=True)):
+        for idx, digest in enumerate(hashes):
             if digest in existing:
                 results[idx] = WriteResult(existing[digest], False, duplicate_of=existing[digest])
                 continue
-            if dedupe and digest in first_of_hash:  # the same text twice in one batch
+            if idx not in plans:
                 continue
-            first_of_hash.setdefault(digest, idx)
-            inferred = infer_tags(inp.content, inp.category, inp.tags) if infer else []
+            inferred, rows = plans[idx]
             results[idx] = WriteResult(memory=None, created=True, inferred_tags=inferred)  # type: ignore[arg-type]
-            planned.extend(
-                _plan_rows(idx, inp, digest, namespace, inp.tags + inferred, now, chunk=chunk)
-            )
-
-        vectors = _vectors_for(planned, vectors)
-        for p, vector in zip(planned, vectors, strict=True):
-            p.row.embedding = vector
-            p.row.embedding_model = model_name
+            planned.extend(rows)
+        vectors = encoded[[position[id(p)] for p in planned]]
 
         near = _near_duplicates(namespace, planned, vectors) if check_near else {}
         if on_duplicate == "skip":
