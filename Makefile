@@ -7,7 +7,7 @@ PORT ?= 8000
 # Web worker processes (uvicorn reads the same variable); one per core suits most machines.
 WEB_CONCURRENCY ?= 2
 
-.PHONY: run test install lint format migrate worker stop-db evaluate loadtest clean demo browser
+.PHONY: run test install lint format migrate worker stop-db evaluate loadtest clean demo browser prod-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -71,3 +71,9 @@ clean:
 # e.g. make loadtest LOADTEST_ARGS="--scenarios search --seconds 20"
 loadtest: migrate
 	$(BIN)/python loadtest/run.py $(LOADTEST_ARGS)
+
+# The production shape on this machine (ops/prod_check.py): PostgreSQL primary + streaming
+# replica on TCP, Redis, two web processes behind nginx, Celery worker and beat; every fault
+# under load, then everything torn down. Not part of `make test`.
+prod-check: install
+	nice -n 19 $(BIN)/python ops/prod_check.py $(PROD_CHECK_ARGS)

@@ -12,15 +12,21 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings.base")
+# A worker of `uvicorn --workers N` tells its siblings it is starting before the slow imports,
+# so none of them reports ready while another is still cold (apps/core/readiness.py).
+from django.conf import settings  # noqa: E402
+
+settings.VAR_DIR  # noqa: B018  loads the settings
+from apps.core import readiness  # noqa: E402
+
+readiness.register()
 # Sets Django up before the MCP app imports models. Static files (admin, API docs) are served
 # by Django's own static handler, so one uvicorn process needs nothing in front of it.
 django_application = ASGIStaticFilesHandler(get_asgi_application())
 
-from django.conf import settings  # noqa: E402
-
-from apps.core import readiness  # noqa: E402
 from apps.core.observability import RequestContext  # noqa: E402
 from apps.mcp.server import BearerTokenGate, http_app  # noqa: E402
+from memoryhub import db_router  # noqa: E402
 from memoryhub.limits import RequestBodyLimit  # noqa: E402
 from memoryhub.warmup import warm  # noqa: E402
 
@@ -46,6 +52,10 @@ def _is_mcp(scope) -> bool:
     path = scope.get("path", "")
     return scope["type"] == "http" and (path == MCP_PATH or path.startswith(MCP_PATH + "/"))
 
+
+# With a read replica, HTTP requests (Django and MCP) may read from it (memoryhub/db_router.py).
+if db_router.replica_configured():
+    application = db_router.RoutingScope(application)  # noqa: F811
 
 # Outermost: the body limit on the bytes actually received, for Django and MCP alike.
 application = RequestBodyLimit(application, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)  # noqa: F811

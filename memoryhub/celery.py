@@ -21,6 +21,11 @@ app.autodiscover_tasks()
 # periodic runs catch what no write signalled (deleted isolated memories, lost messages).
 _BEAT = {"kwargs": {"trigger": "beat"}}
 app.conf.beat_schedule = {
+    # Job runs that writes asked for while Redis was down (apps/jobs/triggers.py).
+    "drain-job-requests": {
+        "task": "apps.jobs.tasks.drain_job_requests_task",
+        "schedule": float(os.environ.get("JOBS_DRAIN_SECONDS", "60")),
+    },
     "pagerank-hourly": {
         "task": "apps.jobs.tasks.pagerank_task",
         "schedule": crontab(minute=5),

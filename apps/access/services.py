@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import secrets
 from collections.abc import Iterable
 
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
 from apps.core.exceptions import ValidationFailed
 from apps.memories.models import Namespace
 
 from .models import ApiToken, NamespaceMembership, Role
+
+logger = logging.getLogger(__name__)
 
 TOKEN_PREFIX = "mh_"
 
@@ -53,7 +56,11 @@ def token_authenticate(raw: str | None) -> ApiToken | None:
         return None
     now = timezone.now()
     if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
-        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        try:
+            ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        except (OperationalError, InterfaceError):
+            # Bookkeeping only: with the primary down, reads (on a replica) still authenticate.
+            logger.warning("token %s: last use not recorded (database unavailable)", token.prefix)
     return token
 
 

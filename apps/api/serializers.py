@@ -59,7 +59,13 @@ class MemoryCreateIn(MemoryFieldsIn):
 class MemoryBatchIn(StrictSerializer):
     namespace = _namespace_field()
     on_duplicate = serializers.ChoiceField(choices=ON_DUPLICATE, default="report")
-    items = MemoryFieldsIn(many=True, min_length=1, max_length=BATCH_MAX)
+    items = MemoryFieldsIn(
+        many=True,
+        min_length=1,
+        max_length=BATCH_MAX,
+        help_text=f"At most {BATCH_MAX} memories and {settings.MEMORY_BATCH_MAX_CHARS} "
+        "characters of content and title in all (MEMORY_BATCH_MAX_CHARS).",
+    )
 
 
 MemoryUpdateIn = type(

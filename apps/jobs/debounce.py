@@ -37,6 +37,19 @@ def redis_client():
     return _client(url)
 
 
+def broker_reachable() -> bool:
+    """False when the Redis broker does not answer a PING (refused at once, or within 2 s).
+    Publishing to a broker that is down would block the request for Celery's connection
+    retries (about 20 s); the caller keeps the job in the database instead."""
+    client = redis_client()
+    if client is None:
+        return True
+    try:
+        return bool(client.ping())
+    except Exception:
+        return False
+
+
 def pending_key(job: str, namespace_id: int | None) -> str:
     return f"memoryhub:jobs:pending:{job}:{namespace_id or 'all'}"
 

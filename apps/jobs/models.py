@@ -77,6 +77,24 @@ class JobCursor(models.Model):
         return f"{self.job}:{self.namespace_id}@{self.position:%Y-%m-%d %H:%M:%S}"
 
 
+class JobRequest(models.Model):
+    """A job run a write asked for while the broker (Redis) could not take it. The
+    `drain_job_requests` beat task queues these once the broker is back; one row per job and
+    namespace, so a burst of writes during an outage still becomes one run."""
+
+    job = models.CharField(max_length=30, choices=Job.choices)
+    namespace = models.ForeignKey(NAMESPACE_MODEL, on_delete=models.CASCADE, related_name="+")
+    requested_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["job", "namespace"], name="jobrequest_job_ns_uniq")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.job}:{self.namespace_id} requested {self.requested_at:%Y-%m-%d %H:%M:%S}"
+
+
 class LatestJobRun(JobRun):
     """Admin view of only the most recent run per job and scope."""
 

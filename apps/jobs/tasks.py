@@ -56,6 +56,14 @@ def near_duplicates_task(self, namespace_id: int | None = None, trigger: str = "
     return _run(self, Job.NEAR_DUPLICATES, namespace_id, trigger)
 
 
+@shared_task
+def drain_job_requests_task() -> int:
+    """Queue the runs writes asked for while the broker was down (apps.jobs.triggers)."""
+    from apps.jobs.triggers import drain_requests
+
+    return drain_requests()
+
+
 TASKS = {
     Job.PAGERANK: pagerank_task,
     Job.FEEDBACK_WEIGHTS: feedback_weights_task,

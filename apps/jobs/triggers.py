@@ -32,8 +32,41 @@ def job_requested(job: str, namespace_id: int) -> None:
             _run_inline(job, namespace_id)
         else:
             _enqueue(job, namespace_id)
+    except Exception as exc:
+        if _eager():
+            logger.exception("jobs: could not start %s for namespace %s", job, namespace_id)
+        else:  # the broker refused it (Redis down): keep the request in the database
+            logger.warning("jobs: could not queue %s for namespace %s: %s", job, namespace_id, exc)
+            _remember(job, namespace_id)
+
+
+def _remember(job: str, namespace_id: int) -> None:
+    """The broker refused the job: keep the request in the database for drain_requests()."""
+    from apps.jobs.models import JobRequest
+
+    try:
+        JobRequest.objects.update_or_create(job=job, namespace_id=namespace_id)
+        logger.warning("jobs: %s for namespace %s kept until the broker is back", job, namespace_id)
     except Exception:
-        logger.exception("jobs: could not start %s for namespace %s", job, namespace_id)
+        logger.exception("jobs: could not keep %s for namespace %s", job, namespace_id)
+
+
+def drain_requests(limit: int = 500) -> int:
+    """Queue the job runs writes asked for while the broker was down (beat runs this every
+    minute). A row leaves only when its run is queued (or one is already pending), so each
+    request becomes exactly one run."""
+    from django.db import transaction
+
+    from apps.jobs.models import JobRequest
+
+    with transaction.atomic():
+        rows = list(JobRequest.objects.select_for_update(skip_locked=True)[:limit])
+        for row in rows:
+            _enqueue(row.job, row.namespace_id)  # raises while the broker is still down
+        JobRequest.objects.filter(pk__in=[r.pk for r in rows]).delete()
+    if rows:
+        logger.info("jobs: queued %d job runs requested while the broker was down", len(rows))
+    return len(rows)
 
 
 def _run_inline(job: str, namespace_id: int) -> None:
@@ -50,6 +83,8 @@ def _enqueue(job: str, namespace_id: int) -> None:
     from apps.jobs import debounce
     from apps.jobs.tasks import TASKS
 
+    if not debounce.broker_reachable():
+        raise ConnectionError("the Celery broker (Redis) does not answer")
     countdown = debounce.delay_seconds()
     if not debounce.claim(job, namespace_id, countdown):
         return  # a run is already queued and has not started reading yet

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from mcp_types import CallToolResult
 
 from apps.access.models import ApiToken
@@ -71,6 +72,7 @@ def remember_batch(
         on_duplicate=on_duplicate,
         actor=token,
         door="mcp",
+        max_chars=settings.MEMORY_BATCH_MAX_CHARS,
     )
     created = sum(1 for r in results if r.created)
     lines = [f"Stored {created} new memories in '{ns.name}' ({len(results) - created} existing)."]

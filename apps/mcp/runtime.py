@@ -18,6 +18,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from apps.access.models import ApiToken
 from apps.access.services import token_authenticate
 from apps.core.exceptions import NotFound, PermissionDenied, ValidationFailed
+from memoryhub import db_router
 
 T = TypeVar("T")
 
@@ -36,7 +37,15 @@ def configure_stdio_token(raw: str) -> None:
 def _call_in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     close_old_connections()
     try:
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except (OperationalError, InterfaceError):
+            # A read that failed on one database server (replica or primary) runs again on
+            # the other one; never after a write.
+            if not db_router.retry_read():
+                raise
+            close_old_connections()
+            return fn(*args, **kwargs)
     finally:
         close_old_connections()
 

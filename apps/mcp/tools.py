@@ -76,7 +76,12 @@ async def remember_batch(
     ctx: Context,
     items: Annotated[
         list[MemoryItem],
-        Field(description="Memories to store together.", min_length=1, max_length=BATCH_MAX),
+        Field(
+            description="Memories to store together; at most "
+            f"{settings.MEMORY_BATCH_MAX_CHARS} characters of content and title in all.",
+            min_length=1,
+            max_length=BATCH_MAX,
+        ),
     ],
     on_duplicate: OnDuplicate = "report",
     namespace: NamespaceArg = None,

@@ -17,6 +17,8 @@ from django.db.models import F, Q, QuerySet
 from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan, TupleLessThan
 from pgvector.django import CosineDistance
 
+from apps.core.readside import as_int, json_object
+
 from .models import CausalEdge, Memory
 
 # sort name -> (model field, descending?)
@@ -97,8 +99,8 @@ def cursor_after(memory: Memory, sort: str = "newest") -> str:
 
 def document_chunks(memory: Memory) -> list[Memory]:
     """Every chunk of the document `memory` belongs to, in order ([] when it is not chunked)."""
-    document_id = (memory.metadata or {}).get("document_id")
-    if not document_id:
+    document_id = json_object(memory.metadata).get("document_id")
+    if not document_id or not isinstance(document_id, str):
         return []
     # The chunks of a document are written together with one created_at: that narrows the
     # lookup to the (namespace, created_at) index instead of reading every row's metadata.
@@ -107,7 +109,7 @@ def document_chunks(memory: Memory) -> list[Memory]:
         created_at=memory.created_at,
         metadata__contains={"document_id": document_id},
     ).only("id", "title", "content", "metadata", "archived")
-    return sorted(rows, key=lambda m: m.metadata.get("chunk_index", 0))
+    return sorted(rows, key=lambda m: as_int(json_object(m.metadata).get("chunk_index")))
 
 
 def similar_memories(memory: Memory, limit: int = 5) -> list[tuple[Memory, float]]:

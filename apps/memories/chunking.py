@@ -167,3 +167,17 @@ def chunk_markdown(markdown: str, max_chars: int) -> list[Chunk]:
             else:
                 chunks.append((title, piece))
     return [Chunk(i, title, body) for i, (title, body) in enumerate(chunks)]
+
+
+def chunk_by_heading(markdown: str, max_chars: int) -> list[Chunk]:
+    """One chunk per heading section (imports of notes): sections are never merged, an oversized
+    one is split like `chunk_markdown` splits it, and a heading with no text of its own (one
+    followed straight by a sub-heading) gives no chunk."""
+    chunks: list[Chunk] = []
+    for section in _sections(parse_blocks(markdown.strip())):
+        if not section.blocks:
+            continue
+        title = " > ".join(section.path)
+        for piece in _section_pieces(section, max_chars):
+            chunks.append(Chunk(len(chunks), title, piece))
+    return chunks

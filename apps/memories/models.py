@@ -9,16 +9,24 @@ from __future__ import annotations
 import uuid
 
 from django.contrib.postgres.fields import ArrayField
-from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Cast
 from django.utils import timezone
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import HalfVectorField, HnswIndex, VectorField
 
 from .querysets import EdgeQuerySet, MemoryQuerySet, NamespaceQuerySet
 
 EMBEDDING_DIM = 384
+
+
+def hnsw_distance(column: str, query: str) -> str:
+    """The cosine distance expression the HNSW index (memory_embedding_half_hnsw) serves: a
+    nearest-neighbour query must ORDER BY exactly this to use the index."""
+    half = f"halfvec({EMBEDDING_DIM})"
+    return f"({column})::{half} <=> ({query})::{half}"
 
 
 class Namespace(models.Model):
@@ -101,17 +109,23 @@ class Memory(models.Model):
         ordering = ["-created_at"]
         verbose_name_plural = "memories"
         indexes = [
+            # On the vector cast to halfvec: half the index of float vectors, the same
+            # neighbours to within rounding (search computes similarities on the stored floats;
+            # apps/search/pipeline/retrieve.py orders by exactly this expression).
             HnswIndex(
-                name="memory_embedding_hnsw",
-                fields=["embedding"],
+                OpClass(
+                    Cast("embedding", HalfVectorField(dimensions=EMBEDDING_DIM)),
+                    name="halfvec_cosine_ops",
+                ),
+                name="memory_embedding_half_hnsw",
                 m=16,
                 ef_construction=64,
-                opclasses=["vector_cosine_ops"],
             ),
             GinIndex(name="memory_search_vector_gin", fields=["search_vector"]),
             models.Index(name="memory_ns_created", fields=["namespace", "created_at"]),
             models.Index(name="memory_ns_hash", fields=["namespace", "content_hash"]),
             models.Index(name="memory_ns_file", fields=["namespace", "file_path"]),
+            models.Index(name="memory_ns_category", fields=["namespace", "category"]),
             # Browse sorts (apps/memories/browse.py): keyset pages read these in order.
             models.Index(name="memory_ns_importance", fields=["namespace", "importance", "id"]),
             models.Index(name="memory_ns_pagerank", fields=["namespace", "pagerank_score", "id"]),

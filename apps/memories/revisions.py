@@ -49,7 +49,9 @@ def memory_state(memory: Memory, tags: Iterable[str] | None = None) -> dict[str,
     """The tracked fields of `memory`, JSON-safe. Pass `tags` when already known (no query)."""
     state = {name: getattr(memory, name) for name in TRACKED if name != "tags"}
     state["trigger_phrases"] = list(state["trigger_phrases"] or [])
-    state["metadata"] = dict(state["metadata"] or {})
+    metadata = state["metadata"]
+    # An odd stored value (a list or text written by SQL) is kept as it is, not a crash.
+    state["metadata"] = dict(metadata or {}) if isinstance(metadata, dict | None) else metadata
     names = tags if tags is not None else (t.name for t in memory.tags.all())
     state["tags"] = sorted(set(names))
     return state

@@ -209,3 +209,52 @@ def stale_counts(*, namespace: Namespace, now: datetime | None = None) -> dict[s
     aggregates = {"total": Count("id", filter=anything)}
     aggregates.update({name: Count("id", filter=c) for name, c in conditions.items()})
     return Memory.objects.filter(namespace=namespace, archived=False).aggregate(**aggregates)
+
+
+def growth_by_category(*, namespace: Namespace, since: datetime, until: datetime) -> list[dict]:
+    """Per UTC day of [since, until) and category: memories created that day and the running
+    total of the namespace's memories of that category at the day's end (archived included),
+    after a row per category for the day before the period (its total then, created 0).
+    One query: GROUP BY day and category, a window sum over the days, plus what came before."""
+    from django.db import connection
+
+    sql = """
+        WITH days AS (
+            SELECT date_trunc('day', created_at AT TIME ZONE 'UTC') AS day, category,
+                   count(*) AS created
+            FROM memories_memory
+            WHERE namespace_id = %s AND created_at >= %s AND created_at < %s
+            GROUP BY 1, 2
+        ), before AS (
+            SELECT category, count(*) AS total
+            FROM memories_memory
+            WHERE namespace_id = %s AND created_at < %s
+            GROUP BY 1
+        )
+        SELECT to_char(days.day, 'YYYY-MM-DD') AS day, days.category, days.created,
+               coalesce(before.total, 0)
+                 + sum(days.created) OVER (PARTITION BY days.category ORDER BY days.day)
+                 AS total
+        FROM days LEFT JOIN before USING (category)
+        UNION ALL
+        SELECT to_char(%s::timestamptz AT TIME ZONE 'UTC' - interval '1 day', 'YYYY-MM-DD'),
+               category, 0, total
+        FROM before
+        ORDER BY 1, 2
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [namespace.pk, since, until, namespace.pk, since, since])
+        return [
+            {"day": day, "category": category, "created": created, "total": int(total)}
+            for day, category, created, total in cursor.fetchall()
+        ]
+
+
+def category_totals(*, namespace: Namespace) -> list[dict]:
+    """How many memories of each category the namespace holds now (archived ones apart)."""
+    return list(
+        Memory.objects.filter(namespace=namespace)
+        .values("category")
+        .annotate(total=Count("id"), archived=Count("id", filter=Q(archived=True)))
+        .order_by("-total", "category")
+    )

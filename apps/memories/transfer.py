@@ -13,12 +13,17 @@ Records whose id already exists in their namespace are skipped, so re-running an
 from __future__ import annotations
 
 import json
+import re
 import uuid
+import zipfile
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
+import yaml
 from django.db import transaction
+from django.db.models import F, QuerySet
+from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan
 from tqdm import tqdm
 
 from apps.core.dates import parse_instant
@@ -28,7 +33,7 @@ from . import revisions
 from .jobs import graph_changed
 from .models import CausalEdge, Memory, Namespace
 from .services import memories_archive, memory_batch_create, namespace_get_or_create
-from .validation import validate_relation
+from .validation import validate_memory_input, validate_relation
 
 BATCH = 256
 
@@ -42,19 +47,10 @@ class ImportStats:
 
 
 def read_jsonl(path) -> list[dict]:
-    records = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValidationFailed({f"line {number}": f"Not valid JSON: {exc.msg}."}) from exc
-            if not isinstance(record, dict):
-                raise ValidationFailed({f"line {number}": "Must be a JSON object."})
-            records.append(record)
-    return records
+    """The records of a neutral JSONL file; every bad line is reported, by number."""
+    from .importers import read_jsonl_labelled
+
+    return [record for _, record in read_jsonl_labelled(path)]
 
 
 def _existing_ids(namespace: Namespace, records: list[dict]) -> set[str]:
@@ -71,39 +67,57 @@ def _existing_ids(namespace: Namespace, records: list[dict]) -> set[str]:
     return have
 
 
+Progress = Callable[[int, int], None]
+
+
 def import_records(
-    records: Iterable[dict],
+    records: Iterable[dict] | Iterable[tuple[str, dict]],
     *,
     progress: bool = True,
     actor: revisions.Actor = None,
     door: str = "cli",
+    namespace: Namespace | None = None,
+    on_progress: Progress | None = None,
 ) -> ImportStats:
-    """Import records; each created memory, archive flag and edge is a revision by `door`."""
-    records = list(records)
+    """Import records; each created memory, archive flag and edge is a revision by `door`.
+
+    `records` are dicts (labelled "line N" by position) or (label, dict) pairs. With `namespace`
+    every record goes there, whatever its own "namespace" says (the browser's import into the
+    namespace on screen). Every record is checked before anything is written, and all problems
+    are reported together; the writes then run in one transaction.
+    """
+    labelled = [
+        item if isinstance(item, tuple) else (f"line {n}", item)
+        for n, item in enumerate(records, start=1)
+    ]
+    by_namespace = check_records(labelled, namespace=namespace)
     fresh_ids: set = set()
     stats = ImportStats()
-    by_namespace: dict[str, list[tuple[int, dict]]] = defaultdict(list)
-    for number, record in enumerate(records, start=1):
-        name = record.get("namespace")
-        if not isinstance(name, str) or not name:
-            raise ValidationFailed({f"line {number}.namespace": "This field is required."})
-        by_namespace[name].append((number, record))
+    total = len(labelled)
+    done = 0
+    bar = tqdm(total=total, unit="mem", disable=not progress, desc="import")
 
-    bar = tqdm(total=len(records), unit="mem", disable=not progress, desc="import")
+    def advance(n: int) -> None:
+        nonlocal done
+        done += n
+        bar.update(n)
+        if on_progress:
+            on_progress(done, total)
+
     with transaction.atomic():
         for name, numbered in by_namespace.items():
-            namespace = namespace_get_or_create(name=name)
-            stats.namespaces.add(name)
-            have = _existing_ids(namespace, [r for _, r in numbered])
+            target = namespace or namespace_get_or_create(name=name)
+            stats.namespaces.add(target.name)
+            have = _existing_ids(target, [r for _, r in numbered])
             fresh = [(n, r) for n, r in numbered if str(r.get("id", "")) not in have]
             stats.skipped += len(numbered) - len(fresh)
-            bar.update(len(numbered) - len(fresh))
+            advance(len(numbered) - len(fresh))
             for start in range(0, len(fresh), BATCH):
                 chunk = fresh[start : start + BATCH]
                 items = [_memory_fields(r) for _, r in chunk]
                 try:
                     results = memory_batch_create(
-                        namespace=namespace,
+                        namespace=target,
                         items=items,
                         check_near_duplicates=False,
                         dedupe=False,
@@ -117,18 +131,84 @@ def import_records(
                 archived = [
                     res.memory.pk
                     for res, (_, r) in zip(results, chunk, strict=True)
-                    if r.get("archived")
+                    if r.get("archived") and res.created
                 ]
                 if archived:
                     memories_archive(
                         memories=Memory.objects.filter(pk__in=archived), actor=actor, door=door
                     )
-                fresh_ids.update(res.memory.pk for res in results)
-                stats.created += len(results)
-                bar.update(len(chunk))
-        stats.edges = _import_edges(by_namespace, fresh_ids, actor=actor, door=door)
+                created = [res for res in results if res.created]
+                fresh_ids.update(res.memory.pk for res in created)
+                stats.created += len(created)
+                stats.skipped += len(results) - len(created)
+                advance(len(chunk))
+        targets = {name: namespace or Namespace.objects.get(name=name) for name in by_namespace}
+        stats.edges = _import_edges(by_namespace, targets, fresh_ids, actor=actor, door=door)
     bar.close()
     return stats
+
+
+MAX_REPORTED = 200
+
+
+def check_records(
+    labelled: list[tuple[str, dict]], *, namespace: Namespace | None = None
+) -> dict[str, list[tuple[str, dict]]]:
+    """Check every record (fields, edges, ids) before anything is written; group by namespace.
+
+    Raises ValidationFailed naming "label.field" for every problem found (at most MAX_REPORTED).
+    """
+    errors: dict[str, list[str]] = {}
+    by_namespace: dict[str, list[tuple[str, dict]]] = defaultdict(list)
+    for label, record in labelled:
+        if namespace is not None:
+            name = namespace.name
+        else:
+            name = record.get("namespace")
+            if not isinstance(name, str) or not name:
+                errors[f"{label}.namespace"] = ["This field is required."]
+                continue
+        by_namespace[name].append((label, record))
+        try:
+            validate_memory_input(_memory_fields(record), prefix=f"{label}.")
+        except ValidationFailed as exc:
+            errors.update(exc.errors)
+        edges = record.get("edges")
+        if edges is not None and not isinstance(edges, list):
+            errors[f"{label}.edges"] = ["Must be a list."]
+        for i, edge in enumerate(edges if isinstance(edges, list) else []):
+            key = f"{label}.edges[{i}]"
+            if not isinstance(edge, dict):
+                errors[key] = ["Must be an object with target and relation."]
+                continue
+            try:
+                validate_relation(edge.get("relation"), edge.get("strength", 1.0))
+            except ValidationFailed as exc:
+                errors[key] = [str(exc)]
+        if len(errors) >= MAX_REPORTED:
+            break
+    errors.update(_ids_used_elsewhere(by_namespace, namespace))
+    if errors:
+        raise ValidationFailed(dict(list(errors.items())[:MAX_REPORTED]))
+    return by_namespace
+
+
+def _ids_used_elsewhere(by_namespace, namespace: Namespace | None) -> dict[str, list[str]]:
+    """A uuid id is a primary key: one held by a memory of another namespace cannot be reused."""
+    errors: dict[str, list[str]] = {}
+    for name, numbered in by_namespace.items():
+        wanted = {}
+        for label, record in numbered:
+            try:
+                wanted[uuid.UUID(str(record.get("id")))] = label
+            except ValueError:
+                continue
+        if not wanted:
+            continue
+        clash = Memory.objects.filter(pk__in=list(wanted)).exclude(namespace__name=name)
+        for pk in clash.values_list("pk", flat=True):
+            errors[f"{wanted[pk]}.id"] = ["Already used by a memory of another namespace."]
+    return errors
 
 
 def _memory_fields(record: dict) -> dict:
@@ -136,18 +216,23 @@ def _memory_fields(record: dict) -> dict:
 
 
 def _by_line(exc: ValidationFailed, chunk: list[tuple[int, dict]]) -> ValidationFailed:
-    """Rename "items[i].field" errors to "line N.field" so people can find the record."""
+    """Rename "items[i].field" errors to "<label>.field" so people can find the record."""
     errors = {}
     for key, messages in exc.errors.items():
         if key.startswith("items["):
             index, _, rest = key[len("items[") :].partition("]")
-            key = f"line {chunk[int(index)][0]}{rest}"
+            key = f"{chunk[int(index)][0]}{rest}"
         errors[key] = messages
     return ValidationFailed(errors)
 
 
 def _import_edges(
-    by_namespace: dict[str, list[tuple[int, dict]]], fresh_ids: set, *, actor, door: str
+    by_namespace: dict[str, list[tuple[str, dict]]],
+    targets: dict[str, Namespace],
+    fresh_ids: set,
+    *,
+    actor,
+    door: str,
 ) -> int:
     created = 0
     changes: list[revisions.Change] = []
@@ -155,15 +240,15 @@ def _import_edges(
         wanted = [(n, r) for n, r in numbered if r.get("edges")]
         if not wanted:
             continue
-        namespace = Namespace.objects.get(name=name)
+        namespace = targets[name]
         lookup = _id_lookup(namespace)
         edges = []
         for number, record in wanted:
             source = lookup.get(str(record.get("id")))
             if not isinstance(record["edges"], list):
-                raise ValidationFailed({f"line {number}.edges": "Must be a list."})
+                raise ValidationFailed({f"{number}.edges": "Must be a list."})
             for i, edge in enumerate(record["edges"]):
-                field_name = f"line {number}.edges[{i}]"
+                field_name = f"{number}.edges[{i}]"
                 target = lookup.get(str(edge.get("target")))
                 if source is None or target is None:
                     raise ValidationFailed(
@@ -206,46 +291,169 @@ def _id_lookup(namespace: Namespace) -> dict[str, uuid.UUID]:
     return lookup
 
 
-def export_records(namespaces: Iterable[str] | None = None) -> Iterator[dict]:
-    """Every memory (archived too) of the given namespaces, oldest first, with its edges."""
-    memories = Memory.objects.select_related("namespace").prefetch_related("tags")
+EXPORT_BATCH = 1000
+
+
+def export_records(
+    namespaces: Iterable[str] | None = None,
+    *,
+    queryset: QuerySet[Memory] | None = None,
+    batch: int = EXPORT_BATCH,
+) -> Iterator[dict]:
+    """Every memory (archived too) of the given namespaces, or of `queryset` (a filtered
+    selection), oldest first per namespace, each with its outgoing edges.
+
+    Streamed in keyset batches of `batch` rows ((created_at, id) after the last row seen, over
+    the (namespace, created_at) index), so memory use does not grow with the namespace: a
+    400,000-memory export holds one batch at a time. Edges are kept when their target is in the
+    export too, so the file imports on its own.
+    """
+    base = queryset if queryset is not None else Memory.objects.all()
     if namespaces:
-        memories = memories.filter(namespace__name__in=list(namespaces))
-    memories = memories.order_by("namespace__name", "created_at", "id")
-    public = dict(
-        (str(pk), external or str(pk)) for pk, external in memories.values_list("id", "external_id")
+        base = base.filter(namespace__name__in=list(namespaces))
+    ns_ids = base.order_by().values_list("namespace_id", flat=True).distinct()
+    names = dict(Namespace.objects.filter(pk__in=ns_ids).order_by("name").values_list("pk", "name"))
+    for ns_id, name in names.items():
+        selection = base.filter(namespace_id=ns_id)
+        after: tuple | None = None
+        while True:
+            rows = selection
+            if after is not None:
+                # created_at >= the last one bounds the (namespace, created_at) index range;
+                # the row comparison then drops the rows of that instant already sent.
+                rows = rows.filter(created_at__gte=after[0]).filter(
+                    TupleGreaterThan(Tuple(F("created_at"), F("id")), after)
+                )
+            page = list(
+                rows.defer("embedding", "search_vector")
+                .order_by("created_at", "id")
+                .prefetch_related("tags")[:batch]
+            )
+            if not page:
+                break
+            edges = _edges_of(page, selection)
+            for memory in page:
+                yield _record(memory, name, edges.get(memory.pk))
+            after = (page[-1].created_at, page[-1].pk)
+            if len(page) < batch:
+                break
+
+
+def _edges_of(page: list[Memory], selection: QuerySet[Memory]) -> dict[uuid.UUID, list[dict]]:
+    edges: dict[uuid.UUID, list[dict]] = defaultdict(list)
+    rows = (
+        CausalEdge.objects.filter(source_id__in=[m.pk for m in page])
+        .filter(target_id__in=selection.order_by().values("id"))
+        .order_by("created_at", "id")
+        .values_list(
+            "source_id", "target_id", "target__external_id", "relation", "strength", "created_at"
+        )
     )
-    edges: dict[str, list[dict]] = defaultdict(list)
-    edge_rows = CausalEdge.objects.filter(source_id__in=memories.values("id")).order_by(
-        "created_at"
-    )
-    for edge in edge_rows:
-        edges[str(edge.source_id)].append(
+    for source, target, external, relation, strength, created_at in rows:
+        edges[source].append(
             {
-                "target": public[str(edge.target_id)],
-                "relation": edge.relation,
-                "strength": edge.strength,
-                "created_at": edge.created_at.isoformat(),
+                "target": external or str(target),
+                "relation": relation,
+                "strength": strength,
+                "created_at": created_at.isoformat(),
             }
         )
-    for memory in memories.iterator(chunk_size=500):
-        record = {
-            "id": memory.public_id,
-            "namespace": memory.namespace.name,
-            "content": memory.content,
-            "created_at": memory.created_at.isoformat(),
-            "updated_at": memory.updated_at.isoformat(),
-            "tags": sorted(t.name for t in memory.tags.all()),
-            "metadata": memory.metadata,
-            "title": memory.title,
-            "category": memory.category,
-            "file_path": memory.file_path,
-            "source": memory.source,
-            "trigger_phrases": memory.trigger_phrases,
-            "tier": memory.tier,
-            "importance": memory.importance,
-            "archived": memory.archived,
-        }
-        if edges.get(str(memory.id)):
-            record["edges"] = edges[str(memory.id)]
-        yield record
+    return edges
+
+
+def _record(memory: Memory, namespace: str, edges: list[dict] | None) -> dict:
+    record = {
+        "id": memory.public_id,
+        "namespace": namespace,
+        "content": memory.content,
+        "created_at": memory.created_at.isoformat(),
+        "updated_at": memory.updated_at.isoformat(),
+        "tags": sorted(t.name for t in memory.tags.all()),
+        "metadata": memory.metadata,
+        "title": memory.title,
+        "category": memory.category,
+        "file_path": memory.file_path,
+        "source": memory.source,
+        "trigger_phrases": memory.trigger_phrases,
+        "tier": memory.tier,
+        "importance": memory.importance,
+        "archived": memory.archived,
+    }
+    if edges:
+        record["edges"] = edges
+    return record
+
+
+def export_jsonl(records: Iterable[dict], *, flush_at: int = 256 * 1024) -> Iterator[bytes]:
+    """JSONL bytes, one record a line, for a streamed download, in pieces of about `flush_at`
+    bytes (each piece is one hop to the ASGI event loop, so not one per record)."""
+    parts: list[bytes] = []
+    size = 0
+    for record in records:
+        line = (json.dumps(record, ensure_ascii=False) + "\n").encode()
+        parts.append(line)
+        size += len(line)
+        if size >= flush_at:
+            yield b"".join(parts)
+            parts, size = [], 0
+    if parts:
+        yield b"".join(parts)
+
+
+class _Sink:
+    """A write-only, unseekable file for zipfile: what was written since the last drain."""
+
+    def __init__(self):
+        self.parts: list[bytes] = []
+        self.position = 0
+
+    def write(self, data) -> int:
+        self.parts.append(bytes(data))
+        self.position += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self.position
+
+    def flush(self) -> None:
+        pass
+
+    def drain(self) -> bytes:
+        out, self.parts = b"".join(self.parts), []
+        return out
+
+
+def export_markdown_zip(records: Iterable[dict], *, flush_at: int = 256 * 1024) -> Iterator[bytes]:
+    """A zip of one .md file per memory, every field in YAML front matter (`memoryhub: 1`, so
+    the markdown import restores it exactly), streamed in pieces of about `flush_at` bytes."""
+    sink = _Sink()
+    used: set[str] = set()
+    flushed = 0
+    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for record in records:
+            path = _markdown_path(record, used)
+            archive.writestr(path, markdown_note(record))
+            if sink.position - flushed >= flush_at:
+                flushed = sink.position
+                yield sink.drain()
+    yield sink.drain()
+
+
+def markdown_note(record: dict) -> str:
+    front = {"memoryhub": 1}
+    front.update({k: v for k, v in record.items() if k not in {"content", "namespace"}})
+    head = yaml.safe_dump(front, allow_unicode=True, sort_keys=False, width=10_000)
+    return f"---\n{head}---\n{record['content']}\n"
+
+
+def _markdown_path(record: dict, used: set[str]) -> str:
+    label = record.get("title") or record["content"][:60]
+    slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")[:60] or "memory"
+    key = re.sub(r"[^A-Za-z0-9_.-]+", "-", str(record["id"]))[:40]
+    path = f"{record['namespace']}/{record.get('category') or 'note'}/{slug}--{key}.md"
+    n = 1
+    while path in used:
+        n += 1
+        path = path.removesuffix(".md") + f"-{n}.md"
+    used.add(path)
+    return path

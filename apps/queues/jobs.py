@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from apps.jobs.models import Job
-from apps.memories.models import Memory, Namespace
+from apps.memories.models import Memory, Namespace, hnsw_distance
 
 from .models import DuplicatePair
 
@@ -23,7 +23,7 @@ CROSS JOIN LATERAL (
     SELECT o.id, o.embedding FROM {Memory._meta.db_table} o
     WHERE o.namespace_id = m.namespace_id AND NOT o.archived AND o.embedding IS NOT NULL
       AND o.id <> m.id
-    ORDER BY o.embedding <=> m.embedding
+    ORDER BY {hnsw_distance("o.embedding", "m.embedding")}
     LIMIT {NEIGHBOURS}
 ) n
 WHERE m.namespace_id = %s AND NOT m.archived AND m.embedding IS NOT NULL

@@ -1,13 +1,14 @@
 """QueryLog writes: inline by default, or off the hot path.
 
-By default (SEARCH_QUERYLOG_SYNC=True) the row is inserted before search() returns: a
-query_log_id handed to a client must survive a SIGKILL of the server, and a queued write does
-not (15 of 61 were lost in issue 12's test). With SEARCH_QUERYLOG_SYNC=False the id is
-reserved synchronously (one `nextval`, well under a millisecond) so search() can return
-`query_log_id` at once; the row itself is inserted by a single background writer
-thread shortly after (normally within milliseconds). Inside a transaction the write is queued
-with `transaction.on_commit`, so a rolled-back request leaves no log. `flush()` waits for
-pending writes (used by evaluate before removing its namespaces, and at interpreter exit).
+By default (SEARCH_QUERYLOG_SYNC=True) the row is inserted before search() returns, in one
+INSERT that also hands back its id: a query_log_id handed to a client must survive a SIGKILL
+of the server, and a queued write does not (15 of 61 were lost in issue 12's test). With
+SEARCH_QUERYLOG_SYNC=False the id is reserved synchronously (one `nextval`, well under a
+millisecond) so search() can return `query_log_id` at once; the row itself is inserted by a
+single background writer thread shortly after (normally within milliseconds). Inside a
+transaction the write is queued with `transaction.on_commit`, so a rolled-back request leaves
+no log. `flush()` waits for pending writes (used by evaluate before removing its namespaces,
+and at interpreter exit).
 """
 
 from __future__ import annotations
@@ -30,6 +31,18 @@ _thread: threading.Thread | None = None
 _lock = threading.Lock()
 
 
+def record(fields: dict, *, sync: bool) -> int:
+    """Log one search and return its QueryLog id. `sync`: the row is inserted now and its id
+    comes back from that one INSERT (durable before the client sees it); otherwise the id is
+    reserved with `nextval` and the row queued for the writer thread."""
+    if sync:
+        fields.setdefault("request_id", current_request_id() or "")
+        return _write(fields)
+    fields["id"] = reserve_id()
+    submit(fields)
+    return fields["id"]
+
+
 def reserve_id() -> int:
     with connection.cursor() as cursor:
         cursor.execute(
@@ -38,16 +51,17 @@ def reserve_id() -> int:
         return int(cursor.fetchone()[0])
 
 
-def _write(fields: dict) -> None:
+def _write(fields: dict) -> int:
     vector = fields.pop("missed_vector", None)
     log = QueryLog.objects.create(**fields)
-    if vector is not None:
+    if vector is not None:  # the missed-searches queue groups these by meaning
         key = log.query.strip(" ").lower()
         if key:
             MissedQueryVector.objects.bulk_create(
                 [MissedQueryVector(namespace_id=log.namespace_id, query_key=key, embedding=vector)],
                 ignore_conflicts=True,
             )
+    return log.pk
 
 
 def _worker() -> None:

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import connection
+
 from apps.memories.models import Memory
 
 from .config import SearchSettings
@@ -16,6 +18,8 @@ from .types import QueryAnalysis, Ranked
 
 # Reasons that also show in a result's `why` next to the per-strategy ranks.
 WHY_REASONS = ("coactivation", "entity")
+MEMORY = Memory._meta.db_table
+PAYLOAD_COLUMNS = ("id", "content", "title", "category", "file_path", "created_at")
 
 
 @dataclass
@@ -61,12 +65,14 @@ def payload(ranked: Sequence[Ranked], pairs: Sequence[tuple[str, str]]) -> list[
     """The results as returned: stored fields, final score, why (ranks and boosts), flags."""
     if not ranked:
         return []
-    rows = {
-        str(m["id"]): m
-        for m in Memory.objects.filter(id__in=[r.id for r in ranked]).values(
-            "id", "content", "title", "category", "file_path", "created_at"
+    # Plain SQL (runs on every search; the ORM's query building cost more than the query).
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id, content, title, category, file_path, created_at FROM {MEMORY} "
+            "WHERE id = ANY(%s::uuid[])",
+            [[r.id for r in ranked]],
         )
-    }
+        rows = {str(row[0]): dict(zip(PAYLOAD_COLUMNS, row, strict=True)) for row in cursor}
     out = []
     for r in ranked:
         row = rows.get(r.id)
@@ -218,11 +224,8 @@ def _result(r: Ranked, trace: Trace) -> dict:
     }
 
 
-def log_fields(
-    log_id: int, req, analysis, weights, ranked: Sequence[Ranked], flags, timings, latency
-) -> dict:
+def log_fields(req, analysis, weights, ranked: Sequence[Ranked], flags, timings, latency) -> dict:
     return {
-        "id": log_id,
         "namespace_id": req.namespace.id,
         "query": req.query,
         "mode": req.mode,

@@ -7,15 +7,17 @@ in its own module under pipeline/. Re-rankers share one contract: they take a li
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from functools import partial
 
+from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from apps.core import metrics
 from apps.memories.embeddings import embed_query, model_name
+from memoryhub import db_router
 
 from . import querylog
 from .config import SearchSettings, search_settings
@@ -46,6 +48,8 @@ from .response import SearchResponse, Trace, explain, log_fields, payload, rende
 from .types import QueryAnalysis, Ranked
 
 __all__ = ["SearchResponse", "render_markdown", "search"]
+
+logger = logging.getLogger(__name__)
 
 Stage = tuple[str, Callable[[list[Ranked]], list[Ranked]]]
 
@@ -152,11 +156,17 @@ def search(
     metrics.observe_search(timings, latency)
     log_id = None
     if log:
-        log_id = querylog.reserve_id()
-        fields = log_fields(log_id, req, analysis, weights, ranked, flags, timings, latency)
+        fields = log_fields(req, analysis, weights, ranked, flags, timings, latency)
         if vector is not None and (flags["evidence_gap"] or not ranked):
             fields["missed_vector"] = vector  # for the missed-searches queue's grouping
-        querylog.submit(fields, sync=cfg.querylog_sync)
+        try:
+            log_id = querylog.record(fields, sync=cfg.querylog_sync)
+        except (OperationalError, InterfaceError):
+            # With a read replica, searches answer while the primary is down; the log waits.
+            if not db_router.replica_configured():
+                raise
+            logger.warning("search log not written: the primary database is unavailable")
+            log_id = None
     text_budget = req.token_budget
     if text_budget is None and cfg.on("budget"):
         text_budget = cfg.token_budget
@@ -233,7 +243,7 @@ def _candidates(req: SearchRequest, cfg, scope, analysis, vector, weights, graph
 
 def _variant_scored(r: Ranked, score: float, found: int) -> Ranked:
     reasons = (*r.reasons, f"variants:{found}") if found > 1 else r.reasons
-    return replace(r, score=score, fused=score, reasons=reasons)
+    return r.copy(score=score, fused=score, reasons=reasons)
 
 
 def _boosts(req: SearchRequest, cfg: SearchSettings, analysis: QueryAnalysis, pool: Pool):

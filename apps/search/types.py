@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -20,7 +20,7 @@ class Hit:
 class Ranked:
     """A memory under consideration: the one item every re-ranking stage takes and returns.
 
-    Stages never change an item; they return new ones (`rescored`, `dataclasses.replace`).
+    Stages never change an item; they return new ones (`rescored`, `copy`).
     `fused` is the score fusion gave it; `score` is where it stands now; `boosts` lists what
     each later stage did to the score (name, factor or added amount), for the explain view.
     Items compare by identity (they carry numpy vectors)."""
@@ -51,7 +51,23 @@ class Ranked:
         reasons = self.reasons
         if reason and reason not in reasons:
             reasons = (*reasons, reason)
-        return replace(self, score=score, boosts=self.boosts + boosts, reasons=reasons)
+        return self.copy(score=score, boosts=self.boosts + boosts, reasons=reasons)
+
+    def copy(self, **changes: Any) -> Ranked:
+        """`dataclasses.replace` without re-running __init__ over all fifteen fields: the
+        stages copy every candidate several times per search, and replace() was ~5% of a
+        search's CPU. Only existing fields may change."""
+        unknown = changes.keys() - _RANKED_FIELDS
+        if unknown:
+            raise TypeError(f"Ranked has no field(s) {', '.join(sorted(unknown))}")
+        new = object.__new__(Ranked)
+        state = new.__dict__
+        state.update(self.__dict__)
+        state.update(changes)
+        return new
+
+
+_RANKED_FIELDS = frozenset(f.name for f in fields(Ranked))
 
 
 @dataclass(frozen=True)

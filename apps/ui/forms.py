@@ -166,3 +166,28 @@ class LinkForm(forms.Form):
 class TokenForm(forms.Form):
     name = forms.CharField(max_length=100, initial="assistant")
     read_only = forms.BooleanField(required=False)
+
+
+class GraphForm(forms.Form):
+    """Which graph to draw: a memory's neighbourhood (depth 1 or 2) or the whole namespace."""
+
+    memory = forms.UUIDField(required=False)
+    depth = forms.TypedChoiceField(
+        choices=[(1, "1"), (2, "2")], coerce=int, required=False, empty_value=1
+    )
+    unlinked = forms.BooleanField(required=False, label="Include unlinked memories")
+
+
+class GraphLinkForm(forms.Form):
+    source = forms.UUIDField()
+    target = forms.UUIDField()
+    relation = forms.ChoiceField(choices=[(r, r) for r in Relation.values])
+
+
+PERIOD_CHOICES = [(7, "7 days"), (30, "30 days"), (90, "90 days"), (365, "365 days")]
+
+
+class AnalyticsForm(forms.Form):
+    days = forms.TypedChoiceField(
+        choices=PERIOD_CHOICES, coerce=int, required=False, empty_value=30, label="Period"
+    )

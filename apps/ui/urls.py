@@ -6,17 +6,20 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from .views import (
+    analytics,
     browse,
     conflicts,
     connect,
     duplicates,
     edit,
+    graph,
     history,
     members,
     memory,
     missed,
     search,
     stale,
+    transfer,
 )
 
 app_name = "ui"
@@ -52,6 +55,19 @@ urlpatterns = [
     path("ns/<slug:namespace>/connect/", connect.connect_page, name="connect"),
     path("ns/<slug:namespace>/members/", members.members_page, name="members"),
     path("ns/<slug:namespace>/trash/", history.trash_page, name="trash"),
+    path("ns/<slug:namespace>/graph/", graph.graph_page, name="graph"),
+    path("ns/<slug:namespace>/graph/data/", graph.graph_data, name="graph_data"),
+    path("ns/<slug:namespace>/graph/link/", graph.graph_link, name="graph_link"),
+    path("ns/<slug:namespace>/analytics/", analytics.analytics_page, name="analytics"),
+    path("ns/<slug:namespace>/transfer/", transfer.transfer_page, name="transfer"),
+    path("ns/<slug:namespace>/transfer/import/", transfer.import_start, name="import_start"),
+    path(
+        "ns/<slug:namespace>/transfer/import/<str:run_id>/",
+        transfer.import_progress,
+        name="import_progress",
+    ),
+    path("ns/<slug:namespace>/export.jsonl", transfer.export_jsonl_view, name="export_jsonl"),
+    path("ns/<slug:namespace>/export.zip", transfer.export_markdown_view, name="export_markdown"),
     path("ns/<slug:namespace>/queues/stale/", stale.stale_page, name="stale"),
     path("ns/<slug:namespace>/queues/stale/act/", stale.stale_act, name="stale_act"),
     path("ns/<slug:namespace>/queues/missed/", missed.missed_page, name="missed"),

@@ -57,6 +57,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # With a read replica: a read that failed on it runs again on the primary (db_router.py).
+    "memoryhub.db_router.ReplicaRetryMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -131,21 +133,47 @@ else:
             EMBEDDED_DATABASE_NAME, VAR_DIR
         ),
     }
+# A server reached through DATABASE_URL gets the backend that notices when it is down and fails
+# fast meanwhile (memoryhub/pg_backend), which the replica router below relies on.
+if env("DATABASE_URL", default=""):
+    DATABASES["default"]["ENGINE"] = "memoryhub.pg_backend"
+
+# --- Read replica (memoryhub/db_router.py, docs/operations.md) ------------------------------
+# A streaming hot standby of the primary: searches and other reads of HTTP requests go to it,
+# writes (and jobs, commands, migrations) to the primary. A client that wrote reads the primary
+# for REPLICA_PIN_SECONDS (read-your-writes), recorded in the `routing` cache, which several web
+# processes must share (ROUTING_CACHE_URL=redis://...). Unset: one database, nothing routed.
+DATABASE_REPLICA_URL = env("DATABASE_REPLICA_URL", default="")
+REPLICA_PIN_SECONDS = env.float("REPLICA_PIN_SECONDS", default=10.0)
+if DATABASE_REPLICA_URL:
+    DATABASES["replica"] = env.db_url_config(DATABASE_REPLICA_URL)
+    DATABASES["replica"]["ENGINE"] = "memoryhub.pg_backend"
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+    DATABASE_ROUTERS = ["memoryhub.db_router.PrimaryReplicaRouter"]
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "routing": env.cache_url("ROUTING_CACHE_URL", default="locmemcache://routing"),
+}
+
 # A psycopg connection pool per process (Django 5.2): under ASGI every request runs in a thread
 # of its own, so persistent per-thread connections (CONN_MAX_AGE) would pile up; the pool
 # hands each request a warm connection and bounds how many a process holds (a request waits
 # for one when all are busy). DATABASE_POOL_MAX_SIZE=0 turns it off (then CONN_MAX_AGE applies).
 # docs/architecture.md has the measurements.
 DATABASE_POOL_MAX_SIZE = env.int("DATABASE_POOL_MAX_SIZE", default=8)
-if DATABASE_POOL_MAX_SIZE > 0:
-    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
-        "min_size": 1,
-        "max_size": DATABASE_POOL_MAX_SIZE,
-        "timeout": env.float("DATABASE_POOL_TIMEOUT", default=30.0),
-    }
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
-else:
-    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
+for _alias, _db in DATABASES.items():
+    if DATABASE_POOL_MAX_SIZE > 0:
+        _db.setdefault("OPTIONS", {})["pool"] = {
+            "min_size": 1,
+            "max_size": DATABASE_POOL_MAX_SIZE,
+            # A replica that does not answer is left quickly: reads then go to the primary.
+            "timeout": env.float("DATABASE_POOL_TIMEOUT", default=30.0)
+            if _alias == "default"
+            else env.float("DATABASE_REPLICA_POOL_TIMEOUT", default=2.0),
+        }
+        _db["CONN_MAX_AGE"] = 0
+    else:
+        _db["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
 DATABASES["default"].setdefault("TEST", {})["NAME"] = env(
     "TEST_DATABASE_NAME", default="test_memoryhub"
 )
@@ -226,6 +254,17 @@ MEMORY_MAX_CONTENT_CHARS = env.int("MEMORY_MAX_CONTENT_CHARS", default=100_000)
 MEMORY_CHUNK_MAX_CHARS = env.int("MEMORY_CHUNK_MAX_CHARS", default=2_000)
 MEMORY_NEAR_DUPLICATE_SIMILARITY = env.float("MEMORY_NEAR_DUPLICATE_SIMILARITY", default=0.95)
 MEMORY_BATCH_MAX_ITEMS = env.int("MEMORY_BATCH_MAX_ITEMS", default=1_000)
+# What one batch request (REST or MCP) may ask the model to embed: characters of content and
+# title over all items. Bounds its cost (1,000 items of 100,000 characters would hold a worker
+# for many minutes); imports and benchmarks slice their own batches and are not bound by it.
+MEMORY_BATCH_MAX_CHARS = env.int("MEMORY_BATCH_MAX_CHARS", default=200_000)
+
+# --- Import and export in the browser ---------------------------------------------------------
+# Largest file the import page accepts, and how much markdown a zip may unpack to.
+IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=100 * 1024 * 1024)
+IMPORT_MAX_UNPACKED_BYTES = env.int("IMPORT_MAX_UNPACKED_BYTES", default=200 * 1024 * 1024)
+# Uploads wait here while their import runs; the progress of each run is a small JSON file.
+IMPORT_DIR = Path(env("IMPORT_DIR", default=str(VAR_DIR / "imports")))
 
 # --- Search (SPEC section 4): read once into apps.search.config.SearchSettings ---------------
 SEARCH_DIVERSITY_MAX_PER_FILE = env.int("SEARCH_DIVERSITY_MAX_PER_FILE", default=3)
@@ -252,6 +291,11 @@ SEARCH_EVIDENCE_RULE = env("SEARCH_EVIDENCE_RULE", default="calibrated")
 SEARCH_CONFIDENCE_THRESHOLD = env.float("SEARCH_CONFIDENCE_THRESHOLD", default=0.5)
 # Session-level scoring (apps/search/pipeline/session.py): 0 switches it off.
 SEARCH_SESSION_SHARE = env.float("SEARCH_SESSION_SHARE", default=0.1)
+# Semantic candidates: a namespace of at most this many memories is scanned exactly (cheaper
+# than the HNSW graph there, and exact); larger ones use the HNSW index with hnsw.ef_search
+# chosen by namespace size (0; docs/benchmarks.md "Scale" has the measurement) or this value.
+SEARCH_EXACT_SCAN_MAX = env.int("SEARCH_EXACT_SCAN_MAX", default=10_000)
+SEARCH_HNSW_EF_SEARCH = env.int("SEARCH_HNSW_EF_SEARCH", default=0)
 
 # --- Celery ---------------------------------------------------------------------------------
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="")

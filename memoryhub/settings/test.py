@@ -4,3 +4,13 @@ from .base import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CELERY_TASK_ALWAYS_EAGER = True
+
+# A second connection to the test database under the replica alias, for the router's tests
+# (tests/core/test_db_router.py); nothing is routed to it unless a test installs the router.
+DATABASES["replica"] = {  # noqa: F405
+    **DATABASES["default"],  # noqa: F405
+    "ENGINE": "memoryhub.pg_backend",
+    "OPTIONS": {},
+    "CONN_MAX_AGE": 0,
+    "TEST": {"MIRROR": "default"},
+}

@@ -22,3 +22,10 @@ document.addEventListener("change", (event) => {
 document.addEventListener("change", (event) => {
   if (event.target.hasAttribute("data-autosubmit")) event.target.form.submit();
 });
+// The import page's upload bar: htmx reports the upload's progress on the form.
+document.addEventListener("htmx:xhr:progress", (event) => {
+  const bar = event.target.querySelector && event.target.querySelector("#upload-progress");
+  if (!bar || !event.detail.lengthComputable) return;
+  bar.hidden = false;
+  bar.value = Math.round((100 * event.detail.loaded) / event.detail.total);
+});

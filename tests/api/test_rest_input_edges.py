@@ -35,6 +35,19 @@ def test_unknown_field_inside_a_batch_item_is_named(api, tokens):
     assert "items[1].tittle" in response.json()["errors"]
 
 
+def test_a_batch_is_bounded_by_its_total_characters(api, tokens, settings):
+    settings.MEMORY_BATCH_MAX_CHARS = 1_000
+    items = [{"content": f"{i} " + "words of a long batch " * 10} for i in range(5)]  # ~1,100
+    response = api.post("/memories/batch/", json={"items": items}, headers=bearer(tokens.alpha_rw))
+    assert response.status_code == 400
+    assert "limit per request is 1000" in response.json()["errors"]["items"][0]
+    assert not Memory.objects.exists()
+    response = api.post(
+        "/memories/batch/", json={"items": items[:4]}, headers=bearer(tokens.alpha_rw)
+    )
+    assert response.status_code == 201 and Memory.objects.count() == 4
+
+
 @pytest.mark.parametrize(
     ("params", "status", "field"),
     [

@@ -2,14 +2,16 @@
 is a 4xx that names the offending field; a refused write stores nothing.
 
 Hypothesis generates the values (strategies.py); HOSTILE_MAX_EXAMPLES raises the number of
-examples per test for a long local run (docs/hardening.md records one). The tally of statuses
-is printed at the end of each test (`pytest -s` shows it).
+examples per test for a long local run (docs/hardening.md records one) and HOSTILE_SECONDS
+bounds the time each property may spend. The tally of statuses is printed at the end of each
+test (`pytest -s` shows it).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from collections import Counter
 
 import httpx
@@ -33,6 +35,9 @@ HYPOTHESIS = settings(
 CREATE_NAMES = [f.name for f in CREATE_FIELDS]
 UPDATE_NAMES = [f.name for f in UPDATE_FIELDS]
 STATUSES: Counter[int] = Counter()
+STARTED = time.monotonic()
+# Time bound per property for long local runs: once spent, the remaining examples send nothing.
+SECONDS = float(os.environ.get("HOSTILE_SECONDS", "inf"))
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 
 
@@ -42,8 +47,12 @@ def door(asgi_server, tokens, settings):
     settings.API_RATE_LIMIT = "1000000/minute"
     headers = {"Authorization": f"Bearer {tokens.alpha_rw}"}
     with httpx.Client(base_url=asgi_server, headers=headers, timeout=120) as client:
+        client.deadline = time.monotonic() + SECONDS
         yield client
-    print(f"\nhostile statuses: {dict(sorted(STATUSES.items()))}")
+    print(
+        f"\nhostile statuses so far: {dict(sorted(STATUSES.items()))}, "
+        f"{sum(STATUSES.values())} responses in {time.monotonic() - STARTED:.0f} s"
+    )
 
 
 def _send(client: httpx.Client, method: str, path: str, body) -> httpx.Response:
@@ -67,6 +76,13 @@ def _assert_named(response: httpx.Response, body: dict) -> None:
             return
         roots = {k.split(".")[0].split("[")[0] for k in named}
         assert roots & (set(body) | {"non_field_errors", "items"}), (named, list(body))
+
+
+def _row(memory: Memory) -> dict:
+    """The stored row with its tags, to compare before and after a refused change."""
+    row = Memory.objects.filter(pk=memory.pk).values().get()
+    row["tags"] = sorted(memory.tags.values_list("name", flat=True))
+    return row
 
 
 def _mcp(client: httpx.Client, tool: str, arguments) -> tuple[bool, str]:
@@ -93,6 +109,8 @@ def _mcp(client: httpx.Client, tool: str, arguments) -> tuple[bool, str]:
 @given(field=st.sampled_from([*CREATE_NAMES, "colour", "namespace"]), value=any_value)
 @HYPOTHESIS
 def test_rest_create_with_one_hostile_field(door, field, value):
+    if time.monotonic() > door.deadline:
+        return
     before = Memory.objects.count()
     body = {"content": "hostile create probe", field: value}
     response = _send(door, "POST", "/api/v1/memories/", body)
@@ -104,6 +122,8 @@ def test_rest_create_with_one_hostile_field(door, field, value):
 @given(items=st.lists(st.dictionaries(st.sampled_from(CREATE_NAMES), any_value), max_size=3))
 @HYPOTHESIS
 def test_rest_batch_with_hostile_items(door, items):
+    if time.monotonic() > door.deadline:
+        return
     before = Memory.objects.count()
     body = {"items": [{"content": f"batch probe {i}", **item} for i, item in enumerate(items)]}
     response = _send(door, "POST", "/api/v1/memories/batch/", body)
@@ -115,17 +135,19 @@ def test_rest_batch_with_hostile_items(door, items):
 @given(field=st.sampled_from([*UPDATE_NAMES, "archived", "namespace"]), value=any_value)
 @HYPOTHESIS
 def test_rest_update_with_one_hostile_field(door, tokens, field, value):
+    if time.monotonic() > door.deadline:
+        return
     memory, _ = Memory.objects.get_or_create(
         namespace=tokens.alpha,
         content_hash="f" * 64,
         defaults={"content": "the memory hostile updates aim at", "title": "target"},
     )
+    before = _row(memory)
     body = {field: value}
     response = _send(door, "PATCH", f"/api/v1/memories/{memory.pk}/", body)
     _assert_named(response, body)
     if response.status_code >= 400:
-        memory.refresh_from_db()
-        assert memory.title == "target"
+        assert _row(memory) == before  # nothing written (earlier examples may have changed it)
 
 
 @given(
@@ -136,6 +158,8 @@ def test_rest_update_with_one_hostile_field(door, tokens, field, value):
 )
 @HYPOTHESIS
 def test_rest_search_with_hostile_times(door, query, time_expr, after, before):
+    if time.monotonic() > door.deadline:
+        return
     body = {"query": query or "anything"}
     for name, value in (("time_expr", time_expr), ("after", after), ("before", before)):
         if value is not None:
@@ -146,6 +170,8 @@ def test_rest_search_with_hostile_times(door, query, time_expr, after, before):
 @given(after=any_date, before=any_date, tags=any_text)
 @HYPOTHESIS
 def test_rest_list_filters(door, after, before, tags):
+    if time.monotonic() > door.deadline:
+        return
     params = {"after": str(after), "before": str(before), "tags": tags}
     params = {
         k: v.replace("\x00", "").encode("utf-8", "replace").decode() for k, v in params.items()
@@ -158,6 +184,8 @@ def test_rest_list_filters(door, after, before, tags):
 @given(field=st.sampled_from([*CREATE_NAMES, "colour"]), value=any_value)
 @HYPOTHESIS
 def test_mcp_remember_with_one_hostile_field(door, field, value):
+    if time.monotonic() > door.deadline:
+        return
     before = Memory.objects.count()
     refused, text = _mcp(door, "remember", {"content": "hostile mcp probe", field: value})
     if refused:
@@ -169,6 +197,8 @@ def test_mcp_remember_with_one_hostile_field(door, field, value):
 @given(query=any_text, time_expr=any_time_expr, after=st.one_of(st.none(), any_date))
 @HYPOTHESIS
 def test_mcp_search_with_hostile_times(door, query, time_expr, after):
+    if time.monotonic() > door.deadline:
+        return
     arguments = {"query": query, "time_expr": time_expr}
     if after is not None:
         arguments["after"] = after
@@ -182,14 +212,18 @@ def test_mcp_search_with_hostile_times(door, query, time_expr, after):
 @given(metadata=any_json)
 @HYPOTHESIS
 def test_mcp_update_with_hostile_metadata(door, tokens, metadata):
+    if time.monotonic() > door.deadline:
+        return
     memory, _ = Memory.objects.get_or_create(
         namespace=tokens.alpha,
         content_hash="e" * 64,
         defaults={"content": "the memory hostile metadata aims at"},
     )
+    before = _row(memory)
     refused, text = _mcp(door, "update_memory", {"memory_id": str(memory.pk), "metadata": metadata})
     if refused:
         assert "metadata" in text or "Parse error" in text, text[:300]
+        assert _row(memory) == before
 
 
 RAW_BODIES = [

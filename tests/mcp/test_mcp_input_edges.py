@@ -47,6 +47,15 @@ def test_remember_batch_names_the_item(asgi_server, tokens):
     assert not Memory.objects.exists()
 
 
+def test_remember_batch_is_bounded_by_its_total_characters(asgi_server, tokens, settings):
+    settings.MEMORY_BATCH_MAX_CHARS = 1_000
+    items = [{"content": f"{i} " + "words of a long batch " * 10} for i in range(5)]
+    result = _call(asgi_server, tokens.alpha_rw, "remember_batch", {"items": items})
+    assert result.is_error
+    assert "items" in text_of(result) and "limit per request is 1000" in text_of(result)
+    assert not Memory.objects.exists()
+
+
 def test_update_memory_refuses_a_field_it_cannot_change(asgi_server, tokens):
     stored = _call(asgi_server, tokens.alpha_rw, "remember", {"content": "stays put"})
     memory_id = stored.structured_content["id"]

@@ -141,6 +141,22 @@ def test_long_markdown_becomes_linked_chunks(namespace):
     assert links.count() == len(ids) - 1
 
 
+def test_renaming_a_document_keeps_it_deduplicated_and_clashes_with_nothing(namespace):
+    sections = "\n\n".join(
+        f"## Part {i}\n\n" + f"Step {i} of the runbook says what to restart. " * 12
+        for i in range(6)
+    )
+    document = f"# Runbook\n\n{sections}"
+    first = memory_create(namespace=namespace, title="Runbook", content=document).memory
+    # A memory whose text is exactly the first chunk's: allowed, the chunk stands for the
+    # whole document.
+    memory_create(namespace=namespace, content=first.content)
+    renamed = memory_update(memory=first, title="Runbook (ops)")  # used to be a 400 on content
+    assert renamed.title == "Runbook (ops)"
+    again = memory_create(namespace=namespace, content=document)
+    assert not again.created and again.memory.pk == first.pk
+
+
 def test_update_reembeds_changed_content(namespace):
     memory = memory_create(namespace=namespace, content="Cats are great pets").memory
     before = np.array(memory.embedding)

@@ -97,7 +97,7 @@ def test_a_bad_record_names_its_line_and_imports_nothing(tmp_path):
         {"id": "b", "namespace": "ns", "content": "bad date", "created_at": "yesterday-ish"},
     ]
     path = _write(tmp_path / "bad.jsonl", records)
-    with pytest.raises(CommandError, match="line 2.created_at"):
+    with pytest.raises(CommandError, match="line 2: created_at: "):
         call_command("import_memories", str(path), no_progress=True)
     assert Memory.objects.count() == 0
 
@@ -108,3 +108,31 @@ def test_locomo_dev_imports_every_memory_with_an_embedding():
     assert Memory.objects.count() == 2760
     assert not Memory.objects.filter(embedding__isnull=True).exists()
     assert Namespace.objects.count() == 5
+
+
+def test_export_streams_in_keyset_batches_without_losing_or_repeating_rows(namespace):
+    from apps.memories.transfer import export_records
+
+    same_instant = "2024-05-01T12:00:00Z"
+    for i in range(7):
+        memory_create(namespace=namespace, content=f"Fact number {i}", created_at=same_instant)
+    for i in range(3):
+        memory_create(namespace=namespace, content=f"Later fact {i}")
+    whole = list(export_records([namespace.name]))
+    assert len(whole) == 10
+    assert list(export_records([namespace.name], batch=2)) == whole
+    assert list(export_records([namespace.name], batch=3)) == whole
+
+
+def test_an_exported_selection_keeps_only_links_inside_it(namespace):
+    from apps.memories.transfer import export_records
+
+    a = memory_create(namespace=namespace, content="Cache sessions", category="decision").memory
+    b = memory_create(namespace=namespace, content="Redis is the cache", category="decision").memory
+    c = memory_create(namespace=namespace, content="Redis ran out of memory").memory
+    edge_create(source=a, target=b, relation="depends_on")
+    edge_create(source=a, target=c, relation="caused")
+    selection = Memory.objects.filter(namespace=namespace, category="decision")
+    records = {r["content"]: r for r in export_records(queryset=selection)}
+    assert set(records) == {"Cache sessions", "Redis is the cache"}
+    assert [e["target"] for e in records["Cache sessions"]["edges"]] == [str(b.pk)]

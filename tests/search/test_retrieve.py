@@ -114,3 +114,47 @@ def test_namespace_tags_and_embeddings(namespace, remember):
     with_vectors = retrieve.with_embeddings(items, 1)
     assert with_vectors[0].embedding is not None and with_vectors[1].embedding is None
     assert items[0].embedding is None  # items are frozen: a new list, new items
+
+
+# --- vector scans at scale (issue 10): exact for small namespaces, HNSW with iterative scan
+# for large ones, a filter never leaves a page short -----------------------------------------
+
+
+def test_exact_and_hnsw_scans_agree_and_a_rare_tag_fills_its_page(namespace, remember):
+    notes = [f"Deployment note {i}: the staging cluster restarted after a config change."
+             for i in range(40)]  # fmt: skip
+    rare = [{"content": f"Her cat number {i} sleeps on the sofa all day.", "tags": ["pets"]}
+            for i in range(4)]  # fmt: skip
+    made = remember(notes + rare)
+    query = embed_query("where does the cat sleep")
+    exact, _ = retrieve.semantic_search(_scope(namespace), query, 5, -1.0, exact_max=10_000)
+    hnsw, _ = retrieve.semantic_search(_scope(namespace), query, 5, -1.0, exact_max=0)
+    assert [h.id for h in hnsw] == [h.id for h in exact]
+    assert {h.id for h in exact[:4]} == {str(m.id) for m in made[-4:]}
+    # The tag lets 4 of 44 through: the index path still returns every one of them.
+    tagged, _ = retrieve.semantic_search(
+        _scope(namespace, tags=("pets",)), embed_query("staging cluster"), 10, -1.0, exact_max=0
+    )
+    assert {h.id for h in tagged} == {str(m.id) for m in made[-4:]}
+
+
+def test_ef_search_grows_with_the_namespace_and_honours_the_setting():
+    sizes = [1_000, 50_000, 200_000, 413_000, 1_000_000]
+    chosen = [retrieve.ef_search_for(size, 100) for size in sizes]
+    assert chosen == sorted(chosen) and chosen[0] >= 100
+    assert retrieve.ef_search_for(413_000, 100, setting=250) == 250
+    assert retrieve.ef_search_for(10, 120) == 120  # never below the rows asked for
+
+
+def test_window_rows_with_a_tag_filter_skip_memories_outside_it(namespace, remember):
+    first, untagged, tagged = remember(
+        [
+            {"content": "alpha", "tags": ["ops"]},
+            "beta, a minute later, without the tag",
+            {"content": "gamma, two minutes later", "tags": ["ops"]},
+        ]
+    )
+    rows = retrieve.window_rows(_scope(namespace, tags=("ops",)), [first.created_at], 3600)
+    assert {r[0] for r in rows} == {str(tagged.id)}
+    rows = retrieve.window_rows(_scope(namespace), [first.created_at], 3600)
+    assert {r[0] for r in rows} == {str(untagged.id)}

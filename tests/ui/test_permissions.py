@@ -92,6 +92,13 @@ GET_RULES = [
     ("members", lambda w: "/ns/acme/members/", (403, 403, 200, 404)),
     ("history", lambda w: f"/memories/{w.memory.pk}/history/", (200, 200, 200, 404)),
     ("trash", lambda w: "/ns/acme/trash/", (200, 200, 200, 404)),
+    ("graph", lambda w: "/ns/acme/graph/", (200, 200, 200, 404)),
+    ("graph around a memory", lambda w: f"/ns/acme/graph/?memory={w.memory.pk}&depth=2",
+     (200, 200, 200, 404)),
+    ("graph data", lambda w: f"/ns/acme/graph/data/?memory={w.memory.pk}", (200, 200, 200, 404)),
+    ("graph of another namespace's memory", lambda w: f"/ns/acme/graph/data/?memory={w.foreign.pk}",
+     (404, 404, 404, 404)),
+    ("analytics", lambda w: "/ns/acme/analytics/?days=90", (200, 200, 200, 404)),
 ]  # fmt: skip
 PEOPLE = ("vera", "eddie", "olivia", "oscar")
 
@@ -122,6 +129,9 @@ def _posts(w: World) -> list[tuple[str, str, dict, tuple[int, ...]]]:
          (403, 403, 302, 404)),
         ("restore version", f"/memories/{w.memory.pk}/revisions/{w.first_revision}/restore/",
          {}, ok),
+        ("graph link", "/ns/acme/graph/link/",
+         {"source": str(w.memory.pk), "target": str(w.other.pk), "relation": "depends_on"},
+         (403, 201, 201, 404)),
         ("delete", f"/memories/{w.memory.pk}/delete/", {}, ok),
         ("restore from trash", f"/ns/acme/trash/{w.trash_entry}/restore/", {}, ok),
     ]  # fmt: skip

@@ -58,6 +58,11 @@ PAGES = [
     ("members", lambda ns: "/ns/acme/members/", 10),
     ("history", lambda ns: f"/memories/{_memory(ns, REDIS).pk}/history/", 10),
     ("trash", lambda ns: "/ns/acme/trash/", 10),
+    ("graph", lambda ns: "/ns/acme/graph/", 8),
+    ("graph data", lambda ns: "/ns/acme/graph/data/?unlinked=on", 10),
+    ("graph around a memory",
+     lambda ns: f"/ns/acme/graph/data/?memory={_memory(ns, REDIS).pk}&depth=2", 12),
+    ("analytics", lambda ns: "/ns/acme/analytics/?days=90", 14),
 ]  # fmt: skip
 
 

@@ -10,9 +10,11 @@ from django.core.management import call_command
 
 from apps.access.models import NamespaceMembership, Role
 from apps.history.models import MemoryRevision
+from apps.jobs.models import JobRun
 from apps.memories.models import CausalEdge, Memory, Namespace
 from apps.memories.selectors import stale_counts
 from apps.queues.selectors import conflict_count, duplicate_count, open_conflicts
+from apps.search.models import QueryLog
 from apps.search.selectors import missed_count
 
 from .conftest import make_user
@@ -45,6 +47,14 @@ def test_seed_demo(tmp_path, embedding_model):
     assert any(not c.linked and c.flagged for c in open_conflicts(namespace=demo))
     assert stale_counts(namespace=demo)["total"] >= 1
     assert missed_count(namespace=demo) >= 1
+    # The graph and analytics pages have something to show: links, PageRank, searches with
+    # feedback (real searches through the search service) and a job run.
+    assert CausalEdge.objects.filter(namespace__name="demo").count() >= 4
+    assert memories.filter(pagerank_score__gt=0).exists()
+    logs = QueryLog.objects.filter(namespace__name="demo")
+    assert logs.exclude(results=[]).count() >= 5
+    assert logs.filter(feedback_at__isnull=False).exists()
+    assert JobRun.objects.filter(job="pagerank", namespace__name="demo").exists()
     count = memories.count()
     call_command("seed_demo", source=str(tmp_path), conversation="conv-1")
     assert memories.count() == count

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -100,6 +101,7 @@ class MemoryBatchApi(TokenApiView):
             on_duplicate=data["on_duplicate"],
             actor=self.token,
             door="rest",
+            max_chars=settings.MEMORY_BATCH_MAX_CHARS,
         )
         body = {
             "created": sum(1 for r in results if r.created),

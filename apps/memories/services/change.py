@@ -61,8 +61,11 @@ def memory_update(
     before, after = revisions.diff_states(state_before, revisions.memory_state(memory, tags))
     if not after:
         return memory
-    if "content" in after or "title" in after:
+    if "content" in after:
+        # The hash is of the content alone (a document's first chunk holds the whole
+        # document's); a title change keeps it, so it can never meet another row's hash.
         memory.content_hash = content_hash(memory.content)
+    if "content" in after or "title" in after:
         memory.embedding = embeddings.embed_texts([embedding_text(memory.title, memory.content)])[0]
         memory.embedding_model = embeddings.model_name()
     memory.updated_at = timezone.now()

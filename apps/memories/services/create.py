@@ -18,7 +18,7 @@ from apps.core.exceptions import ValidationFailed
 from .. import embeddings, revisions
 from ..chunking import chunk_markdown
 from ..jobs import graph_changed
-from ..models import CONTENT_UNIQUE, CausalEdge, Memory, Namespace, Relation
+from ..models import CONTENT_UNIQUE, CausalEdge, Memory, Namespace, Relation, hnsw_distance
 from ..tags import infer_tags
 from ..texts import content_hash, embedding_text
 from ..validation import MemoryInput, validate_memory_input
@@ -75,11 +75,15 @@ def memory_batch_create(
     infer: bool = True,
     actor: revisions.Actor = None,
     door: str = "system",
+    max_chars: int | None = None,
+    vectors: np.ndarray | None = None,
 ) -> list[WriteResult]:
     """Store many memories in one transaction; embeddings are computed in batches.
 
     A bad item anywhere fails the whole batch with errors named "items[i].field".
     Imports pass dedupe=False, chunk=False and infer=False: they restore records exactly.
+    `vectors` (one row per item, from the configured model) skips the encoder for items that
+    are not chunked: `manage.py bench` re-uses the vectors it computed for the same texts.
     """
     if not isinstance(items, list | tuple):
         raise ValidationFailed({"items": "Must be a list of memory objects."})
@@ -89,6 +93,8 @@ def memory_batch_create(
         raise ValidationFailed(
             {"items": f"{len(items)} items; the limit is {settings.MEMORY_BATCH_MAX_ITEMS}."}
         )
+    if max_chars is not None:
+        _check_batch_cost(items, max_chars)
     return _create_many(
         namespace,
         items,
@@ -100,7 +106,23 @@ def memory_batch_create(
         infer=infer,
         actor=actor,
         door=door,
+        vectors=vectors,
     )
+
+
+def _check_batch_cost(items: Sequence[dict], max_chars: int) -> None:
+    """Refuse a batch whose texts would hold a worker too long, before any embedding."""
+    total = 0
+    for item in items:
+        if isinstance(item, dict):
+            total += sum(len(item[k]) for k in ("content", "title") if isinstance(item.get(k), str))
+    if total > max_chars:
+        raise ValidationFailed(
+            {
+                "items": f"{total} characters of content and title in all; the limit per "
+                f"request is {max_chars}. Send the memories in smaller batches."
+            }
+        )
 
 
 def _validate_all(items: Sequence[dict], prefix: str | None) -> list[MemoryInput]:
@@ -136,15 +158,36 @@ def _create_many(
     infer: bool = True,
     actor: revisions.Actor = None,
     door: str = "system",
+    vectors: np.ndarray | None = None,
 ) -> list[WriteResult]:
     if on_duplicate not in ON_DUPLICATE:
         raise ValidationFailed({"on_duplicate": f"Must be one of: {', '.join(ON_DUPLICATE)}."})
     inputs = _validate_all(items, prefix)
     model_name = embeddings.model_name()
     now = timezone.now()
+    hashes = [content_hash(i.content) for i in inputs]
+
+    # Rows are planned and embedded before the transaction: the encoder's wait (tens of
+    # milliseconds under load, shared with concurrent writers through the batcher) then holds
+    # neither the hash lock nor an open transaction, so concurrent writers do not queue behind
+    # each other's encoding. An item that turns out to be stored already is dropped below.
+    plans: dict[int, tuple[list[str], list[_Planned]]] = {}
+    first_of_hash: dict[str, int] = {}
+    for idx, (inp, digest) in enumerate(zip(inputs, hashes, strict=True)):
+        if dedupe and digest in first_of_hash:  # the same text twice in one batch
+            continue
+        first_of_hash.setdefault(digest, idx)
+        inferred = infer_tags(inp.content, inp.category, inp.tags) if infer else []
+        rows = _plan_rows(idx, inp, digest, namespace, inp.tags + inferred, now, chunk=chunk)
+        plans[idx] = (inferred, rows)
+    every_row = [p for _, rows in plans.values() for p in rows]
+    encoded = _vectors_for(every_row, vectors)
+    for p, vector in zip(every_row, encoded, strict=True):
+        p.row.embedding = vector
+        p.row.embedding_model = model_name
+    position = {id(p): i for i, p in enumerate(every_row)}
 
     with transaction.atomic():
-        hashes = [content_hash(i.content) for i in inputs]
         existing = {}
         if dedupe:
             _lock_hashes(namespace, hashes)
@@ -154,26 +197,16 @@ def _create_many(
             }
         results: list[WriteResult | None] = [None] * len(inputs)
         planned: list[_Planned] = []
-        first_of_hash: dict[str, int] = {}
-        for idx, (inp, digest) in enumerate(zip(inputs, hashes, strict=True)):
+        for idx, digest in enumerate(hashes):
             if digest in existing:
                 results[idx] = WriteResult(existing[digest], False, duplicate_of=existing[digest])
                 continue
-            if dedupe and digest in first_of_hash:  # the same text twice in one batch
+            if idx not in plans:
                 continue
-            first_of_hash.setdefault(digest, idx)
-            inferred = infer_tags(inp.content, inp.category, inp.tags) if infer else []
+            inferred, rows = plans[idx]
             results[idx] = WriteResult(memory=None, created=True, inferred_tags=inferred)  # type: ignore[arg-type]
-            planned.extend(
-                _plan_rows(idx, inp, digest, namespace, inp.tags + inferred, now, chunk=chunk)
-            )
-
-        vectors = embeddings.embed_texts(
-            [embedding_text(p.row.title, p.row.content) for p in planned]
-        )
-        for p, vector in zip(planned, vectors, strict=True):
-            p.row.embedding = vector
-            p.row.embedding_model = model_name
+            planned.extend(rows)
+        vectors = encoded[[position[id(p)] for p in planned]]
 
         near = _near_duplicates(namespace, planned, vectors) if check_near else {}
         if on_duplicate == "skip":
@@ -218,6 +251,27 @@ def _create_many(
                 first = results[first_of_hash[digest]]
                 results[idx] = WriteResult(first.memory, False, duplicate_of=first.memory)
     return results  # type: ignore[return-value]
+
+
+def _vectors_for(planned: list[_Planned], given: np.ndarray | None) -> np.ndarray:
+    """The embedding of every planned row: given per item (a row that is an item's only
+    chunk takes its item's vector), the rest from the encoder in one batch."""
+    counts: dict[int, int] = {}
+    for p in planned:
+        counts[p.item] = counts.get(p.item, 0) + 1
+    missing = [i for i, p in enumerate(planned) if given is None or counts[p.item] > 1]
+    encoded = embeddings.embed_texts(
+        [embedding_text(planned[i].row.title, planned[i].row.content) for i in missing]
+    )
+    if given is None:
+        return encoded
+    out = np.empty((len(planned), given.shape[1]), dtype=np.float32)
+    for i, p in enumerate(planned):
+        if counts[p.item] == 1:
+            out[i] = given[p.item]
+    for i, vector in zip(missing, encoded, strict=True):
+        out[i] = vector
+    return out
 
 
 # Identical writers queue on one advisory lock per (namespace, bucket of content hashes), so the
@@ -327,10 +381,10 @@ def _near_duplicates(
                     SELECT m.id, 1 - (m.embedding <=> q.vec) AS similarity
                       FROM memories_memory m
                      WHERE m.namespace_id = %s AND NOT m.archived AND m.embedding IS NOT NULL
-                     ORDER BY m.embedding <=> q.vec
+                     ORDER BY {order}
                      LIMIT 5) nd
              WHERE nd.similarity >= %s
-            """,
+            """.format(order=hnsw_distance("m.embedding", "q.vec")),
             [literals, namespace.pk, threshold],
         )
         for pos, memory_id, similarity in cur.fetchall():

@@ -78,7 +78,15 @@ def gather(
         lists["keyword"] = [(h.id, h.score) for h in hits]
     fallback = False
     if use_semantic:
-        hits, fallback = timer("semantic", retrieve.semantic_search, scope, vector, POOL)
+        hits, fallback = timer(
+            "semantic",
+            retrieve.semantic_search,
+            scope,
+            vector,
+            POOL,
+            exact_max=config.exact_scan_max,
+            ef_search=config.hnsw_ef_search,
+        )
         lists["semantic"] = [(h.id, h.score) for h in hits]
     phrases = [*analysis.phrases, *(e for e in analysis.entities if e not in analysis.tag_entities)]
     if on("exact") and not semantic_only and phrases:

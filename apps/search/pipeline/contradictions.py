@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
+from django.db import connection
 
 from apps.memories.models import CausalEdge, Memory
 from apps.search.types import Ranked
@@ -19,9 +20,18 @@ SIMILAR = 0.75
 
 
 def edge_pairs(namespace_id: int, ids: Sequence[str]) -> list[tuple[str, str]]:
-    rows = CausalEdge.objects.filter(
-        namespace_id=namespace_id, relation="contradicts", source_id__in=ids, target_id__in=ids
-    ).values_list("source_id", "target_id")
+    """`contradicts` edges among `ids` (plain SQL: it runs on every search)."""
+    if not ids:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT source_id, target_id FROM {CausalEdge._meta.db_table} "
+            "WHERE namespace_id = %s AND relation = 'contradicts' "
+            "AND source_id = ANY(%s::uuid[]) AND target_id = ANY(%s::uuid[]) "
+            "ORDER BY created_at DESC",
+            [namespace_id, list(ids), list(ids)],
+        )
+        rows = cursor.fetchall()
     return [(str(a), str(b)) for a, b in rows]
 
 

@@ -11,15 +11,18 @@ tsvector and are OR-ed (websearch AND-semantics would drop most questions).
 
 from __future__ import annotations
 
-import json
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import transaction
 
+from apps.memories.models import hnsw_distance
 from apps.search.types import Hit, Ranked
+
+# Raw SQL reads go where the router sends reads (the replica, when one is configured).
+from memoryhub.db_router import read_connection as connection
 
 from .scope import MEMORY, MEMORY_TAGS, TAG, Scope
 
@@ -138,27 +141,86 @@ def _vector_literal(vector: np.ndarray) -> str:
     return "[" + ",".join(f"{x:.6f}" for x in vector.tolist()) + "]"
 
 
+# hnsw.ef_search by namespace size, chosen by measuring recall@10 against an exact scan on the
+# scale set (docs/benchmarks.md, "Scale"): recall at a fixed ef_search falls as the graph grows.
+EF_SEARCH_BY_SIZE = ((20_000, 100), (100_000, 200), (250_000, 300))
+EF_SEARCH_LARGEST = 400
+
+
+def ef_search_for(size: int, limit: int, setting: int = 0) -> int:
+    """The HNSW candidate list for a namespace of `size` memories: the setting when given,
+    else the measured table; never below the number of rows asked for."""
+    if setting:
+        return max(limit, min(setting, 1000))
+    chosen = next((ef for top, ef in EF_SEARCH_BY_SIZE if size <= top), EF_SEARCH_LARGEST)
+    return max(limit, chosen)
+
+
+def namespace_size(namespace_id: int) -> int:
+    """Live memories in the namespace (cached for a minute, as the lexical statistics)."""
+    with connection.cursor() as cursor:
+        return _namespace_stats(cursor, namespace_id)[0]
+
+
 def semantic_search(
-    scope: Scope, vector: np.ndarray, limit: int, min_similarity: float = SEMANTIC_MIN
+    scope: Scope,
+    vector: np.ndarray,
+    limit: int,
+    min_similarity: float = SEMANTIC_MIN,
+    *,
+    exact_max: int = 10_000,
+    ef_search: int = 0,
 ) -> tuple[list[Hit], bool]:
-    """Nearest memories by cosine through the HNSW index (iterative scan keeps filtered
-    queries full). Returns hits at or above `min_similarity`; when none reach it, retries
-    once at the fallback threshold and reports that it did."""
-    where, params = scope.where()
+    """Nearest memories by cosine. A namespace of at most `exact_max` memories is scanned
+    exactly (cheaper than walking a graph built over every namespace, and never misses);
+    a larger one goes through the HNSW index with iterative scan, which keeps filtered
+    queries full. When a filter lets so few memories through that the index scan gives up
+    short of `limit`, those few are scanned exactly, so a page is never short while matches
+    exist. Returns hits at or above `min_similarity`; when none reach it, the rows at or
+    above the fallback threshold, and reports that it fell back."""
     literal = _vector_literal(vector)
-    sql = (
-        f"SELECT m.id, 1 - (m.embedding <=> %s::vector) AS sim FROM {MEMORY} m "
-        f"WHERE {where} AND m.embedding IS NOT NULL "
-        "ORDER BY m.embedding <=> %s::vector LIMIT %s"
-    )
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(int(limit), 1000))}")
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute(sql, [literal] + params + [literal, limit])
-        rows = [(str(i), float(s)) for i, s in cursor.fetchall()]
+    size = namespace_size(scope.namespace_id)
+    if size <= exact_max:
+        rows = exact_nearest(scope, literal, limit)
+    else:
+        rows = hnsw_nearest(scope, literal, limit, ef_search_for(size, limit, ef_search))
+        if len(rows) < limit and scope.filtered:
+            rows = exact_nearest(scope, literal, limit)
     rows.sort(key=lambda r: -r[1])
     hits, fallback = apply_similarity_floor(rows, min_similarity)
     return hits, fallback
+
+
+# The HNSW index is built on the embedding cast to halfvec (migration 0007); similarities are
+# computed on the stored float vectors.
+HNSW_ORDER = hnsw_distance("m.embedding", "%s::vector")
+
+
+def hnsw_nearest(scope: Scope, literal: str, limit: int, ef_search: int) -> list[tuple[str, float]]:
+    """Approximate nearest rows in scope through the HNSW index (iterative scan)."""
+    where, params = scope.where(probe_tags=True)
+    sql = (
+        f"SELECT m.id, 1 - (m.embedding <=> %s::vector) AS sim FROM {MEMORY} m "
+        f"WHERE {where} AND m.embedding IS NOT NULL ORDER BY {HNSW_ORDER} LIMIT %s"
+    )
+    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+        cursor.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute(sql, [literal] + params + [literal, limit])
+        return [(str(i), float(s)) for i, s in cursor.fetchall()]
+
+
+def exact_nearest(scope: Scope, literal: str, limit: int) -> list[tuple[str, float]]:
+    """Exact nearest rows in scope: every row passing the scope is compared (ordering by the
+    computed similarity, which no index matches, keeps the planner off the HNSW index)."""
+    where, params = scope.where()
+    sql = (
+        f"SELECT m.id, 1 - (m.embedding <=> %s::vector) AS sim FROM {MEMORY} m "
+        f"WHERE {where} AND m.embedding IS NOT NULL ORDER BY sim DESC LIMIT %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [literal] + params + [limit])
+        return [(str(i), float(s)) for i, s in cursor.fetchall()]
 
 
 def apply_similarity_floor(
@@ -230,24 +292,38 @@ def fetch_rows(
             "stability": r[6],
             "pagerank": r[7],
             "tags": tuple(r[8]),
-            "lexical": float(r[9] or 0.0),
-            "similarity": float(r[10] or 0.0),
+            "lexical": _finite(r[9]),
+            # A stored zero vector (written by SQL or another tool) has a NaN cosine.
+            "similarity": _finite(r[10]),
         }
     return out
+
+
+def _finite(value) -> float:
+    number = float(value or 0.0)
+    return number if math.isfinite(number) else 0.0
 
 
 def fetch_embeddings(ids: list[str]) -> dict[str, np.ndarray]:
     """Unit vectors of a few memories (MMR and contradiction checks on the final top)."""
     if not ids:
         return {}
+    # pgvector's binary form (vector_send: dimension, unused, big-endian float4s) is read
+    # straight into numpy: the same float32 values as parsing the text form, without the
+    # JSON parse of ~400 numbers per memory that cost a search several milliseconds of CPU.
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT id, embedding::text FROM {MEMORY} WHERE id = ANY(%s::uuid[]) "
+            f"SELECT id, vector_send(embedding) FROM {MEMORY} WHERE id = ANY(%s::uuid[]) "
             "AND embedding IS NOT NULL",
             [ids],
         )
         rows = cursor.fetchall()
-    return {str(i): np.array(json.loads(text), dtype=np.float32) for i, text in rows}
+    return {str(i): vector_from_binary(data) for i, data in rows}
+
+
+def vector_from_binary(data: bytes) -> np.ndarray:
+    """A pgvector `vector_send` value as a float32 numpy array."""
+    return np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32)
 
 
 def window_rows(scope: Scope, times: list, gap_seconds: float) -> list[tuple]:
@@ -260,7 +336,7 @@ def window_rows(scope: Scope, times: list, gap_seconds: float) -> list[tuple]:
     stamps = sorted(set(times))
     if not stamps:
         return []
-    where, params = scope.where()
+    where, params = scope.where(probe_tags=True)
     lateral = (
         "SELECT x.id, x.created_at, x.external_id FROM unnest(%s::timestamptz[]) t(ts) "
         "CROSS JOIN LATERAL (SELECT m.id, m.created_at, m.external_id "
@@ -317,7 +393,7 @@ def with_embeddings(items: list[Ranked], count: int) -> list[Ranked]:
     """The first `count` items carry their unit vectors (for MMR and the contradiction check)."""
     head = items[:count]
     vectors = fetch_embeddings([r.id for r in head])
-    return [replace(r, embedding=vectors.get(r.id)) for r in head] + items[count:]
+    return [r.copy(embedding=vectors.get(r.id)) for r in head] + items[count:]
 
 
 def namespace_tags(namespace_id: int) -> tuple[str, ...]:

@@ -22,7 +22,16 @@ class Scope:
     after: datetime | None = None
     before: datetime | None = None
 
-    def where(self, alias: str = "m") -> tuple[str, list]:
+    @property
+    def filtered(self) -> bool:
+        """True when a filter beyond the namespace narrows the scope."""
+        return bool(self.tags or self.categories or self.file_path or self.after or self.before)
+
+    def where(self, alias: str = "m", *, probe_tags: bool = False) -> tuple[str, list]:
+        """The clause and its parameters. `probe_tags` writes the tag filter as a per-row
+        index probe instead of EXISTS: inside a scan that stops at its first rows (a LATERAL
+        ... LIMIT 1, an HNSW scan) PostgreSQL would otherwise turn EXISTS into a semi-join
+        that reads every memory carrying the tag, once per outer row (9 s at 100k)."""
         clauses = [f"{alias}.namespace_id = %s", f"NOT {alias}.archived"]
         params: list = [self.namespace_id]
         if self.categories:
@@ -38,7 +47,13 @@ class Scope:
         if self.before is not None:
             clauses.append(f"{alias}.created_at < %s")
             params.append(self.before)
-        if self.tags:
+        if self.tags and probe_tags:
+            clauses.append(
+                f"(SELECT true FROM {MEMORY_TAGS} mt JOIN {TAG} t ON t.id = mt.tag_id "
+                f"WHERE mt.memory_id = {alias}.id AND t.name = ANY(%s) LIMIT 1)"
+            )
+            params.append(list(self.tags))
+        elif self.tags:
             clauses.append(
                 f"EXISTS (SELECT 1 FROM {MEMORY_TAGS} mt JOIN {TAG} t ON t.id = mt.tag_id "
                 f"WHERE mt.memory_id = {alias}.id AND t.name = ANY(%s))"

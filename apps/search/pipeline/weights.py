@@ -67,7 +67,15 @@ def intent_profile(intent: str) -> dict[str, float]:
 
 def learned_weights(namespace_id: int) -> dict[str, float]:
     """Per-strategy multipliers learned from feedback (StrategyWeights rows)."""
+    from django.db import connection
+
     from apps.search.models import StrategyWeights
 
-    rows = StrategyWeights.objects.filter(namespace_id=namespace_id)
-    return {r.strategy: float(r.weight) for r in rows}
+    # Plain SQL: one row per strategy, read on every search (the ORM cost more than the query).
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT strategy, weight FROM {StrategyWeights._meta.db_table} "
+            "WHERE namespace_id = %s ORDER BY strategy",
+            [namespace_id],
+        )
+        return {strategy: float(weight) for strategy, weight in cursor.fetchall()}

@@ -1,29 +1,56 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
 from apps.core.exceptions import ValidationFailed
-from apps.memories.transfer import import_records, read_jsonl
+from apps.memories import importers
+from apps.memories.import_runs import problem_line
+from apps.memories.services import namespace_get_or_create
+from apps.memories.transfer import import_records
 
 
 class Command(BaseCommand):
-    help = "Import memories from a JSONL file in the neutral format (SPEC section 7)."
+    help = (
+        "Import memories: neutral JSONL (SPEC section 7), a zip of markdown notes, an "
+        "mcp-memory-service SQLite database or a mem0 JSON export."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("file", help="Path to a .jsonl file")
+        parser.add_argument("file", help="Path to the file to import")
+        parser.add_argument(
+            "--format",
+            default="auto",
+            choices=["auto", *importers.FORMATS],
+            help="Format of the file (default: recognised from its first bytes and name)",
+        )
+        parser.add_argument(
+            "--namespace",
+            help="Put every memory into this namespace (required for formats without one)",
+        )
         parser.add_argument("--no-progress", action="store_true", help="Hide the progress bar")
 
-    def handle(self, *args, file, no_progress, **options):
+    def handle(self, *args, file, format, namespace, no_progress, **options):
+        path = Path(file)
+        if not path.is_file():
+            raise CommandError(f"No such file: {file}")
+        fmt = importers.detect(path, path.name) if format == "auto" else format
+        if fmt != "jsonl" and not namespace:
+            raise CommandError(f"--namespace is required for the {fmt} format.")
         started = time.perf_counter()
+        labelled = []
         try:
-            records = read_jsonl(file)
-            stats = import_records(records, progress=not no_progress)
-        except FileNotFoundError as exc:
-            raise CommandError(f"No such file: {file}") from exc
+            labelled = importers.read(path, fmt)
+            with transaction.atomic():  # a rejected file leaves no new namespace either
+                target = namespace_get_or_create(name=namespace) if namespace else None
+                stats = import_records(labelled, progress=not no_progress, namespace=target)
         except ValidationFailed as exc:
-            raise CommandError(f"Nothing imported. {exc.summary()}") from exc
+            labels = {label for label, _ in labelled}
+            problems = "\n".join(problem_line(k, v, labels) for k, v in exc.errors.items())
+            raise CommandError(f"Nothing imported.\n{problems}") from exc
         elapsed = time.perf_counter() - started
         rate = stats.created / elapsed if elapsed else 0.0
         self.stdout.write(

@@ -2,7 +2,8 @@
 
 One LoCoMo conversation (../shared/benchmarks/locomo-dev) plus a handful of project memories
 (decisions, a warning, a linked pair, a contradiction, a long chunked document), all through the
-real write path. Superusers become owners of the namespace when the membership model exists.
+real write path; links, searches and feedback for the graph and analytics pages (demo_insights).
+Superusers become owners of the namespace when the membership model exists.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from apps.memories import services
 from apps.memories.models import Memory
 
 from ...demo import PROJECT_MEMORIES, grant_owners, long_document
+from ...demo_insights import seed_insights
 from ...demo_queues import seed_queues
 
 DEFAULT_SOURCE = settings.BASE_DIR.parent / "shared" / "benchmarks" / "locomo-dev"
@@ -77,10 +79,13 @@ class Command(BaseCommand):
                 door="cli",
             )
             seed_queues(ns)  # a scratch note and a few searches the demo cannot answer
+            # links and PageRank for the graph, answered searches with feedback for analytics
+            insights = seed_insights(ns, Path(source), conversation)
             self.stdout.write(
                 self.style.SUCCESS(
                     f"Namespace '{namespace}': {len(results)} conversation turns and "
-                    f"{len(PROJECT_MEMORIES) + 1} project memories."
+                    f"{len(PROJECT_MEMORIES) + 1} project memories, {insights['links']} links, "
+                    f"{insights['searches']} searches with feedback."
                 )
             )
         owners = grant_owners(ns, get_user_model().objects.filter(is_superuser=True))

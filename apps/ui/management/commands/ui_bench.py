@@ -1,4 +1,5 @@
-"""python manage.py ui_bench [--size 100000] [--source ../shared/benchmarks/scale-413k]
+"""python manage.py ui_bench [--size 100000] [--logs 100000] [--only graph,analytics]
+                            [--source ../shared/benchmarks/scale-413k]
 
 Server time of every web UI page on a namespace of SIZE memories. The namespace ("ui-bench")
 is grown through memory_batch_create (the write path imports use) from a neutral-format corpus
@@ -6,6 +7,11 @@ and kept, so a second run only measures. Each page is requested in-process throu
 test client (the whole middleware, view and template stack; no network), REPEAT times after one
 warm-up; the report gives median and worst milliseconds and the query count. Browse page 500
 starts from a keyset cursor built once (setup, not timed).
+
+For the graph and analytics pages the namespace also gets LOGS search-log rows and EDGES
+links (see _graph_and_logs: the links through the link service, then one PageRank run; the
+log rows inserted directly, since LOGS real searches would take hours). `--only` times only the
+pages whose name contains one of the given words.
 """
 
 from __future__ import annotations
@@ -23,16 +29,26 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from apps.memories import services
 from apps.memories.browse import cursor_after, listed
-from apps.memories.models import Memory
+from apps.memories.models import CausalEdge, Memory
 from apps.search import querylog
+from apps.search.models import QueryLog
 from apps.search.services import search
 
 DEFAULT_SOURCE = settings.BASE_DIR.parent / "shared" / "benchmarks" / "scale-413k"
 BATCH = 500
 USER = "ui-bench"
+GRAPH_EDGES = 3000
+STRATEGY_SETS = [
+    {"keyword": 1, "semantic": 1},
+    {"semantic": 1},
+    {"keyword": 1},
+    {"semantic": 1, "graph": 1},
+    {"keyword": 1, "semantic": 1, "exact": 1},
+]
 
 
 class Command(BaseCommand):
@@ -43,6 +59,16 @@ class Command(BaseCommand):
         parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
         parser.add_argument("--namespace", default="ui-bench")
         parser.add_argument("--repeat", type=int, default=5)
+        parser.add_argument(
+            "--bare-copies",
+            action="store_true",
+            help="Copies (--write-path-only) carry no embedding, so they skip the HNSW index: "
+            "much faster to make; for the pages that read no vectors (graph, analytics). The "
+            "search pages' figures are then not those of SIZE embedded rows.",
+        )
+        parser.add_argument("--logs", type=int, default=100_000, help="search-log rows to hold")
+        parser.add_argument("--edges", type=int, default=GRAPH_EDGES, help="links to hold")
+        parser.add_argument("--only", default="", help="comma-separated words of page names")
         parser.add_argument(
             "--write-path-only",
             type=int,
@@ -60,20 +86,33 @@ class Command(BaseCommand):
         namespace: str,
         repeat: int,
         write_path_only,
+        logs: int,
+        edges: int,
+        only: str,
+        bare_copies: bool = False,
         **options,
     ):
         settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
         ns = services.namespace_get_or_create(name=namespace)
         self._grow(ns, min(size, write_path_only or size), source)
-        copied = _copy_rows(ns, size)
+        copied = _copy_rows(ns, size, bare=bare_copies, out=self.stderr)
         self._extras(ns)
+        _graph_and_logs(ns, logs, edges, self.stderr)
         client = self._client()
         rows = []
+        words = [w.strip() for w in only.split(",") if w.strip()]
         for name, url in self._pages(ns):
+            if words and not any(w in name for w in words):
+                continue
             rows.append(self._time(client, name, url, repeat))
             self.stderr.write(json.dumps(rows[-1]))
         total = Memory.objects.filter(namespace=ns).count()
-        self.stdout.write(f"\nnamespace {namespace}: {total} memories ({copied} copied now)\n")
+        searches = QueryLog.objects.filter(namespace=ns).count()
+        edges = CausalEdge.objects.filter(namespace=ns).count()
+        self.stdout.write(
+            f"\nnamespace {namespace}: {total} memories ({copied} copied now), "
+            f"{searches} search-log rows, {edges} links\n"
+        )
         self.stdout.write("| page | median ms | worst ms | queries |\n|---|---:|---:|---:|")
         for row in rows:
             self.stdout.write(
@@ -152,6 +191,7 @@ class Command(BaseCommand):
         depth = min(499 * 50, Memory.objects.filter(namespace=ns).count() // 2)
         deep = rows.order_by("-created_at", "-id")[depth - 1]
         base = f"/ns/{ns.name}/memories/"
+        graph = f"/ns/{ns.name}/graph/data/"
         return [
             ("search (hybrid)", f"/?namespace={ns.name}&q=return+a+list+of+group+entries"),
             (
@@ -173,7 +213,15 @@ class Command(BaseCommand):
             ("trash", f"/ns/{ns.name}/trash/"),
             ("members", f"/ns/{ns.name}/members/"),
             ("connect an assistant", f"/ns/{ns.name}/connect/"),
-        ]
+            ("graph page", f"/ns/{ns.name}/graph/"),
+            ("graph data: linked memories (500 by PageRank)", graph),
+            ("graph data: all memories (500 by PageRank)", f"{graph}?unlinked=on"),
+            ("graph data: neighbourhood depth 2", f"{graph}?memory={anchor.pk}&depth=2"),
+            ("analytics (7 days)", f"/ns/{ns.name}/analytics/?days=7"),
+            ("analytics (30 days)", f"/ns/{ns.name}/analytics/?days=30"),
+            ("analytics (90 days: every log row)", f"/ns/{ns.name}/analytics/?days=90"),
+            ("analytics (365 days)", f"/ns/{ns.name}/analytics/?days=365"),
+        ]  # fmt: skip
 
     def _time(self, client: Client, name: str, url: str, repeat: int) -> dict:
         response = client.get(url)  # warm-up
@@ -217,7 +265,7 @@ def _document() -> str:
     return long_document()
 
 
-def _copy_rows(ns, size: int, batch: int = 2000) -> int:
+def _copy_rows(ns, size: int, batch: int = 2000, *, bare: bool = False, out=None) -> int:
     """Top the namespace up to `size` with copies of its write-path rows (see --write-path-only):
     new ids, the text with a copy suffix and its hash, the same embedding, tags and dates."""
     import hashlib
@@ -230,7 +278,9 @@ def _copy_rows(ns, size: int, batch: int = 2000) -> int:
     )
     originals = originals.order_by("created_at", "id")
     through = Memory.tags.through
-    copied, round_ = 0, 0
+    # A later run goes on numbering the copies, so their texts (and hashes) stay unique.
+    made = Memory.objects.filter(namespace=ns, metadata__has_key="copy_of").count()
+    copied, round_ = 0, made // max(originals.count(), 1)
     while have < size:
         round_ += 1
         offset = 0
@@ -253,8 +303,8 @@ def _copy_rows(ns, size: int, batch: int = 2000) -> int:
                     created_at=row.created_at,
                     updated_at=row.updated_at,
                     file_path=row.file_path,
-                    embedding=row.embedding,
-                    embedding_model=row.embedding_model,
+                    embedding=None if bare else row.embedding,
+                    embedding_model="" if bare else row.embedding_model,
                     content_hash=hashlib.sha256(content.encode()).hexdigest(),
                     metadata={"copy_of": str(row.pk)},
                 )
@@ -263,4 +313,102 @@ def _copy_rows(ns, size: int, batch: int = 2000) -> int:
             Memory.objects.bulk_create(copies, batch_size=1000)
             through.objects.bulk_create(links, batch_size=5000, ignore_conflicts=True)
             have, copied = have + len(copies), copied + len(copies)
+            if out is not None and copied % 10_000 < batch:
+                out.write(f"{have} memories ({copied} copied)")
     return copied
+
+
+def _graph_and_logs(ns, logs: int, edges: int, out, seed: int = 11) -> None:
+    """Links and search-log rows for the graph and analytics pages (kept between runs).
+
+    EDGES links (GRAPH_EDGES by default) between memories drawn at random, through the link
+    service (each a revision), then one PageRank run (a JobRun row, shown by analytics). Then
+    search-log rows up to LOGS, inserted directly: 5-8 results each among 5,000 memories (some
+    returned far more often than others), one to three strategies per result, latency 40-400 ms
+    with a long tail, about 8% evidence gaps and 4% without result, feedback on about 5%, query
+    texts from 3,000 distinct ones, dates spread over the last 90 days.
+    """
+    import random
+
+    from django.db import connection
+
+    from apps.jobs.models import Job
+    from apps.jobs.services import job_execute
+
+    rng = random.Random(seed)
+    have_edges = CausalEdge.objects.filter(namespace=ns).count()
+    if have_edges < edges:
+        ids = list(
+            Memory.objects.filter(namespace=ns, archived=False)
+            .order_by("id")
+            .values_list("id", flat=True)[:20_000]
+        )
+        memories = Memory.objects.in_bulk(rng.sample(ids, min(len(ids), 4000)))
+        pool = list(memories.values())
+        relations = ["relates_to"] * 5 + ["caused", "depends_on", "supersedes", "contradicts"]
+        started = time.perf_counter()
+        for i in range(edges - have_edges):
+            # a few hubs: a quarter of the links end on one of 40 memories
+            source = rng.choice(pool)
+            target = rng.choice(pool[:40]) if rng.random() < 0.25 else rng.choice(pool)
+            if source.pk != target.pk:
+                services.edge_create(
+                    source=source, target=target, relation=rng.choice(relations), door="cli"
+                )
+            if (i + 1) % 500 == 0:
+                rate = (i + 1) / (time.perf_counter() - started)
+                out.write(f"{have_edges + i + 1} links ({rate:.0f}/s)")
+        run = job_execute(Job.PAGERANK, namespace_id=ns.pk, trigger="command")
+        out.write(f"pagerank: {run.duration_ms} ms, {run.changes}")
+    have = QueryLog.objects.filter(namespace=ns).count()
+    if have >= logs:
+        return
+    ids = [
+        str(pk)
+        for pk in Memory.objects.filter(namespace=ns, archived=False)
+        .order_by("id")
+        .values_list("id", flat=True)[:5000]
+    ]
+    texts = list(
+        Memory.objects.filter(namespace=ns).order_by("id").values_list("content", flat=True)[:3000]
+    )
+    texts = [" ".join(t.split()[:6]).lower() for t in texts]
+    started, first_new = time.perf_counter(), None
+    while have < logs:
+        batch = []
+        for _ in range(min(5000, logs - have)):
+            gap, empty = rng.random() < 0.08, rng.random() < 0.04
+            results = []
+            if not empty:
+                for rank in range(rng.randint(5, 8)):
+                    index = min(int(rng.paretovariate(1.2)) - 1, len(ids) - 1)
+                    pick = ids[index * 37 % len(ids)] if rng.random() < 0.5 else rng.choice(ids)
+                    ranks = {k: rank + 1 for k in rng.choice(STRATEGY_SETS)}
+                    results.append({"id": pick, "score": round(1 - rank * 0.1, 3), "ranks": ranks})
+            judged = results and rng.random() < 0.05
+            batch.append(
+                QueryLog(
+                    namespace=ns,
+                    query=rng.choice(texts),
+                    results=results,
+                    latency_ms=round(40 + rng.expovariate(1 / 60) + rng.random() * 100, 1),
+                    evidence_gap=gap or empty,
+                    was_useful=(rng.random() < 0.6) if judged else None,
+                    result_feedback=(
+                        {r["id"]: rng.random() < 0.5 for r in results[:3]} if judged else {}
+                    ),
+                    feedback_at=timezone.now() if judged else None,
+                )
+            )
+        created = QueryLog.objects.bulk_create(batch, batch_size=2500)
+        first_new = first_new or created[0].pk
+        have += len(batch)
+        rate = have / (time.perf_counter() - started)
+        out.write(f"{have} search-log rows ({rate:.0f}/s)")
+    with connection.cursor() as cursor:  # auto_now_add: spread the dates afterwards
+        cursor.execute(
+            "UPDATE search_querylog SET created_at = now() - random() * interval '90 days' "
+            "WHERE namespace_id = %s AND id >= %s",
+            [ns.pk, first_new],
+        )
+        cursor.execute("ANALYZE search_querylog")

@@ -1,0 +1,98 @@
+"""What one request costs the web process: CPU time, SQL statements and Python function calls.
+
+    .venv/bin/python loadtest/request_cost.py [search|write] [--requests 100] [--calls]
+
+Runs REST requests through Django's whole stack (middleware, DRF, token authentication, the
+connection pool, the real model and database) inside this process, in namespace `loadtest`
+(seeded as `make loadtest` does), and prints the process CPU time per request. CPU time and
+call counts hardly depend on what else runs on the machine, unlike throughput and latency, so
+this is the figure to compare two versions by (run it from each checkout, alternately).
+`--calls` also counts Python function calls per request (cProfile, deterministic).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kind", choices=["search", "write"], nargs="?", default="search")
+    parser.add_argument("--requests", type=int, default=100)
+    parser.add_argument("--calls", action="store_true", help="count Python calls (cProfile)")
+    args = parser.parse_args()
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings.base")
+    sys.path[:0] = [str(ROOT), str(ROOT / "loadtest")]
+    import django
+
+    django.setup()
+    import run as loadtest  # loadtest/run.py: the same namespace and token
+    from django.conf import settings
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from memoryhub.warmup import warm
+
+    settings.ALLOWED_HOSTS = ["*"]
+    settings.API_RATE_LIMIT = "1000000/minute"
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {loadtest.seed()}"}
+    warm()
+    lines = (loadtest.SEED_SOURCE / "queries.jsonl").read_text().splitlines()
+    queries = [json.loads(line)["query"] for line in lines]
+    client = Client()
+
+    def one(i: int) -> None:
+        if args.kind == "search":
+            body = {"query": queries[i % len(queries)], "limit": 10}
+            response = client.post(
+                "/api/v1/search/", body, content_type="application/json", **headers
+            )
+            expected = 200
+        else:
+            body = {"content": f"Request cost {time.time()} {i}: {queries[i % len(queries)]}"}
+            response = client.post(
+                "/api/v1/memories/", body, content_type="application/json", **headers
+            )
+            expected = 201
+        if response.status_code != expected:
+            raise SystemExit(f"HTTP {response.status_code}: {response.content[:300]!r}")
+
+    for i in range(5):
+        one(i)
+    with CaptureQueriesContext(connection) as captured:
+        one(5)
+    statements = len(captured.captured_queries)  # read now: the pool resets the log later
+    profiler = None
+    if args.calls:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+    wall, cpu = time.perf_counter(), time.process_time()
+    for i in range(args.requests):
+        one(i + 10)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    n = args.requests
+    print(f"{args.kind}: {n} requests, {statements} SQL statements each")
+    print(f"web-process CPU {1000 * cpu / n:.1f} ms per request (wall {1000 * wall / n:.1f} ms)")
+    if profiler is not None:
+        import pstats
+
+        profiler.disable()
+        calls = pstats.Stats(profiler).total_calls
+        print(
+            f"Python function calls per request: {calls / n:.0f} (the CPU above includes cProfile)"
+        )
+
+
+if __name__ == "__main__":
+    main()

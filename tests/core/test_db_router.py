@@ -1,0 +1,134 @@
+"""The read/write router with two aliases on the real embedded server: `replica` is a second
+connection to the same test database (a stand-in for a hot standby that is always caught up),
+or a server that does not answer. Requests are simulated with the same per-request state the
+ASGI middleware sets; the REST calls go through Django's full middleware stack."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+from django.db import connections, router
+from django.test.utils import CaptureQueriesContext
+from rest_framework.test import APIClient
+
+from apps.access.services import token_create
+from apps.memories.models import Memory
+from memoryhub import db_router
+from tests import factories
+
+# Two connections that must see each other's committed rows.
+pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "replica"])
+
+
+@contextlib.contextmanager
+def request(client: str):
+    token = db_router._state.set(db_router.RequestRouting(client=client))
+    try:
+        yield db_router._state.get()
+    finally:
+        db_router._state.reset(token)
+
+
+@pytest.fixture
+def replica(settings):
+    """`replica(alive=True)` installs the router; the replica alias (a second connection to the
+    test database, memoryhub/settings/test.py) answers, or points at a port nobody serves."""
+    conn = connections[db_router.REPLICA]
+    saved = dict(conn.settings_dict)
+
+    def add(alive: bool = True):
+        if not alive:
+            conn.close()
+            conn.settings_dict.update(HOST="127.0.0.1", PORT="8497")  # nothing listens there
+        settings.DATABASE_ROUTERS = [db_router.ROUTER]
+
+    yield add
+    conn.close()
+    conn.settings_dict.clear()
+    conn.settings_dict.update(saved)
+    db_router._down_until.clear()
+    from django.core.cache import caches
+
+    caches["routing"].clear()
+
+
+def test_reads_of_a_request_go_to_the_replica_writes_and_jobs_to_the_primary(replica):
+    replica()
+    ns = factories.namespace("router-ns")
+    factories.memories(ns, ["first note"])
+    with CaptureQueriesContext(connections[db_router.REPLICA]) as on_replica:
+        with request("reader"):
+            assert Memory.objects.filter(namespace=ns).count() == 1
+        assert Memory.objects.filter(namespace=ns).count() == 1  # a job or command
+    assert len(on_replica.captured_queries) == 1
+    assert router.db_for_write(Memory) == "default"
+    assert not router.allow_migrate(db_router.REPLICA, "memories")
+    assert router.allow_migrate("default", "memories")
+
+
+def test_a_client_that_wrote_reads_the_primary_for_a_while(replica, settings):
+    replica()
+    ns = factories.namespace("ryw-ns")
+    with request("writer") as state:
+        factories.memories(ns, ["written just now"])
+        assert state.wrote and db_router.read_alias() == "default"  # same request
+    with request("writer"):
+        assert db_router.read_alias() == "default"  # its next request, any process
+    with request("someone-else"):
+        assert db_router.read_alias() == db_router.REPLICA
+
+
+def test_search_answers_when_the_replica_is_down(replica, embedding_model):
+    replica(alive=False)
+    ns = factories.namespace("down-ns")
+    factories.memories(ns, ["The deploy needs the migration run first."])
+    token, raw = token_create(name="t", namespaces=[ns], read_only=True)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    with request("reader"):
+        assert db_router.read_alias() == db_router.REPLICA  # not known to be down yet
+        r = client.post(
+            "/api/v1/search/", {"namespace": "down-ns", "query": "deploy migration"}, "json"
+        )
+    assert r.status_code == 200, r.content
+    assert [m["content"] for m in r.json()["memories"]][:1] == [
+        "The deploy needs the migration run first."
+    ]
+    with request("reader"):
+        assert db_router.read_alias() == "default"  # marked down: no more tries for now
+
+
+def test_without_a_replica_nothing_is_routed():
+    assert not db_router.replica_configured()
+    with request("anyone"):
+        assert db_router.read_alias() == "default"
+
+
+def test_a_login_pins_the_new_session_cookie_too(replica, settings):
+    """Django gives a new session cookie at login; the pin must follow it, or the next page
+    could read the session from a replica that has not replayed it yet."""
+    import asyncio
+
+    replica()
+
+    async def login_app(scope, receive, send):
+        db_router.current().wrote = True  # as the session and last_login writes do
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 302,
+                "headers": [(b"set-cookie", b"sessionid=fresh123; HttpOnly; Path=/")],
+            }
+        )
+        await send({"type": "http.response.body", "body": b""})
+
+    async def ignore(message):
+        pass
+
+    scope = {"type": "http", "headers": [(b"cookie", b"sessionid=old456")]}
+    asyncio.run(db_router.RoutingScope(login_app)(scope, None, ignore))
+    with request(db_router.client_key([(b"cookie", b"sessionid=fresh123")])):
+        assert db_router.read_alias() == "default"
+    with request(db_router.client_key([(b"cookie", b"sessionid=other")])):
+        assert db_router.read_alias() == db_router.REPLICA
