@@ -33,7 +33,10 @@ WHERE m.namespace_id = %s AND NOT m.archived AND m.embedding IS NOT NULL
 
 def near_duplicate_pairs(namespace: Namespace, threshold: float) -> list[tuple]:
     """(first id, second id, similarity) with first < second, for pairs at or above threshold."""
-    with connection.cursor() as cursor:
+    # The index holds every namespace: iterative scan keeps reading it until each memory has
+    # its neighbours from its own namespace (without it a small namespace finds none).
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         cursor.execute(_PAIRS_SQL, [namespace.pk, threshold])
         return cursor.fetchall()
 
