@@ -16,15 +16,19 @@ from .models import DuplicatePair
 NEAR_DUPLICATES_JOB = Job.NEAR_DUPLICATES
 NEIGHBOURS = 5
 
-_PAIRS_SQL = f"""
+# Up to this many live memories a namespace is compared exactly (a sequential scan per memory,
+# a few seconds at most); above it each memory's neighbours come from the HNSW index.
+EXACT_SCAN_MAX = 2_000
+
+_PAIRS_SQL = """
 SELECT m.id, n.id, 1 - (m.embedding <=> n.embedding)
-FROM {Memory._meta.db_table} m
+FROM {table} m
 CROSS JOIN LATERAL (
-    SELECT o.id, o.embedding FROM {Memory._meta.db_table} o
+    SELECT o.id, o.embedding FROM {table} o
     WHERE o.namespace_id = m.namespace_id AND NOT o.archived AND o.embedding IS NOT NULL
       AND o.id <> m.id
-    ORDER BY {hnsw_distance("o.embedding", "m.embedding")}
-    LIMIT {NEIGHBOURS}
+    ORDER BY {order}
+    LIMIT {neighbours}
 ) n
 WHERE m.namespace_id = %s AND NOT m.archived AND m.embedding IS NOT NULL
   AND m.id < n.id AND 1 - (m.embedding <=> n.embedding) >= %s
@@ -33,11 +37,17 @@ WHERE m.namespace_id = %s AND NOT m.archived AND m.embedding IS NOT NULL
 
 def near_duplicate_pairs(namespace: Namespace, threshold: float) -> list[tuple]:
     """(first id, second id, similarity) with first < second, for pairs at or above threshold."""
+    live = Memory.objects.filter(namespace=namespace, archived=False).count()
+    if live <= EXACT_SCAN_MAX:
+        order = "o.embedding <=> m.embedding"
+    else:
+        order = hnsw_distance("o.embedding", "m.embedding")
+    sql = _PAIRS_SQL.format(table=Memory._meta.db_table, order=order, neighbours=NEIGHBOURS)
     # The index holds every namespace: iterative scan keeps reading it until each memory has
-    # its neighbours from its own namespace (without it a small namespace finds none).
+    # neighbours from its own namespace.
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute(_PAIRS_SQL, [namespace.pk, threshold])
+        cursor.execute(sql, [namespace.pk, threshold])
         return cursor.fetchall()
 
 
