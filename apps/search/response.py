@@ -7,9 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import connection
-
 from apps.memories.models import Memory
+from memoryhub.db_router import read_connection as connection
 
 from .config import SearchSettings
 from .pipeline import budget, confidence, fuse, retrieve

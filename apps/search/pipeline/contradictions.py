@@ -8,10 +8,10 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
-from django.db import connection
 
 from apps.memories.models import CausalEdge, Memory
 from apps.search.types import Ranked
+from memoryhub.db_router import read_connection as connection
 
 NEGATION = re.compile(
     r"\b(?:not|never|no|don't|do not|doesn't|avoid|stop|must not|shouldn't)\b", re.IGNORECASE

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from django.db import connection
-
 from apps.memories.models import CausalEdge
+from memoryhub.db_router import read_connection as connection
 
 RELATION_MULTIPLIER = {"supersedes": 1.5, "caused": 1.3, "contradicts": 0.8}
 MAX_DEPTH = 2

@@ -67,9 +67,8 @@ def intent_profile(intent: str) -> dict[str, float]:
 
 def learned_weights(namespace_id: int) -> dict[str, float]:
     """Per-strategy multipliers learned from feedback (StrategyWeights rows)."""
-    from django.db import connection
-
     from apps.search.models import StrategyWeights
+    from memoryhub.db_router import read_connection as connection
 
     # Plain SQL: one row per strategy, read on every search (the ORM cost more than the query).
     with connection.cursor() as cursor:
