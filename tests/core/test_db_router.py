@@ -132,3 +132,24 @@ def test_a_login_pins_the_new_session_cookie_too(replica, settings):
         assert db_router.read_alias() == "default"
     with request(db_router.client_key([(b"cookie", b"sessionid=other")])):
         assert db_router.read_alias() == db_router.REPLICA
+
+
+def test_a_readers_search_reads_nothing_from_the_primary(replica, embedding_model):
+    """Every read of a search (plain-SQL stages included) follows the router, so searches keep
+    answering from the replica while the primary is down; only its log row is written there."""
+    replica()
+    ns = factories.namespace("reads-ns")
+    factories.memories(ns, ["Deploys need the migration run first.", "Lunch is at noon."])
+    token, raw = token_create(name="t", namespaces=[ns], read_only=True)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    with CaptureQueriesContext(connections["default"]) as on_primary, request("reader"):
+        r = client.post(
+            "/api/v1/search/", {"namespace": "reads-ns", "query": "deploy migration"}, "json"
+        )
+    assert r.status_code == 200, r.content
+    assert r.json()["memories"][0]["content"] == "Deploys need the migration run first."
+    reads = [
+        q["sql"] for q in on_primary.captured_queries if q["sql"].lstrip().startswith("SELECT")
+    ]
+    assert reads == []
