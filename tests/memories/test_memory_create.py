@@ -180,3 +180,28 @@ def test_edges_stay_inside_one_namespace(namespace, other_namespace):
     with pytest.raises(ValidationFailed) as caught:
         edge_create(source=a, target=b, relation="loves")
     assert "relation" in caught.value.errors
+
+
+def test_search_vector_and_embedding_stay_in_the_row(namespace):
+    """A conversation-length memory keeps its full-text vector and embedding in the heap row:
+    out of line, every `@@` of the lexical stage fetched the vector from TOAST again, which
+    tripled what a search cost the database (docs/benchmarks.md, issue 10)."""
+    from django.db import connection
+
+    text = (
+        "Caroline said she went to the LGBTQ support group yesterday and it was powerful; "
+        "the transgender stories there inspired her to keep going with her counseling plans, "
+        "and she wants to adopt children one day with a loving family around them."
+    )
+    memory = memory_create(namespace=namespace, content=text, tags=["support", "family"]).memory
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_column_toast_chunk_id(search_vector), pg_column_toast_chunk_id(embedding),"
+            " search_vector @@ 'famili'::tsquery, pg_column_size(m.*) "
+            "FROM memories_memory m WHERE id = %s",
+            [memory.pk],
+        )
+        vector_chunk, embedding_chunk, tags_indexed, row_size = cursor.fetchone()
+    assert row_size > 2032  # past the TOAST threshold, so the storage choice matters
+    assert vector_chunk is None and embedding_chunk is None
+    assert tags_indexed  # the tags' words are still in the vector
