@@ -30,6 +30,9 @@ class ChangeAction(models.TextChoices):
     UNLINK = "unlink"
     RESTORE = "restore", "restore a version"
     UNDELETE = "undelete", "restore from trash"
+    # A curator's decision on a queue (keep both, resolved with a note, ...), recorded on each
+    # memory of the pair so it can be undone from either history.
+    DECISION = "decision", "queue decision"
 
 
 @dataclass(frozen=True)

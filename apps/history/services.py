@@ -18,7 +18,22 @@ from .purge import trash_purge
 from .recording import Actor
 from .selectors import revision_state
 
-__all__ = ["revision_restore", "trash_purge", "trash_restore"]
+__all__ = ["change_undoable", "revision_restore", "revision_undo", "trash_purge", "trash_restore"]
+
+# Field changes one click can take back (a merge, a refresh and a queue decision have their own).
+UNDOABLE = {Action.UPDATE, Action.TIER, Action.ARCHIVE, Action.UNARCHIVE, Action.RESTORE}
+
+
+def change_undoable(revision: MemoryRevision, current: dict) -> bool:
+    """Can `revision` be taken back by putting its `before` values back? Only while the memory
+    still holds what the revision wrote (`current` is its memory_state): a later change to the
+    same fields would otherwise be lost silently."""
+    before, after = revision.before or {}, revision.after or {}
+    if revision.action not in UNDOABLE or not before or not after:
+        return False
+    if not set(after) <= set(TRACKED) or not set(before) <= set(TRACKED):
+        return False
+    return all(current.get(k) == v for k, v in after.items())
 
 
 @transaction.atomic
@@ -39,6 +54,22 @@ def revision_restore(*, revision: MemoryRevision, actor: Actor = None, door: str
         return memory
     return memory_services.memory_update(
         memory=memory, actor=actor, door=door, action=Action.RESTORE, **changes
+    )
+
+
+@transaction.atomic
+def revision_undo(*, revision: MemoryRevision, actor: Actor = None, door: str) -> Memory:
+    """Put back the fields `revision` changed (an archive is unarchived, a promotion goes one
+    tier back, an edit's text returns); recorded as a revision of its own."""
+    memory = Memory.objects.select_for_update().filter(pk=revision.memory_id).first()
+    if memory is None:
+        raise ValidationFailed({"revision": "The memory was deleted; restore it from the trash."})
+    if not change_undoable(revision, memory_state(memory)):
+        raise ValidationFailed(
+            {"revision": "The memory changed since; restore a version from its history instead."}
+        )
+    return memory_services.memory_update(
+        memory=memory, actor=actor, door=door, **dict(revision.before)
     )
 
 

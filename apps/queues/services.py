@@ -12,9 +12,12 @@ from apps.core.exceptions import PermissionDenied, ValidationFailed
 from apps.history.models import MemoryRevision
 from apps.history.selectors import revision_state_before
 from apps.memories.models import CausalEdge, Memory, Relation
-from apps.memories.revisions import TRACKED, memory_state
+from apps.memories.revisions import TRACKED, Change, memory_state, record
+from apps.memories.revisions import Action as Revision
 from apps.memories.services import (
     edge_create,
+    edge_delete,
+    memories_archive,
     memories_merge,
     memories_unmerge,
     memory_archive,
@@ -43,11 +46,14 @@ def _kept_and_other(first: Memory, second: Memory, keep_id, field: str = "keep")
     return ids[str(keep_id)], other
 
 
+@transaction.atomic
 def pair_keep_both(*, pair: DuplicatePair, actor=None, door: str = "system") -> DuplicatePair:
-    """Both memories stay as they are; the pair leaves the queue for good."""
+    """Both memories stay as they are; the pair leaves the queue (a decision revision on both,
+    which `decision_undo` takes back)."""
     _check(pair, actor)
     pair.status = PairStatus.KEPT_BOTH
     pair.save(update_fields=["status"])
+    _record_decision(pair_decision(pair, PairStatus.KEPT_BOTH), actor=actor, door=door)
     return pair
 
 
@@ -74,16 +80,21 @@ def pair_supersede(*, pair: DuplicatePair, newer_id, actor=None, door: str = "sy
     (two revisions; unlink and "restore this version" undo them). Tags and links stay."""
     _check(pair, actor)
     newer, older = _kept_and_other(pair.first, pair.second, newer_id, field="newer")
-    supersede(newer=newer, older=older, actor=actor, door=door)
+    archived = supersede(newer=newer, older=older, actor=actor, door=door)
     pair.status = PairStatus.SUPERSEDED
     pair.save(update_fields=["status"])
+    decision = pair_decision(pair, PairStatus.SUPERSEDED, kept=newer, archived=archived)
+    _record_decision(decision, actor=actor, door=door)
     return newer
 
 
-def supersede(*, newer: Memory, older: Memory, actor, door: str) -> None:
+def supersede(*, newer: Memory, older: Memory, actor, door: str) -> bool:
+    """A `supersedes` link and the older memory archived; True when this archived it."""
     edge_create(source=newer, target=older, relation=Relation.SUPERSEDES, actor=actor, door=door)
-    if not older.archived:
-        memory_archive(memory=older, actor=actor, door=door)
+    if older.archived:
+        return False
+    memory_archive(memory=older, actor=actor, door=door)
+    return True
 
 
 def merge_revision(revision: MemoryRevision) -> bool:
@@ -152,7 +163,9 @@ def conflict_keep_one(
     """The kept memory holds: it supersedes the other (link + archive, both revisions)."""
     _conflict_pair(keep, other, actor)
     decision = _decide(keep, other, ConflictStatus.KEPT_ONE, note, actor)
-    supersede(newer=keep, older=other, actor=actor, door=door)
+    archived = supersede(newer=keep, older=other, actor=actor, door=door)
+    found = conflict_decision(decision, kept=keep, archived=archived)
+    _record_decision(found, actor=actor, door=door)
     return decision
 
 
@@ -166,7 +179,9 @@ def conflict_resolve(
         raise ValidationFailed({"note": "Say in a few words how the conflict was resolved."})
     if len(note) > 2000:
         raise ValidationFailed({"note": "At most 2,000 characters."})
-    return _decide(first, second, ConflictStatus.RESOLVED, note, actor)
+    decision = _decide(first, second, ConflictStatus.RESOLVED, note, actor)
+    _record_decision(conflict_decision(decision), actor=actor, door=door)
+    return decision
 
 
 def contradicting_edge(first: Memory, second: Memory) -> CausalEdge | None:
@@ -175,3 +190,109 @@ def contradicting_edge(first: Memory, second: Memory) -> CausalEdge | None:
         source_id__in=[first.pk, second.pk],
         target_id__in=[first.pk, second.pk],
     ).first()
+
+
+# --- decisions in the memories' history ---------------------------------------------------------
+#
+# A decision on a pair is recorded as a "decision" revision on both memories, carrying what
+# is needed to take it back: {"queue", "outcome", "ref" (pair or decision row id), "memories",
+# "kept", "archived" (whether the decision archived the other one), "note"}. Undoing records
+# the same dict as the `before` of a new decision revision on both.
+
+
+def pair_decision(
+    pair: DuplicatePair, outcome: str, *, kept: Memory | None = None, archived: bool = False
+) -> dict:
+    return _decision("duplicates", outcome, pair.pk, pair.first, pair.second, kept, archived, "")
+
+
+def conflict_decision(
+    decision: ConflictDecision, *, kept: Memory | None = None, archived: bool = False
+) -> dict:
+    return _decision(
+        "conflicts",
+        decision.status,
+        decision.pk,
+        decision.first,
+        decision.second,
+        kept,
+        archived,
+        decision.note,
+    )
+
+
+def _decision(queue, outcome, ref, first, second, kept, archived, note) -> dict:
+    return {
+        "queue": queue,
+        "outcome": str(outcome),
+        "ref": ref,
+        "memories": [str(first.pk), str(second.pk)],
+        "namespace": first.namespace_id,
+        "kept": str(kept.pk) if kept is not None else None,
+        "archived": archived,
+        "note": note,
+    }
+
+
+def _record_decision(decision: dict, *, actor, door: str, undo: bool = False) -> None:
+    before, after = ({"decision": decision}, None) if undo else (None, {"decision": decision})
+    changes = [
+        Change(m, decision["namespace"], Revision.DECISION, before, after)
+        for m in decision["memories"]
+    ]
+    record(changes, actor=actor, door=door)
+
+
+def decision_undoable(revision: MemoryRevision) -> bool:
+    """Is this a queue decision still in effect (not undone, not decided otherwise since)?"""
+    decision = (
+        (revision.after or {}).get("decision") if revision.action == Revision.DECISION else None
+    )
+    if not decision:
+        return False
+    if decision["queue"] == "duplicates":
+        in_effect = DuplicatePair.objects.filter(
+            pk=decision["ref"], status=decision["outcome"]
+        ).exists()
+    else:
+        in_effect = ConflictDecision.objects.filter(pk=decision["ref"]).exists()
+    if not in_effect:
+        return False
+    later = MemoryRevision.objects.filter(
+        memory_id=revision.memory_id, action=Revision.DECISION, created_at__gte=revision.created_at
+    ).exclude(pk=revision.pk)
+    return not any(
+        (r.before or {}).get("decision", {}).get("ref") == decision["ref"]
+        and (r.before or {}).get("decision", {}).get("queue") == decision["queue"]
+        for r in later.only("before")
+    )
+
+
+@transaction.atomic
+def decision_undo(*, revision: MemoryRevision, actor=None, door: str = "system") -> dict:
+    """Take a queue decision back: a superseding link it made goes, a memory it archived comes
+    back, and the pair or conflict opens again in its queue. Every step is a revision."""
+    if not decision_undoable(revision):
+        raise ValidationFailed({"revision": "This decision was already undone or changed since."})
+    decision = revision.after["decision"]
+    _may_change(decision["namespace"], actor)
+    kept = decision.get("kept")
+    others = [m for m in decision["memories"] if m != kept] if kept else []
+    if kept:
+        for edge in CausalEdge.objects.filter(
+            source_id=kept, target_id__in=others, relation=Relation.SUPERSEDES
+        ):
+            edge_delete(edge=edge, actor=actor, door=door)
+    if decision.get("archived") and others:
+        memories_archive(
+            memories=Memory.objects.filter(pk__in=others, archived=True),
+            archived=False,
+            actor=actor,
+            door=door,
+        )
+    if decision["queue"] == "duplicates":
+        DuplicatePair.objects.filter(pk=decision["ref"]).update(status=PairStatus.OPEN)
+    else:
+        ConflictDecision.objects.filter(pk=decision["ref"]).delete()
+    _record_decision(decision, actor=actor, door=door, undo=True)
+    return decision

@@ -214,3 +214,19 @@ def missed_dismiss(*, namespace: Namespace, keys: Sequence[str], by: str = "") -
         ignore_conflicts=True,
     )
     return MissedQueryDismissal.objects.filter(namespace=namespace).count() - before
+
+
+def missed_dismissed(*, namespace: Namespace, limit: int = 20) -> list:
+    """The namespace's newest dismissals, for the queue page's "bring back" list."""
+    from .models import MissedQueryDismissal
+
+    return list(MissedQueryDismissal.objects.filter(namespace=namespace)[:limit])
+
+
+def missed_undismiss(*, namespace: Namespace, keys: Sequence[str]) -> int:
+    """Undo a dismissal: these queries may come back to the queue; returns how many did."""
+    from .models import MissedQueryDismissal
+
+    cleaned = {k.strip().lower() for k in keys if k and k.strip()}
+    found = MissedQueryDismissal.objects.filter(namespace=namespace, query_key__in=cleaned)
+    return found.delete()[0]

@@ -85,6 +85,11 @@ urlpatterns = [
         "ns/<slug:namespace>/queues/missed/dismiss/", missed.missed_dismiss, name="missed_dismiss"
     ),
     path(
+        "ns/<slug:namespace>/queues/missed/bring-back/",
+        missed.missed_bring_back,
+        name="missed_bring_back",
+    ),
+    path(
         "ns/<slug:namespace>/trash/<int:entry_id>/restore/",
         history.trash_restore_view,
         name="trash_restore",

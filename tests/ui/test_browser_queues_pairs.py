@@ -1,5 +1,6 @@
 """In a real browser: merge a near-duplicate pair (the links move to the kept memory, the merge
-is in its history) and undo it from there; resolve a conflict with a note; the navigation with
+is in its history) and undo it from there; resolve a conflict with a note and undo that from
+the memory's history; the navigation with
 every queue's count stays on one line at 1280 px."""
 
 from __future__ import annotations
@@ -94,6 +95,17 @@ def test_resolve_a_conflict_with_a_note(page, admin_user, acme):
     decision = ConflictDecision.objects.get()
     assert decision.note.startswith("Redis was replaced") and decision.decided_by == "admin"
     assert redis.pk in (decision.first_id, decision.second_id)
+    # The decision is in the memory's history with the note; undoing it reopens the conflict.
+    page.goto(f"/memories/{redis.pk}/history/")
+    entry = page.locator("li.revision").first
+    expect(entry).to_contain_text("marked resolved (note: Redis was replaced")
+    shoot(page, "history-decision")
+    entry.locator("button:has-text('Undo this decision')").click()
+    expect(page.locator(".messages")).to_contain_text("Decision undone")
+    assert not ConflictDecision.objects.exists()
+    page.goto("/ns/acme/queues/conflicts/")
+    expect(page.locator("section.conflict")).to_have_count(1)
+    expect(page.locator("#nav-conflicts-count")).to_have_text("1")
 
 
 def test_navigation_stays_on_one_line_at_1280_px(page, admin_user, acme):

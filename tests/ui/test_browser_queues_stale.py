@@ -55,6 +55,14 @@ def test_refresh_and_archive_stale_memories(page, admin_user, acme):
     page.locator(f"tr[data-memory='{redis.pk}'] button:has-text('Refresh')").click()
     expect(page.locator(".messages")).to_contain_text("Refreshed: 1 memories.")
 
+    # "Select all" ticks every row (behaviour.js; the CSP refuses inline handlers), then one
+    # box is unticked again.
+    page.locator("#stale input[aria-label='Select all']").check()
+    expect(page.locator("#stale input[name=ids]:checked")).to_have_count(
+        page.locator("#stale input[name=ids]").count()
+    )
+    page.locator("#stale input[aria-label='Select all']").uncheck()
+    expect(page.locator("#stale input[name=ids]:checked")).to_have_count(0)
     page.locator(f"tr[data-memory='{old.pk}'] input[name=ids]").check()
     page.select_option("select[name=action]", "archive")
     page.click("button:has-text('Apply')")
@@ -62,9 +70,14 @@ def test_refresh_and_archive_stale_memories(page, admin_user, acme):
     expect(page.locator("#nav-stale-count")).to_have_text("0")
     old.refresh_from_db()
     assert old.archived
-    # The archive is in the memory's history, so it can be undone there.
+    # The archive is in the memory's history, and undoing it there puts it back in the queue.
     page.goto(f"/memories/{old.pk}/history/")
-    expect(page.locator("body")).to_contain_text("archive")
+    first = page.locator("li.revision").first
+    expect(first).to_contain_text("archive")
+    first.locator("button:has-text('Undo this change')").click()
+    expect(page.locator(".messages")).to_contain_text("Change undone")
+    page.goto("/ns/acme/queues/stale/")
+    expect(page.locator(f"tr[data-memory='{old.pk}']")).to_have_count(1)
 
 
 def test_write_the_missing_memory_from_the_missed_searches_queue(page, admin_user, acme, settings):

@@ -15,12 +15,14 @@ from apps.history.diff import TEXT_FIELDS, word_diff
 from apps.history.models import Action as Change
 from apps.history.models import MemoryRevision
 from apps.history.selectors import revisions_for_memory, trash_for_namespace
-from apps.history.services import revision_restore, trash_restore
+from apps.history.services import change_undoable, revision_restore, revision_undo, trash_restore
 from apps.memories.models import Memory, Namespace
-from apps.memories.services import memory_refresh_undo, refresh_revision
-from apps.queues.services import merge_revision, merge_undo
+from apps.memories.revisions import memory_state
+from apps.memories.services import memory_delete, memory_refresh_undo, refresh_revision
+from apps.queues.services import decision_undo, decision_undoable, merge_revision, merge_undo
 
 from ..access import Action, can, memory_view, namespace_view
+from ..templatetags.stale_nav import forget_counts
 from .common import writer
 
 HISTORY_PAGE = 50
@@ -28,7 +30,26 @@ TRASH_PAGE = 100
 
 
 # Revisions that leave a version of the memory's fields behind (links and deletions do not).
-VERSION_ACTIONS = set(Change.values) - {Change.LINK, Change.UNLINK, Change.DELETE}
+VERSION_ACTIONS = set(Change.values) - {
+    Change.LINK,
+    Change.UNLINK,
+    Change.DELETE,
+    Change.DECISION,
+}
+# The undo button's words per kind of undo.
+UNDO_LABELS = {
+    "merge": "Undo this merge",
+    "refresh": "Undo this refresh",
+    "decision": "Undo this decision",
+    "change": "Undo this change",
+    "creation": "Undo this creation (to the trash)",
+}
+OUTCOMES = {
+    "kept_both": "kept both (not duplicates)",
+    "superseded": "marked as superseded",
+    "kept_one": "kept one of the two",
+    "resolved": "marked resolved",
+}
 EMPTY = (None, "", [], {}, False)
 
 
@@ -55,6 +76,8 @@ def field_changes(revision: MemoryRevision) -> list[dict]:
         shown = (old, new) if name == "edge" else (_shown(old), _shown(new))
         if name == "edges_moved":
             shown = (None, f"{len(new or [])} link(s) moved to this memory")
+        if name == "decision":
+            shown = (None, _decision_text(new) or _decision_text(old, undone=True))
         row = {"name": name, "before": shown[0], "after": shown[1], "words": []}
         if name in TEXT_FIELDS and revision.before is not None and revision.after is not None:
             row["words"] = word_diff(old or "", new or "")
@@ -62,26 +85,48 @@ def field_changes(revision: MemoryRevision) -> list[dict]:
     return rows
 
 
+def _decision_text(decision: dict | None, *, undone: bool = False) -> str | None:
+    if not decision:
+        return None
+    queue = "near-duplicates" if decision["queue"] == "duplicates" else "conflicts"
+    text = f"{queue} queue: {OUTCOMES.get(decision['outcome'], decision['outcome'])}"
+    if decision.get("note"):
+        text += f" (note: {decision['note']})"
+    return f"undone ({text}); back in the queue" if undone else text
+
+
 def history_rows(memory: Memory, limit: int) -> list[dict]:
     revisions = list(revisions_for_memory(memory)[:limit])
-    return [
-        {
-            "revision": r,
-            "changes": field_changes(r),
-            "is_version": r.action in VERSION_ACTIONS,
-            "undo": _undo_kind(r),
-        }
-        for r in revisions
-    ]
+    current = memory_state(memory)
+    rows = []
+    for r in revisions:
+        kind = _undo_kind(r, current)
+        rows.append(
+            {
+                "revision": r,
+                "changes": field_changes(r),
+                "is_version": r.action in VERSION_ACTIONS,
+                "undo": kind,
+                "undo_label": UNDO_LABELS.get(kind, ""),
+            }
+        )
+    return rows
 
 
-def _undo_kind(revision: MemoryRevision) -> str:
-    """Changes a version restore cannot take back have their own undo: a merge (the merged
-    memories and moved links come back) and a refresh (stability and last use)."""
+def _undo_kind(revision: MemoryRevision, current: dict) -> str:
+    """Which undo this revision offers: a merge (the merged memories and moved links come
+    back), a refresh (stability and last use), a queue decision (the pair or conflict opens
+    again), a creation (to the trash), or a field change while the memory still holds it."""
     if merge_revision(revision):
         return "merge"
     if refresh_revision(revision):
         return "refresh"
+    if revision.action == Change.DECISION:
+        return "decision" if decision_undoable(revision) else ""
+    if revision.action == Change.CREATE:
+        return "creation"
+    if change_undoable(revision, current):
+        return "change"
     return ""
 
 
@@ -89,19 +134,34 @@ def _undo_kind(revision: MemoryRevision) -> str:
 @require_POST
 def undo_change(request: HttpRequest, memory: Memory, revision_id: int) -> HttpResponse:
     revision = revisions_for_memory(memory).filter(pk=revision_id).first()
-    if revision is None or not _undo_kind(revision):
+    kind = _undo_kind(revision, memory_state(memory)) if revision is not None else ""
+    if not kind:
         raise Http404("No such change to undo on this memory.")
+    who = writer(request)
     try:
-        if _undo_kind(revision) == "merge":
-            back = merge_undo(revision=revision, **writer(request))
+        if kind == "merge":
+            back = merge_undo(revision=revision, **who)
             messages.success(
                 request,
                 f"Merge undone: {len(back)} memory came back with its links "
                 "(each step recorded as a revision).",
             )
-        else:
-            memory_refresh_undo(memory=memory, before=revision.before, **writer(request))
+        elif kind == "refresh":
+            memory_refresh_undo(memory=memory, before=revision.before, **who)
             messages.success(request, "Refresh undone: stability and last use are back.")
+        elif kind == "decision":
+            decision_undo(revision=revision, **who)
+            forget_counts(memory.namespace.name)
+            messages.success(request, "Decision undone: the pair is back in its queue.")
+        elif kind == "creation":
+            memory_delete(memory=memory, **who)
+            forget_counts(memory.namespace.name)
+            messages.success(request, "Creation undone: the memory is in the trash.")
+            return redirect("ui:trash", namespace=memory.namespace.name)
+        else:
+            revision_undo(revision=revision, **who)
+            forget_counts(memory.namespace.name)
+            messages.success(request, "Change undone (recorded as a new revision).")
     except ValidationFailed as exc:
         messages.error(request, exc.summary())
     return redirect("ui:history", memory_id=memory.pk)

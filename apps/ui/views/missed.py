@@ -17,7 +17,12 @@ from django.views.decorators.http import require_POST
 
 from apps.memories.models import Namespace
 from apps.search.selectors import missed_dismiss as dismiss_queries
-from apps.search.selectors import missed_groups, missed_settings
+from apps.search.selectors import (
+    missed_dismissed,
+    missed_groups,
+    missed_settings,
+    missed_undismiss,
+)
 
 from ..access import Action, can, namespace_view
 from ..templatetags.stale_nav import forget_counts
@@ -38,6 +43,7 @@ def missed_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
         "rows": rows,
         "total": len(groups),
         "conf": missed_settings(),
+        "dismissed": missed_dismissed(namespace=namespace),
         "can_change": can(request.user, namespace, Action.CHANGE),
     }
     return render(request, "ui/missed/page.html", context)
@@ -53,4 +59,18 @@ def missed_dismiss(request: HttpRequest, namespace: Namespace) -> HttpResponse:
         forget_counts(namespace.name)
         dismiss_queries(namespace=namespace, keys=keys, by=request.user.get_username())
         messages.success(request, f"Dismissed {len(keys)} queries; they stay out of this queue.")
+    return redirect("ui:missed", namespace=namespace.name)
+
+
+@namespace_view(Action.CHANGE)
+@require_POST
+def missed_bring_back(request: HttpRequest, namespace: Namespace) -> HttpResponse:
+    """Undo a dismissal: the query goes back to the queue while its latest search missed."""
+    keys = request.POST.getlist("keys")
+    if not keys:
+        messages.error(request, "keys: choose a dismissed query to bring back.")
+    else:
+        forget_counts(namespace.name)
+        count = missed_undismiss(namespace=namespace, keys=keys)
+        messages.success(request, f"Brought back {count} dismissed queries.")
     return redirect("ui:missed", namespace=namespace.name)
