@@ -205,3 +205,40 @@ def test_search_vector_and_embedding_stay_in_the_row(namespace):
     assert row_size > 2032  # past the TOAST threshold, so the storage choice matters
     assert vector_chunk is None and embedding_chunk is None
     assert tags_indexed  # the tags' words are still in the vector
+
+
+def test_a_tagged_memory_is_written_once_with_its_tags_searchable(namespace):
+    """Tags are linked before the row is inserted, so the row is not rewritten afterwards
+    (a rewrite re-enters every index, the HNSW graph included) and its tags are searchable."""
+    from django.db import connection
+
+    def rows_updated():  # by this transaction (the test runs in one)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT n_tup_upd FROM pg_stat_xact_user_tables WHERE relname = 'memories_memory'"
+            )
+            return cursor.fetchone()[0]
+
+    before = rows_updated()
+    results = memory_batch_create(
+        namespace=namespace,
+        items=[
+            {"content": "The deploy runs from the release branch", "tags": ["ops", "release"]},
+            {"content": "Backups are restored every Friday", "tags": ["ops"]},
+        ],
+    )
+    assert rows_updated() == before
+    ids = [str(r.memory.pk) for r in results]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id::text FROM memories_memory WHERE id = ANY(%s::uuid[]) "
+            "AND search_vector @@ to_tsquery('english', 'release:B')",
+            [ids],
+        )
+        assert [row[0] for row in cursor.fetchall()] == [ids[0]]
+        cursor.execute(
+            "SELECT count(*) FROM memories_memory WHERE id = ANY(%s::uuid[]) "
+            "AND search_vector @@ to_tsquery('english', 'ops:B')",
+            [ids],
+        )
+        assert cursor.fetchone()[0] == 2

@@ -213,8 +213,12 @@ def _create_many(
             planned = _drop_skipped(planned, near, results)
 
         with unique_content_guard():
+            # Tag links first (their foreign key to the memory is checked at commit), so the
+            # row trigger computes each search vector with its tags on INSERT. The other order
+            # wrote every tagged row twice: the tag trigger's UPDATE is not HOT (the vector is
+            # GIN-indexed), so each memory also entered the HNSW index twice.
+            _attach_tags(planned)
             Memory.objects.bulk_create([p.row for p in planned], batch_size=500)
-        _attach_tags(planned)
         changes = revisions.states_for_created([(p.row, p.tags) for p in planned])
 
         edges = _chunk_edges(planned)
@@ -425,7 +429,8 @@ def _attach_tags(planned: list[_Planned]) -> None:
     ids = tag_ids(t for p in planned for t in p.tags)
     through = Memory.tags.through
     links = [through(memory_id=p.row.id, tag_id=ids[t]) for p in planned for t in p.tags]
-    # One INSERT statement: the statement-level trigger then refreshes search vectors once.
+    # One INSERT statement; the memories are not written yet, so the tag trigger's refresh
+    # finds nothing to do.
     through.objects.bulk_create(links, batch_size=5000, ignore_conflicts=True)
 
 
