@@ -307,11 +307,27 @@ class _Fill:
 
     def _copy(self, namespace, count: int) -> None:
         """Rows as the write path stores them (content hash, tags, timestamps, vector), by
-        COPY; the tag insert fires the same statement trigger that fills search vectors."""
+        COPY. As in the write path, the tag links go first (their foreign key is checked at
+        commit), so the row trigger computes each search vector with its tags on insert."""
         indexes = range(self.offset + self.have, self.offset + self.have + count)
         model = embeddings.model_name()
-        links = []
+        rows, links = [], []
+        for i in indexes:
+            item = self._item(i)
+            key = uuid.uuid4()
+            when = item.get("created_at") or timezone.now().isoformat()
+            vector = "[" + ",".join(f"{x:.7g}" for x in self._vector(i)) + "]"
+            rows.append(
+                (key, when, when, namespace.pk, "", item["content"], "note", "", "",
+                 "{}", "normal", 0.5, 0.0, 1.0, 0, vector, model,
+                 content_hash(item["content"]), False, "{}")
+            )  # fmt: skip
+            links += [(key, t) for t in item.get("tags", [])]
         with transaction.atomic(), connection.cursor() as cursor:
+            ids = tag_ids(t for _, t in links)
+            with cursor.copy("COPY memories_memory_tags (memory_id, tag_id) FROM STDIN") as copy:
+                for key, t in links:
+                    copy.write_row((key, ids[t]))
             sql = (
                 "COPY memories_memory (id, created_at, updated_at, namespace_id, title, content, "
                 "category, file_path, source, trigger_phrases, tier, importance, pagerank_score, "
@@ -319,21 +335,8 @@ class _Fill:
                 "metadata) FROM STDIN"
             )
             with cursor.copy(sql) as copy:
-                for i in indexes:
-                    item = self._item(i)
-                    key = uuid.uuid4()
-                    when = item.get("created_at") or timezone.now().isoformat()
-                    vector = "[" + ",".join(f"{x:.7g}" for x in self._vector(i)) + "]"
-                    copy.write_row(
-                        (key, when, when, namespace.pk, "", item["content"], "note", "", "",
-                         "{}", "normal", 0.5, 0.0, 1.0, 0, vector, model,
-                         content_hash(item["content"]), False, "{}")
-                    )  # fmt: skip
-                    links += [(key, t) for t in item.get("tags", [])]
-            ids = tag_ids(t for _, t in links)
-            with cursor.copy("COPY memories_memory_tags (memory_id, tag_id) FROM STDIN") as copy:
-                for key, t in links:
-                    copy.write_row((key, ids[t]))
+                for row in rows:
+                    copy.write_row(row)
         self.have += count
 
     def _item(self, index: int) -> dict:
