@@ -1,6 +1,8 @@
 """What the assistants did with a namespace's memory over a period: the figures of the
-analytics page, aggregated by PostgreSQL (date_trunc, percentile_cont, GROUP BY over the
-search log's JSON), so a page costs a handful of queries whatever the number of searches.
+analytics page, aggregated by PostgreSQL (percentile_cont, GROUP BY over the search log's
+JSON), so a page costs a handful of queries whatever the number of searches. Closed days come
+from the daily roll-up (apps.search.rollup: a few narrow rows per day), the last two from the
+raw log through the same SQL.
 
 Every function takes the namespace (already resolved and permission-checked by the caller) and
 a half-open period [since, until). Days are UTC calendar days (settings.TIME_ZONE).
@@ -8,17 +10,18 @@ a half-open period [since, until). Days are UTC calendar days (settings.TIME_ZON
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from django.db import connection
-from django.db.models import Aggregate, Count, FloatField, Max, Q
-from django.db.models.functions import Left, Lower, Trim, TruncDay
+from django.db.models import Aggregate, FloatField
+from django.db.models.functions import Left
 from django.utils import timezone
 
 from apps.memories.models import Memory, Namespace
 
-from .models import QueryLog
+from . import rollup
+from .models import QueryLog, SearchDay, SearchDayMemory, SearchDayQuery, SearchDayStrategy
 
 PERIODS = (7, 30, 90, 365)
 TOP = 10
@@ -29,6 +32,8 @@ class Period:
     since: datetime
     until: datetime
     days: int
+    # The namespace whose roll-up already covers this period (see `prepare`).
+    ready_for: int | None = None
 
 
 def period(days: int, *, now: datetime | None = None) -> Period:
@@ -55,133 +60,109 @@ def _logs(namespace: Namespace, p: Period):
     )
 
 
-def searches_per_day(*, namespace: Namespace, p: Period) -> list[dict]:
-    """Per day: searches, p50/p95 latency (ms), evidence gaps and zero-result searches."""
-    rows = (
-        _logs(namespace, p)
-        .annotate(day=TruncDay("created_at"))
-        .values("day")
-        .annotate(
-            searches=Count("id"),
-            p50_ms=PercentileCont("latency_ms", 0.5),
-            p95_ms=PercentileCont("latency_ms", 0.95),
-            gaps=Count("id", filter=Q(evidence_gap=True)),
-            zero=Count("id", filter=Q(results=[])),
-        )
-        .order_by("day")
-    )
-    return [
-        {
-            **row,
-            "day": row["day"].date().isoformat(),
-            "p50_ms": round(row["p50_ms"], 1),
-            "p95_ms": round(row["p95_ms"], 1),
-            "gap_rate": round(100 * row["gaps"] / row["searches"], 1),
-            "zero_rate": round(100 * row["zero"] / row["searches"], 1),
-        }
-        for row in rows
-    ]
-
-
-def totals(*, namespace: Namespace, p: Period) -> dict:
-    """The period at a glance: searches, latency percentiles, gap and zero-result rates."""
-    row = _logs(namespace, p).aggregate(
-        searches=Count("id"),
-        p50_ms=PercentileCont("latency_ms", 0.5),
-        p95_ms=PercentileCont("latency_ms", 0.95),
-        gaps=Count("id", filter=Q(evidence_gap=True)),
-        zero=Count("id", filter=Q(results=[])),
-        judged=Count("id", filter=Q(feedback_at__isnull=False)),
-    )
-    n = row["searches"] or 0
-    return {
-        **row,
-        "p50_ms": round(row["p50_ms"] or 0, 1),
-        "p95_ms": round(row["p95_ms"] or 0, 1),
-        "gap_rate": round(100 * row["gaps"] / n, 1) if n else 0.0,
-        "zero_rate": round(100 * row["zero"] / n, 1) if n else 0.0,
-    }
-
-
-# A returned result's verdict: its own (result_feedback), else the search's overall one.
-# Rows are read defensively: a results value that is not an array, or ranks that are not an
-# object, count as empty instead of failing the page.
-_RESULTS = """
-    CROSS JOIN LATERAL jsonb_array_elements(
-        CASE WHEN jsonb_typeof(q.results) = 'array' THEN q.results ELSE '[]'::jsonb END
-    ) WITH ORDINALITY AS r(value, position)
-"""
-_VERDICT = """
-    CASE q.result_feedback ->> (r.value ->> 'id')
-        WHEN 'true' THEN true WHEN 'false' THEN false ELSE q.was_useful END
-"""
-_PERIOD = "q.namespace_id = %s AND q.created_at >= %s AND q.created_at < %s"
-
-
-def _fetch(sql: str, params: list) -> list[dict]:
+def _fetch(sql: str, params) -> list[dict]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         names = [c.name for c in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
+def prepare(namespace: Namespace, p: Period) -> Period:
+    """Roll up the period's closed days not rolled up yet (a first view of old days pays it);
+    the period returned tells the selectors it is done, so a page checks once."""
+    rollup.ensure(namespace_id=namespace.pk, since=p.since, until=p.until)
+    return replace(p, ready_for=namespace.pk)
+
+
+def _prepared(namespace: Namespace, p: Period) -> None:
+    if p.ready_for != namespace.pk:
+        prepare(namespace, p)
+
+
+def _combined(model, namespace: Namespace, p: Period):
+    return rollup.combined(model, namespace_id=namespace.pk, since=p.since, until=p.until)
+
+
+def searches_per_day(*, namespace: Namespace, p: Period) -> list[dict]:
+    """Per day with searches: how many, p50/p95 latency (ms), evidence gaps, zero results."""
+    _prepared(namespace, p)
+    rows, params = _combined(SearchDay, namespace, p)
+    sql = f"SELECT * FROM ({rows}) AS d WHERE searches > 0 ORDER BY day"
+    return [
+        {
+            "day": row["day"].isoformat(),
+            "searches": row["searches"],
+            "gaps": row["gaps"],
+            "zero": row["zero"],
+            "judged": row["judged"],
+            "p50_ms": round(row["p50_ms"], 1),
+            "p95_ms": round(row["p95_ms"], 1),
+            "gap_rate": round(100 * row["gaps"] / row["searches"], 1),
+            "zero_rate": round(100 * row["zero"] / row["searches"], 1),
+        }
+        for row in _fetch(sql, params)
+    ]
+
+
+def totals(*, namespace: Namespace, p: Period, per_day: list[dict] | None = None) -> dict:
+    """The period at a glance: searches, latency percentiles, gap and zero-result rates. The
+    counts add up the per-day rows (pass them when already read); the percentiles of the
+    whole period come from the log's (namespace, created_at) index, which holds latency_ms."""
+    days = per_day if per_day is not None else searches_per_day(namespace=namespace, p=p)
+    row = {k: sum(d[k] for d in days) for k in ("searches", "gaps", "zero", "judged")}
+    latency = _logs(namespace, p).aggregate(
+        p50_ms=PercentileCont("latency_ms", 0.5), p95_ms=PercentileCont("latency_ms", 0.95)
+    )
+    n = row["searches"]
+    return {
+        **row,
+        "p50_ms": round(latency["p50_ms"] or 0, 1),
+        "p95_ms": round(latency["p95_ms"] or 0, 1),
+        "gap_rate": round(100 * row["gaps"] / n, 1) if n else 0.0,
+        "zero_rate": round(100 * row["zero"] / n, 1) if n else 0.0,
+    }
+
+
 def strategy_contributions(*, namespace: Namespace, p: Period) -> list[dict]:
     """Per strategy (keyword, semantic, graph, exact): how many returned results it ranked,
     and of those the feedback judged, how many were useful."""
+    _prepared(namespace, p)
+    rows, params = _combined(SearchDayStrategy, namespace, p)
     sql = f"""
-        SELECT k.strategy,
-               count(*) AS returned,
-               count(*) FILTER (WHERE ({_VERDICT}) IS NOT NULL) AS judged,
-               count(*) FILTER (WHERE ({_VERDICT})) AS useful
-        FROM search_querylog q
-        {_RESULTS}
-        CROSS JOIN LATERAL jsonb_object_keys(
-            CASE WHEN jsonb_typeof(r.value -> 'ranks') = 'object'
-                 THEN r.value -> 'ranks' ELSE '{{}}'::jsonb END
-        ) AS k(strategy)
-        WHERE {_PERIOD}
-        GROUP BY k.strategy
-        ORDER BY returned DESC, k.strategy
+        SELECT strategy, sum(returned)::int AS returned, sum(judged)::int AS judged,
+               sum(useful)::int AS useful
+        FROM ({rows}) AS s GROUP BY strategy ORDER BY returned DESC, strategy
     """
-    rows = _fetch(sql, [namespace.pk, p.since, p.until])
-    for row in rows:
+    result = _fetch(sql, params)
+    for row in result:
         judged = row["judged"]
         row["useful_rate"] = round(100 * row["useful"] / judged, 1) if judged else None
-    return rows
+    return result
 
 
 def top_queries(*, namespace: Namespace, p: Period, limit: int = TOP) -> list[dict]:
     """The most asked queries (trimmed, lower case), with their evidence gaps and last time."""
-    rows = (
-        _logs(namespace, p)
-        .annotate(key=Lower(Trim("query")))
-        .values("key")
-        .annotate(
-            searches=Count("id"),
-            gaps=Count("id", filter=Q(evidence_gap=True)),
-            last_at=Max("created_at"),
-        )
-        .order_by("-searches", "key")[:limit]
-    )
-    return [{**row, "query": row.pop("key")} for row in rows]
+    _prepared(namespace, p)
+    rows, params = _combined(SearchDayQuery, namespace, p)
+    sql = f"""
+        SELECT key AS query, sum(searches)::int AS searches, sum(gaps)::int AS gaps,
+               max(last_at) AS last_at
+        FROM ({rows}) AS s GROUP BY key ORDER BY searches DESC, key LIMIT %(limit)s
+    """
+    return _fetch(sql, {**params, "limit": limit})
 
 
 def top_memories(*, namespace: Namespace, p: Period, limit: int = TOP) -> list[dict]:
     """The memories searches returned most often (how often first, how often judged useful),
     with their titles; a memory deleted since shows its id only."""
+    _prepared(namespace, p)
+    rows, params = _combined(SearchDayMemory, namespace, p)
     sql = f"""
-        SELECT r.value ->> 'id' AS id,
-               count(*) AS returned,
-               count(*) FILTER (WHERE r.position = 1) AS first,
-               count(*) FILTER (WHERE ({_VERDICT})) AS useful
-        FROM search_querylog q
-        {_RESULTS}
-        WHERE {_PERIOD} AND jsonb_typeof(r.value -> 'id') = 'string'
-        GROUP BY 1
-        ORDER BY returned DESC, id
-        LIMIT %s
+        SELECT memory_id AS id, sum(returned)::int AS returned, sum(first)::int AS first,
+               sum(useful)::int AS useful
+        FROM ({rows}) AS s GROUP BY memory_id ORDER BY returned DESC, id LIMIT %(limit)s
     """
-    rows = _fetch(sql, [namespace.pk, p.since, p.until, limit])
+    rows = _fetch(sql, {**params, "limit": limit})
     ids = [row["id"] for row in rows if _is_uuid(row["id"])]
     found = {
         str(m["id"]): m

@@ -9,6 +9,8 @@ strategy weights (apps.search.jobs.feedback_recorded).
 
 from __future__ import annotations
 
+from datetime import UTC
+
 from django.db import transaction
 from django.utils import timezone
 
@@ -16,6 +18,7 @@ from apps.core.exceptions import NotFound, ValidationFailed
 from apps.memories.models import Namespace
 from apps.search.models import QueryLog
 
+from . import rollup
 from .jobs import feedback_recorded
 
 
@@ -78,5 +81,7 @@ def feedback_record(
         fields.append("was_useful")
     log.feedback_at = timezone.now()
     log.save(update_fields=fields)
+    # The analytics roll-up of that search's day counted it unjudged: redo that day.
+    rollup.forget_day(namespace_id=namespace_id, day=log.created_at.astimezone(UTC).date())
     transaction.on_commit(lambda: feedback_recorded(namespace_id))
     return log

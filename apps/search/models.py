@@ -48,7 +48,13 @@ class QueryLog(models.Model):
     class Meta:
         ordering = ["-created_at"]
         indexes = [
-            models.Index(name="querylog_ns_created", fields=["namespace", "created_at"]),
+            # (namespace, created_at) for every period read; latency_ms included so the
+            # analytics page's period percentiles read only the index, not the 1 KB rows.
+            models.Index(
+                name="querylog_ns_created_latency",
+                fields=["namespace", "created_at"],
+                include=["latency_ms"],
+            ),
             models.Index(name="querylog_feedback", fields=["namespace", "feedback_at"]),
             models.Index(
                 name="querylog_contradictions",
@@ -133,3 +139,92 @@ class MissedQueryVector(models.Model):
 
     def __str__(self) -> str:
         return f"{self.namespace}: {self.query_key[:60]}"
+
+
+# --- the analytics page's daily roll-up --------------------------------------------------------
+#
+# One row per namespace and closed UTC day (and per strategy, returned memory or query text):
+# what the analytics page would otherwise aggregate from every search-log row of the period.
+# Written by apps.search.rollup when a page first needs a day, dropped again for a day whose
+# searches get feedback, so a period of 90 days reads a few thousand narrow rows instead of
+# 100,000 search-log rows with their results JSON.
+
+
+class SearchDay(models.Model):
+    """A day's searches; a day without any has a row too (searches 0), so it is not redone."""
+
+    namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    searches = models.IntegerField()
+    gaps = models.IntegerField()
+    zero = models.IntegerField()
+    judged = models.IntegerField()
+    p50_ms = models.FloatField(null=True)
+    p95_ms = models.FloatField(null=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["namespace", "day"], name="searchday_ns_day"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.day}: {self.searches} searches"
+
+
+class SearchDayStrategy(models.Model):
+    namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    strategy = models.TextField()
+    returned = models.IntegerField()
+    judged = models.IntegerField()
+    useful = models.IntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["namespace", "day", "strategy"], name="searchdaystrategy_uniq"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.day} {self.strategy}: {self.returned}"
+
+
+class SearchDayMemory(models.Model):
+    """How often a day's searches returned a memory (by id, as the log holds it)."""
+
+    namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    memory_id = models.TextField()
+    returned = models.IntegerField()
+    first = models.IntegerField()
+    useful = models.IntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["namespace", "day", "memory_id"], name="searchdaymemory_uniq"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.day} {self.memory_id}: {self.returned}"
+
+
+class SearchDayQuery(models.Model):
+    """A day's searches per query text (trimmed, lower case)."""
+
+    namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    key = models.TextField()
+    searches = models.IntegerField()
+    gaps = models.IntegerField()
+    last_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["namespace", "day", "key"], name="searchdayquery_uniq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.day} {self.key[:40]}: {self.searches}"

@@ -22,7 +22,7 @@ from apps.jobs.models import Job
 from apps.jobs.services import job_execute
 from apps.memories import services
 from apps.memories.models import Memory, Namespace
-from apps.search import querylog
+from apps.search import querylog, rollup
 from apps.search.feedback import feedback_record
 from apps.search.models import QueryLog
 from apps.search.services import search
@@ -118,4 +118,5 @@ def _search(namespace: Namespace, asked: list[tuple[str, list[str]]], by_externa
     for i, pk in enumerate(reversed([pk for pk in ids if pk])):
         when = now - timedelta(days=(i * SPREAD_DAYS) // max(len(ids), 1), minutes=7 * i)
         QueryLog.objects.filter(pk=pk).update(created_at=when)
+    rollup.forget(namespace_id=namespace.pk)  # the searches' days changed
     return len(ids)

@@ -62,7 +62,7 @@ PAGES = [
     ("graph data", lambda ns: "/ns/acme/graph/data/?unlinked=on", 10),
     ("graph around a memory",
      lambda ns: f"/ns/acme/graph/data/?memory={_memory(ns, REDIS).pk}&depth=2", 12),
-    ("analytics", lambda ns: "/ns/acme/analytics/?days=90", 14),
+    ("analytics", lambda ns: "/ns/acme/analytics/?days=90", 15),  # + roll-up check
 ]  # fmt: skip
 
 

@@ -26,7 +26,7 @@ def analytics_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
     days = form.cleaned_data["days"] if form.is_bound and form.is_valid() else 30
     if not form.is_bound:
         form = AnalyticsForm(initial={"days": days})
-    p = analytics.period(days)
+    p = analytics.prepare(namespace, analytics.period(days))
     per_day = analytics.searches_per_day(namespace=namespace, p=p)
     strategies = analytics.strategy_contributions(namespace=namespace, p=p)
     queries = analytics.top_queries(namespace=namespace, p=p)
@@ -63,7 +63,7 @@ def analytics_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
         "namespace": namespace,
         "form": form,
         "period": p,
-        "totals": analytics.totals(namespace=namespace, p=p),
+        "totals": analytics.totals(namespace=namespace, p=p, per_day=per_day),
         "per_day": per_day,
         "strategies": strategies,
         "queries": queries,

@@ -34,7 +34,7 @@ from django.utils import timezone
 from apps.memories import services
 from apps.memories.browse import cursor_after, listed
 from apps.memories.models import CausalEdge, Memory
-from apps.search import querylog
+from apps.search import querylog, rollup
 from apps.search.models import QueryLog
 from apps.search.services import search
 
@@ -412,3 +412,4 @@ def _graph_and_logs(ns, logs: int, edges: int, out, seed: int = 11) -> None:
             [ns.pk, first_new],
         )
         cursor.execute("ANALYZE search_querylog")
+    rollup.forget(namespace_id=ns.pk)  # the log's days changed under any roll-up
