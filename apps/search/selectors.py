@@ -167,14 +167,15 @@ def missed_vectors(*, namespace: Namespace, rows: list[dict]) -> dict[str, objec
     return found
 
 
-def missed_groups(*, namespace: Namespace, now=None) -> list[MissedGroup]:
-    """Missed queries grouped by meaning, most missed group first.
+def missed_groups(*, namespace: Namespace, now=None, rows=None) -> list[MissedGroup]:
+    """Missed queries (`rows` of missed_queries, read when not given) grouped by meaning, most
+    missed group first.
 
     Greedy: queries in order of how often they missed; each joins the first group whose lead
     query's embedding has cosine >= MISSED_SIMILARITY with its own, or leads a new group."""
     import numpy as np
 
-    rows = missed_queries(namespace=namespace, now=now)
+    rows = list(rows) if rows is not None else missed_queries(namespace=namespace, now=now)
     if not rows:
         return []
     rows.sort(key=lambda r: (-r["misses"], -r["last_at"].timestamp()))

@@ -31,13 +31,17 @@ def forget_counts(name: str) -> None:
     cache.delete(_key(name))
 
 
-def queue_counts(namespace: Namespace) -> dict:
-    counts = {
-        "duplicates": duplicate_count(namespace=namespace),
-        "conflicts": conflict_count(namespace=namespace),
-        "stale": stale_counts(namespace=namespace)["total"],
-        "missed": missed_count(namespace=namespace),
+def queue_counts(namespace: Namespace, known: dict | None = None) -> dict:
+    """The four counts; a queue page passes the one it has just computed (`known`), so its
+    own aggregate does not run twice."""
+    known = known or {}
+    counters = {
+        "duplicates": lambda: duplicate_count(namespace=namespace),
+        "conflicts": lambda: conflict_count(namespace=namespace),
+        "stale": lambda: stale_counts(namespace=namespace)["total"],
+        "missed": lambda: missed_count(namespace=namespace),
     }
+    counts = {name: known[name] if name in known else count() for name, count in counters.items()}
     counts["total"] = sum(counts.values())
     return counts
 
@@ -52,6 +56,6 @@ def stale_queue_counts(context, name: str) -> dict:
         namespace = Namespace.objects.filter(name=name).first()
         if namespace is None:
             return EMPTY
-        counts = queue_counts(namespace)
+        counts = queue_counts(namespace, context.get("queue_counts_known"))
         cache.set(_key(name), counts, COUNTS_SECONDS)
     return counts

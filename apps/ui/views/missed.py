@@ -20,6 +20,7 @@ from apps.search.selectors import missed_dismiss as dismiss_queries
 from apps.search.selectors import (
     missed_dismissed,
     missed_groups,
+    missed_queries,
     missed_settings,
     missed_undismiss,
 )
@@ -32,7 +33,8 @@ SHOWN_GROUPS = 100
 
 @namespace_view(Action.VIEW)
 def missed_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
-    groups = missed_groups(namespace=namespace)
+    queries = missed_queries(namespace=namespace)
+    groups = missed_groups(namespace=namespace, rows=queries)
     create = reverse("ui:create", args=[namespace.name])
     rows = [
         {"group": g, "write_url": f"{create}?{urlencode({'content': g.lead})}"}
@@ -44,6 +46,7 @@ def missed_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
         "total": len(groups),
         "conf": missed_settings(),
         "dismissed": missed_dismissed(namespace=namespace),
+        "queue_counts_known": {"missed": len(queries)},  # the navigation's count, not re-read
         "can_change": can(request.user, namespace, Action.CHANGE),
     }
     return render(request, "ui/missed/page.html", context)

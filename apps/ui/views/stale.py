@@ -39,12 +39,14 @@ def stale_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
         cursor=request.GET.get("cursor") or None,
         size=PAGE_SIZE,
     )
+    counts = stale_counts(namespace=namespace)
     context = {
         "namespace": namespace,
         "page": page,
         "reason": reason,
         "reasons": STALE_REASONS,
-        "counts": stale_counts(namespace=namespace),
+        "counts": counts,
+        "queue_counts_known": {"stale": counts["total"]},  # the navigation's count, not re-read
         "conf": stale_settings(),
         "base_query": f"reason={reason}" if reason else "",
         "can_change": can(request.user, namespace, Action.CHANGE),
