@@ -218,18 +218,26 @@ def growth_by_category(*, namespace: Namespace, since: datetime, until: datetime
     One query: GROUP BY day and category, a window sum over the days, plus what came before."""
     from django.db import connection
 
+    # "before" is all memories of a category minus those created since the period began:
+    # the first count reads only the (namespace, category) index, the second only the period's
+    # rows, so a namespace whose memories are mostly older than the period is not read whole.
     sql = """
-        WITH days AS (
+        WITH recent AS (
             SELECT date_trunc('day', created_at AT TIME ZONE 'UTC') AS day, category,
-                   count(*) AS created
+                   created_at < %(until)s AS inside
             FROM memories_memory
-            WHERE namespace_id = %s AND created_at >= %s AND created_at < %s
-            GROUP BY 1, 2
+            WHERE namespace_id = %(ns)s AND created_at >= %(since)s
+        ), days AS (
+            SELECT day, category, count(*) AS created FROM recent WHERE inside GROUP BY 1, 2
+        ), everything AS (
+            SELECT category, count(*) AS n FROM memories_memory
+            WHERE namespace_id = %(ns)s GROUP BY 1
+        ), later AS (
+            SELECT category, count(*) AS n FROM recent GROUP BY 1
         ), before AS (
-            SELECT category, count(*) AS total
-            FROM memories_memory
-            WHERE namespace_id = %s AND created_at < %s
-            GROUP BY 1
+            SELECT category, everything.n - coalesce(later.n, 0) AS total
+            FROM everything LEFT JOIN later USING (category)
+            WHERE everything.n > coalesce(later.n, 0)
         )
         SELECT to_char(days.day, 'YYYY-MM-DD') AS day, days.category, days.created,
                coalesce(before.total, 0)
@@ -237,13 +245,13 @@ def growth_by_category(*, namespace: Namespace, since: datetime, until: datetime
                  AS total
         FROM days LEFT JOIN before USING (category)
         UNION ALL
-        SELECT to_char(%s::timestamptz AT TIME ZONE 'UTC' - interval '1 day', 'YYYY-MM-DD'),
+        SELECT to_char(%(since)s::timestamptz AT TIME ZONE 'UTC' - interval '1 day', 'YYYY-MM-DD'),
                category, 0, total
         FROM before
         ORDER BY 1, 2
     """
     with connection.cursor() as cursor:
-        cursor.execute(sql, [namespace.pk, since, until, namespace.pk, since, since])
+        cursor.execute(sql, {"ns": namespace.pk, "since": since, "until": until})
         return [
             {"day": day, "category": category, "created": created, "total": int(total)}
             for day, category, created, total in cursor.fetchall()

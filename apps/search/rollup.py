@@ -1,11 +1,11 @@
 """The analytics page's daily roll-up of the search log (models SearchDay*).
 
-A closed day (before yesterday, UTC) is aggregated once, by the first page that needs it, into
+A closed day (before today, UTC) is aggregated once, by the first page that needs it, into
 four narrow tables: per day, per day and strategy, per day and returned memory, per day and
-query text. The page then reads those rows for the closed days and aggregates only the last
-two days (still being written: the log is flushed in batches) from the raw log, through the
-same SQL, so both halves agree to the row. Feedback on an old search drops its day's rows
-(`forget_day`), and the next page view rolls that day up again.
+query text. The page then reads those rows for the closed days (whole weeks summed once
+more) and aggregates only today from the raw log, through the same SQL, so both halves agree
+to the row. Feedback on an old search drops its day's rows (`forget_day`), and the next page
+view rolls that day up again.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from django.utils import timezone
 
 from .models import SearchDay, SearchDayMemory, SearchDayQuery, SearchDayStrategy
 
-# Days this recent are read from the raw log: searches still arrive for them.
-LIVE_DAYS = 2
+# A log row's created_at is its INSERT time, so a day is complete once the transactions open at
+# midnight have committed: until GRACE after midnight, yesterday is still read from the raw log.
+GRACE = timedelta(minutes=10)
 
 _LOG = "FROM search_querylog q WHERE q.namespace_id = %(ns)s AND {window}"
 _DAY = "(q.created_at AT TIME ZONE 'UTC')::date"
@@ -87,41 +88,67 @@ TABLES = {
     SearchDayMemory: (MEMORY_SQL, "day, memory_id, returned, first, useful"),
     SearchDayQuery: (QUERY_SQL, "day, key, searches, gaps, last_at"),
 }
+# Tables that also hold closed weeks (span 7): their key and how a week sums its days.
+WEEKLY = {
+    SearchDayMemory: ("memory_id", "sum(returned), sum(first), sum(useful)"),
+    SearchDayQuery: ("key", "sum(searches), sum(gaps), max(last_at)"),
+}
 
 
 def live_since(now: datetime | None = None) -> datetime:
-    """Where the raw-log part of a period starts: midnight UTC of yesterday."""
-    now = now or timezone.now()
-    today = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    return today - timedelta(days=LIVE_DAYS - 1)
+    """Where the raw-log part of a period starts: today's midnight (UTC), or yesterday's in
+    the first minutes of the day."""
+    now = (now or timezone.now()).astimezone(UTC)
+    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    return today if now - today >= GRACE else today - timedelta(days=1)
 
 
 def combined(model, *, namespace_id: int, since: datetime, until: datetime):
-    """(sql, params): a table's rows for [since, until), the closed days from the roll-up and
-    the live days from the raw log, in the same columns (call `ensure` first)."""
+    """(sql, params): a table's rows for [since, until), the closed days from the roll-up (whole
+    weeks from their week rows where the table has them) and the live days from the raw log,
+    in the same columns (call `ensure` first)."""
     sql, columns = TABLES[model]
     live = max(since, live_since())
+    first, live_day = since.astimezone(UTC).date(), live.astimezone(UTC).date()
+    weeks = _full_weeks(first, live_day) if model in WEEKLY else None
+    if weeks:
+        rolled = (
+            "(span = 7 AND day >= %(week_from)s AND day < %(week_to)s) OR (span = 1 AND ("
+            "day >= %(first)s AND day < %(week_from)s"
+            " OR day >= %(week_to)s AND day < %(live_day)s))"
+        )
+    else:
+        rolled = "day >= %(first)s AND day < %(live_day)s"
+        rolled += " AND span = 1" if model in WEEKLY else ""
     text = (
-        f"SELECT {columns} FROM {model._meta.db_table} "
-        "WHERE namespace_id = %(ns)s AND day >= %(first)s AND day < %(live_day)s "
+        f"SELECT {columns} FROM {model._meta.db_table} WHERE namespace_id = %(ns)s AND ({rolled}) "
         f"UNION ALL SELECT {columns} FROM ({sql.format(window=LIVE_WINDOW)}) AS live"
     )
     params = {
         "ns": namespace_id,
-        "first": since.astimezone(UTC).date(),
-        "live_day": live.astimezone(UTC).date(),
+        "first": first,
+        "live_day": live_day,
+        "week_from": weeks[0] if weeks else None,
+        "week_to": weeks[1] if weeks else None,
         "since": live,
         "until": until,
     }
     return text, params
 
 
+def _full_weeks(first: date, end: date) -> tuple[date, date] | None:
+    """The Mondays bounding the whole weeks inside [first, end), or None if there are none."""
+    start = first + timedelta(days=(7 - first.weekday()) % 7)
+    stop = end - timedelta(days=end.weekday())
+    return (start, stop) if start < stop else None
+
+
 def ensure(*, namespace_id: int, since: datetime, until: datetime) -> int:
     """Roll up every closed day of [since, until) that has no row yet; returns how many days.
 
     One INSERT ... SELECT per table over just the missing days (the (namespace, created_at)
-    index narrows the scan to them). Concurrent pages may roll up the same day: the unique
-    constraints and ON CONFLICT DO NOTHING keep one copy.
+    index narrows the scan to them), then the whole weeks. Concurrent pages may roll up the
+    same day: the unique constraints and ON CONFLICT DO NOTHING keep one copy.
     """
     end = min(until, live_since())
     if since >= end:
@@ -135,6 +162,17 @@ def ensure(*, namespace_id: int, since: datetime, until: datetime) -> int:
     missing = [d for d in wanted if d not in have]
     if not missing:
         return 0
+    with transaction.atomic():
+        _roll_days(namespace_id, missing)
+        # Every day of the range is there now: sum the whole weeks that have no week row (a
+        # day dropped by forget_day took its week along, so it is redone here too).
+        weeks = _full_weeks(wanted[0], wanted[-1] + timedelta(days=1))
+        if weeks:
+            _roll_weeks(namespace_id, *weeks)
+    return len(missing)
+
+
+def _roll_days(namespace_id: int, missing: list[date]) -> None:
     params = {
         "ns": namespace_id,
         "since": _midnight(missing[0]),
@@ -158,13 +196,49 @@ def ensure(*, namespace_id: int, since: datetime, until: datetime) -> int:
             "ON CONFLICT DO NOTHING",
             params,
         )
-    return len(missing)
+
+
+def _roll_weeks(namespace_id: int, week_from: date, week_to: date) -> None:
+    """Sum the days of each whole week in [week_from, week_to) that has no week row yet."""
+    mondays = [week_from + timedelta(days=7 * i) for i in range((week_to - week_from).days // 7)]
+    for model, (key, sums) in WEEKLY.items():
+        done = set(
+            model.objects.filter(
+                namespace_id=namespace_id, span=7, day__gte=week_from, day__lt=week_to
+            )
+            .values_list("day", flat=True)
+            .distinct()
+        )
+        todo = [m for m in mondays if m not in done]
+        if not todo:
+            continue
+        columns = TABLES[model][1].split(", ")[2:]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO {model._meta.db_table} "
+                f"(namespace_id, day, span, {key}, {', '.join(columns)}) "
+                f"SELECT %(ns)s, date_trunc('week', day)::date, 7, {key}, {sums} "
+                f"FROM {model._meta.db_table} WHERE namespace_id = %(ns)s AND span = 1 "
+                "AND day >= %(start)s AND day < %(stop)s "
+                "AND date_trunc('week', day)::date = ANY(%(todo)s) "
+                f"GROUP BY 2, {key} ON CONFLICT DO NOTHING",
+                {
+                    "ns": namespace_id,
+                    "start": todo[0],
+                    "stop": todo[-1] + timedelta(7),
+                    "todo": todo,
+                },
+            )
 
 
 def forget_day(*, namespace_id: int, day: date) -> None:
-    """Drop a day's roll-up (its searches changed, e.g. got feedback); redone when next read."""
+    """Drop a day's roll-up and its week's (its searches changed, e.g. got feedback); both are
+    redone when next read."""
     for model in TABLES:
         model.objects.filter(namespace_id=namespace_id, day=day).delete()
+    monday = day - timedelta(days=day.weekday())
+    for model in WEEKLY:
+        model.objects.filter(namespace_id=namespace_id, day=monday, span=7).delete()
 
 
 def forget(*, namespace_id: int) -> None:

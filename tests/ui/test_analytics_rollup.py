@@ -11,7 +11,7 @@ from django.utils import timezone
 from apps.memories import services
 from apps.search import analytics
 from apps.search.feedback import feedback_record
-from apps.search.models import QueryLog, SearchDay, SearchDayStrategy
+from apps.search.models import QueryLog, SearchDay, SearchDayMemory, SearchDayStrategy
 
 pytestmark = pytest.mark.django_db
 
@@ -24,8 +24,8 @@ def _log(ns, when, latency, results, **fields):
 
 
 def _scenario(name: str, days_back: int):
-    """The same searches on two consecutive days, `days_back` days ago (0: today/yesterday,
-    read from the raw log; 5: both rolled up)."""
+    """The same searches on two consecutive days, `days_back` days ago (0: today, read from
+    the raw log, and yesterday; 5: both rolled up)."""
     ns = services.namespace_get_or_create(name=name)
     a = services.memory_create(namespace=ns, content=f"alpha {name}", category="fact").memory
     b = services.memory_create(namespace=ns, content=f"beta {name}", category="fact").memory
@@ -61,26 +61,34 @@ def _figures(ns) -> dict:
     }
 
 
-def test_rolled_up_days_give_the_raw_logs_figures(embedding_model):
+@pytest.mark.parametrize("days_back", [5, 12, 20])
+def test_rolled_up_days_give_the_raw_logs_figures(embedding_model, days_back):
     live = _figures(_scenario("live", 0))
-    old_ns = _scenario("old", 5)
-    first = _figures(old_ns)  # rolls the old days up
+    old_ns = _scenario("old", days_back)
+    first = _figures(old_ns)  # rolls the old days (and whole weeks) up
     assert SearchDay.objects.filter(namespace=old_ns, searches__gt=0).count() == 2
-    assert not SearchDay.objects.filter(namespace__name="live", searches__gt=0).exists()
+    # Today is read from the raw log (yesterday too in the first minutes after midnight).
+    assert SearchDay.objects.filter(namespace__name="live", searches__gt=0).count() <= 1
+    if days_back >= 12:  # two weeks back at least one whole week lies between
+        assert SearchDayMemory.objects.filter(namespace=old_ns, span=7).exists()
     again = _figures(old_ns)  # read from the roll-up only
     assert first == live and again == live
     assert live["totals"]["searches"] == 8 and live["days"][0]["p95_ms"] == 38.5
 
 
-def test_feedback_on_an_old_search_redoes_its_day(embedding_model):
+@pytest.mark.parametrize("days_back", [6, 16])
+def test_feedback_on_an_old_search_redoes_its_day(embedding_model, days_back):
     ns = services.namespace_get_or_create(name="late-feedback")
     memory = services.memory_create(namespace=ns, content="gamma").memory
-    row = _log(ns, timezone.now() - timedelta(days=6), 30,
+    row = _log(ns, timezone.now() - timedelta(days=days_back), 30,
                [{"id": str(memory.pk), "score": 1, "ranks": {"keyword": 1}}])  # fmt: skip
     p = analytics.period(30)
     [keyword] = analytics.strategy_contributions(namespace=ns, p=p)
     assert keyword["judged"] == 0 and SearchDayStrategy.objects.filter(namespace=ns).exists()
+    assert analytics.top_memories(namespace=ns, p=p)[0]["useful"] == 0
     feedback_record(query_log_id=row.pk, namespace=ns, was_useful=True)
     [keyword] = analytics.strategy_contributions(namespace=ns, p=p)
     assert keyword["judged"] == 1 and keyword["useful"] == 1
     assert analytics.totals(namespace=ns, p=p)["judged"] == 1
+    # Its week's sum (16 days back lies in a whole week) was redone as well.
+    assert analytics.top_memories(namespace=ns, p=p)[0]["useful"] == 1
