@@ -47,6 +47,11 @@ app.conf.beat_schedule = {
         "schedule": crontab(hour=3, minute=15),
         **_BEAT,
     },
+    # The analytics page's daily roll-up of the search log, once yesterday is closed.
+    "analytics-rollup-daily": {
+        "task": "apps.search.tasks.analytics_rollup_task",
+        "schedule": crontab(hour=0, minute=20),
+    },
     "near-duplicates-daily": {
         "task": "apps.jobs.tasks.near_duplicates_task",
         "schedule": crontab(hour=3, minute=45),

@@ -186,6 +186,8 @@ def _roll_days(namespace_id: int, missing: list[date]) -> None:
         "days": missing,
     }
     with transaction.atomic(), connection.cursor() as cursor:
+        # Sorting and hashing a month of exploded results spills to disk at the default.
+        cursor.execute("SET LOCAL work_mem = '64MB'")
         for model, (sql, columns) in TABLES.items():
             table = model._meta.db_table
             cursor.execute(

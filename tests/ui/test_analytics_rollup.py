@@ -92,3 +92,13 @@ def test_feedback_on_an_old_search_redoes_its_day(embedding_model, days_back):
     assert analytics.totals(namespace=ns, p=p)["judged"] == 1
     # Its week's sum (16 days back lies in a whole week) was redone as well.
     assert analytics.top_memories(namespace=ns, p=p)[0]["useful"] == 1
+
+
+def test_the_nightly_task_rolls_every_namespace_up(embedding_model):
+    from apps.search.tasks import analytics_rollup_task
+
+    ns = services.namespace_get_or_create(name="nightly")
+    _log(ns, timezone.now() - timedelta(days=3), 30, [])
+    assert analytics_rollup_task() >= 363  # every closed day of the year (yesterday after 00:10)
+    assert SearchDay.objects.get(namespace=ns, searches__gt=0).searches == 1
+    assert analytics_rollup_task() == 0  # nothing left to do
