@@ -31,6 +31,13 @@ class QueryLog(models.Model):
     stage_timings_ms = models.JSONField(default=dict, blank=True)
     latency_ms = models.FloatField(default=0.0)
     evidence_gap = models.BooleanField(default=False)
+    # A miss for the missed-searches queue: the evidence-gap flag or no result. Stored, so the
+    # queue's aggregate reads it (and the query text) from an index, not from the 1 KB rows.
+    missed = models.GeneratedField(
+        expression=models.Q(evidence_gap=True) | models.Q(results=[]),
+        output_field=models.BooleanField(),
+        db_persist=True,
+    )
     # Pairs of returned memory ids the search flagged as contradicting ([[a, b], ...]); the
     # conflicts queue reads them (a partial index keeps that read off the other rows).
     contradictions = models.JSONField(default=list, blank=True)
@@ -54,6 +61,12 @@ class QueryLog(models.Model):
                 name="querylog_ns_created_latency",
                 fields=["namespace", "created_at"],
                 include=["latency_ms"],
+            ),
+            # The missed-searches aggregate (every search of the window, by query text).
+            models.Index(
+                name="querylog_ns_created_missed",
+                fields=["namespace", "created_at"],
+                include=["missed", "query"],
             ),
             models.Index(name="querylog_feedback", fields=["namespace", "feedback_at"]),
             models.Index(
