@@ -122,7 +122,20 @@ class Memory(models.Model):
                 ef_construction=64,
             ),
             GinIndex(name="memory_search_vector_gin", fields=["search_vector"]),
-            models.Index(name="memory_ns_created", fields=["namespace", "created_at"]),
+            # category included: the analytics page's growth by category reads only the index.
+            models.Index(
+                name="memory_ns_created_cat",
+                fields=["namespace", "created_at"],
+                include=["category"],
+            ),
+            # The stale queue's counts (every navigation bar) read only this index, not the
+            # wide rows with their embeddings, where the visibility map allows.
+            models.Index(
+                name="memory_ns_stale",
+                fields=["namespace", "created_at"],
+                include=["id", "stability", "tier", "last_accessed_at"],
+                condition=models.Q(archived=False),
+            ),
             models.Index(name="memory_ns_hash", fields=["namespace", "content_hash"]),
             models.Index(name="memory_ns_file", fields=["namespace", "file_path"]),
             models.Index(name="memory_ns_category", fields=["namespace", "category"]),
