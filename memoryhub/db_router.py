@@ -11,7 +11,8 @@ With one, `DATABASE_ROUTERS` holds `PrimaryReplicaRouter` and the `replica` alia
   to the primary for REPLICA_PIN_SECONDS, recorded in the `routing` cache that all web processes
   share, so the client's next requests, whichever process answers them, read the primary. A
   request also reads the primary after its own first write and inside any transaction on the
-  primary. Bookkeeping writes (the search log, a token's last use) do not pin.
+  primary. Bookkeeping writes (the search log, a missed search's query vector, a token's last
+  use) do not pin.
 - Faults: a server that fails is marked down in this process for a few seconds (after a probe
   confirms it does not answer), and reads go to the other one: replica down -> the primary
   serves reads; primary down -> the replica serves reads and writes fail fast (503 with
@@ -41,7 +42,15 @@ logger = logging.getLogger(__name__)
 PRIMARY = "default"
 REPLICA = "replica"
 # Models whose writes are bookkeeping, not data a client reads back: they never pin.
-UNPINNED_MODELS = {"search.querylog", "access.apitoken", "axes.accessattempt", "axes.accesslog"}
+# The missed-query vector is written by a search that found nothing good: pinned, such a reader
+# read the primary for the next REPLICA_PIN_SECONDS and its searches failed when it stopped.
+UNPINNED_MODELS = {
+    "search.querylog",
+    "search.missedqueryvector",
+    "access.apitoken",
+    "axes.accessattempt",
+    "axes.accesslog",
+}
 
 
 ROUTER = "memoryhub.db_router.PrimaryReplicaRouter"
@@ -174,7 +183,10 @@ def _pin_client(client: str) -> None:
 
 # --- Server health (per process) ----------------------------------------------------------
 
-DOWN_SECONDS = 3.0
+# How long a failed server is left alone before the next probe (a refused connect costs ~1 ms;
+# a server that does not answer costs one thread a probe timeout, the others skip it). Short,
+# so every process notices within a second that the server is back.
+DOWN_SECONDS = 1.0
 _down_until: dict[str, float] = {}
 _health_lock = threading.Lock()
 
@@ -297,6 +309,7 @@ def retry_read() -> bool:
         return False
     if {PRIMARY, REPLICA} <= state.avoid:
         return False  # both failed: nothing left to try
+    logger.warning("a read failed on %r; the request runs again", state.failed_alias)
     state.failed_alias = None
     return True
 

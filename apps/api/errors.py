@@ -6,6 +6,7 @@ here, so a client always finds the offending field under "errors".
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
@@ -16,6 +17,8 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 from apps.core.exceptions import NotFound, PermissionDenied, ValidationFailed
+
+logger = logging.getLogger(__name__)
 
 
 class RequestTooLarge(APIException):
@@ -53,7 +56,9 @@ def _summary(errors: dict[str, list[str]]) -> str:
 
 def api_exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, OperationalError | InterfaceError):
-        # The database went away mid-request; the next connection brings it back.
+        # The database went away mid-request; the next connection brings it back. Logged
+        # with its traceback: which statement met the outage is what an operator needs.
+        logger.warning("database unavailable: %s", exc, exc_info=exc)
         return Response(
             {"detail": "The database is briefly unavailable; retry in a few seconds."},
             status=503,

@@ -153,3 +153,29 @@ def test_a_readers_search_reads_nothing_from_the_primary(replica, embedding_mode
         q["sql"] for q in on_primary.captured_queries if q["sql"].lstrip().startswith("SELECT")
     ]
     assert reads == []
+
+
+def test_a_search_that_misses_does_not_pin_its_reader_to_the_primary(replica, embedding_model):
+    """A search that finds nothing good stores its query for the missed-searches queue. That
+    is bookkeeping, like the search log: the reader's next searches still go to the replica
+    (pinned, they went to the primary and failed there when it stopped)."""
+    replica()
+    ns = factories.namespace("missed-ns")
+    factories.memories(ns, ["Lunch is at noon.", "The office plants need water on Mondays."])
+    token, raw = token_create(name="t", namespaces=[ns], read_only=True)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    from apps.search.models import MissedQueryVector
+
+    with request("reader") as state:
+        r = client.post(
+            "/api/v1/search/",
+            {"namespace": "missed-ns", "query": "kubernetes ingress certificate rotation"},
+            "json",
+        )
+        assert r.status_code == 200, r.content
+        assert r.json()["flags"]["evidence_gap"] or not r.json()["memories"]
+        assert not state.wrote
+    assert MissedQueryVector.objects.filter(namespace=ns).exists()
+    with request("reader"):
+        assert db_router.read_alias() == db_router.REPLICA
