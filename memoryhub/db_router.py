@@ -13,7 +13,7 @@ With one, `DATABASE_ROUTERS` holds `PrimaryReplicaRouter` and the `replica` alia
   request also reads the primary after its own first write and inside any transaction on the
   primary. Bookkeeping writes (the search log, a missed search's query vector, a token's last
   use) do not pin.
-- Faults: a server that fails is marked down in this process for a few seconds (after a probe
+- Faults: a server that fails is marked down in this process for a second (after a probe
   confirms it does not answer), and reads go to the other one: replica down -> the primary
   serves reads; primary down -> the replica serves reads and writes fail fast (503 with
   Retry-After) instead of waiting out the pool's timeout. A request whose read failed in flight
