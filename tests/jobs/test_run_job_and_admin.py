@@ -51,6 +51,7 @@ def test_beat_schedules_every_periodic_job():
         "apps.jobs.tasks.trash_purge_task",
         "apps.jobs.tasks.near_duplicates_task",
         "apps.jobs.tasks.drain_job_requests_task",
+        "apps.search.tasks.analytics_rollup_task",
     }
     assert scheduled <= set(app.tasks)
 
