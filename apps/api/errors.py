@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 from apps.core.exceptions import NotFound, PermissionDenied, ValidationFailed
+from memoryhub.pg_backend.base import ServerMarkedDown
 
 logger = logging.getLogger(__name__)
 
@@ -56,9 +57,11 @@ def _summary(errors: dict[str, list[str]]) -> str:
 
 def api_exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, OperationalError | InterfaceError):
-        # The database went away mid-request; the next connection brings it back. Logged
-        # with its traceback: which statement met the outage is what an operator needs.
-        logger.warning("database unavailable: %s", exc, exc_info=exc)
+        # The database went away mid-request; the next connection brings it back. The first
+        # failures carry their traceback (which statement met the outage is what an operator
+        # needs); requests refused because the server is already known down log one line.
+        known_down = isinstance(exc.__cause__, ServerMarkedDown)
+        logger.warning("database unavailable: %s", exc, exc_info=None if known_down else exc)
         return Response(
             {"detail": "The database is briefly unavailable; retry in a few seconds."},
             status=503,

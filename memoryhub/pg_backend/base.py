@@ -14,6 +14,10 @@ from django.db.utils import DatabaseErrorWrapper
 from django.utils.functional import cached_property
 
 
+class ServerMarkedDown(Database.OperationalError):
+    """A connection refused at once because the router already knows the server is down."""
+
+
 class _WatchedErrors(DatabaseErrorWrapper):
     def __exit__(self, exc_type, exc_value, traceback):
         if exc_type is not None and issubclass(
@@ -36,7 +40,7 @@ class DatabaseWrapper(PostgresDatabaseWrapper):
         from memoryhub import db_router
 
         if not db_router.is_up(self.alias):
-            raise Database.OperationalError(f"database {self.alias!r} is unavailable")
+            raise ServerMarkedDown(f"database {self.alias!r} is unavailable")
         try:
             return super().get_new_connection(conn_params)
         except PoolTimeout:

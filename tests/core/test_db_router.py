@@ -179,3 +179,29 @@ def test_a_search_that_misses_does_not_pin_its_reader_to_the_primary(replica, em
     assert MissedQueryVector.objects.filter(namespace=ns).exists()
     with request("reader"):
         assert db_router.read_alias() == db_router.REPLICA
+
+
+def test_an_outage_logs_a_traceback_only_where_it_says_something(replica, caplog):
+    """A statement that meets the outage logs its traceback; the requests refused at once
+    because the server is already known down log one line each (no traceback flood)."""
+    import logging
+
+    from django.db import OperationalError
+
+    from apps.api.errors import api_exception_handler
+
+    replica(alive=False)
+    conn = connections[db_router.REPLICA]
+    with pytest.raises(OperationalError) as met:  # the first failure: a real refused connect
+        conn.ensure_connection()
+    assert db_router._down_until  # the probe marked it down
+    conn.close()
+    with pytest.raises(OperationalError) as refused:  # refused at once now
+        conn.ensure_connection()
+    with caplog.at_level(logging.WARNING, logger="apps.api.errors"):
+        for exc in (met.value, refused.value):
+            response = api_exception_handler(exc, {})
+            assert response.status_code == 503 and response["Retry-After"] == "5"
+    first, second = [r for r in caplog.records if r.name == "apps.api.errors"]
+    assert first.exc_info is not None
+    assert second.exc_info is None and "is unavailable" in second.getMessage()
