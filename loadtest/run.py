@@ -85,11 +85,28 @@ def seed() -> str:
     from apps.memories.transfer import read_jsonl
 
     namespace = namespace_get_or_create(name=NAMESPACE)
+    _drop_earlier_writes(namespace)
     if not Memory.objects.filter(namespace=namespace).exists():
         items = [{"content": r["content"]} for r in read_jsonl(SEED_SOURCE / "memories.jsonl")]
         for start in range(0, len(items), 500):
             memory_batch_create(namespace=namespace, items=items[start : start + 500])
     return token_create(name="loadtest", namespaces=[namespace])[1]
+
+
+def _drop_earlier_writes(namespace) -> None:
+    """Every run starts from the seeded namespace: the memories earlier write scenarios added
+    are removed (and the table vacuumed), otherwise each run would search a larger namespace
+    than the last and the figures of two runs could not be compared."""
+    from django.db import connection
+
+    from apps.memories.models import Memory
+
+    earlier = Memory.objects.filter(namespace=namespace, content__startswith="Load test ")
+    if earlier.exists():
+        removed, _ = earlier.delete()
+        print(f"removed {removed} rows left by earlier write scenarios", flush=True)
+        with connection.cursor() as cursor:
+            cursor.execute(f"VACUUM ANALYZE {Memory._meta.db_table}")
 
 
 def start_server(port: int, workers: int) -> tuple[subprocess.Popen, float]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
-from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings.base")
 # A worker of `uvicorn --workers N` tells its siblings it is starting before the slow imports,
@@ -22,7 +21,9 @@ from apps.core import readiness  # noqa: E402
 readiness.register()
 # Sets Django up before the MCP app imports models. Static files (admin, API docs) are served
 # by Django's own static handler, so one uvicorn process needs nothing in front of it.
-django_application = ASGIStaticFilesHandler(get_asgi_application())
+from memoryhub.handler import get_application  # noqa: E402
+
+django_application = ASGIStaticFilesHandler(get_application())
 
 from apps.core.observability import RequestContext  # noqa: E402
 from apps.mcp.server import BearerTokenGate, http_app  # noqa: E402

@@ -8,9 +8,11 @@ connection there, as a Django request would.
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db import InterfaceError, OperationalError, close_old_connections
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -27,6 +29,18 @@ SCOPE_TOKEN_KEY = "memoryhub.api_token"
 
 # Set by `manage.py mcp_stdio`: a stdio server process serves exactly one token.
 _stdio_raw_token: str | None = None
+
+
+_threads: ThreadPoolExecutor | None = None
+
+
+def in_thread(fn: Callable[..., T]) -> Callable[..., Any]:
+    """`fn` as a coroutine function that runs in one of the MCP worker threads (a pool of
+    settings.MCP_WORKER_THREADS, not the event loop's small default one)."""
+    global _threads
+    if _threads is None:
+        _threads = ThreadPoolExecutor(settings.MCP_WORKER_THREADS, thread_name_prefix="mcp")
+    return sync_to_async(fn, thread_sensitive=False, executor=_threads)
 
 
 def configure_stdio_token(raw: str) -> None:
@@ -53,7 +67,7 @@ def _call_in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 async def run_sync(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Run `fn` in a worker thread and turn service errors into tool errors the model can read."""
     try:
-        return await sync_to_async(_call_in_thread, thread_sensitive=False)(fn, *args, **kwargs)
+        return await in_thread(_call_in_thread)(fn, *args, **kwargs)
     except ValidationFailed as exc:
         raise ToolError(f"Invalid arguments: {exc.summary()}") from exc
     except (NotFound, PermissionDenied) as exc:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from functools import cache
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
@@ -19,7 +18,7 @@ from apps.access.services import token_authenticate
 from . import tools
 from .arguments import strict_tool
 from .legacy import LEGACY_TOOLS
-from .runtime import SCOPE_TOKEN_KEY
+from .runtime import SCOPE_TOKEN_KEY, in_thread
 
 INSTRUCTIONS = (
     "memoryhub stores what you learn and finds it again. Before answering questions about this "
@@ -87,7 +86,7 @@ class BearerTokenGate:
         if raw and not ratelimit.failures_exceeded(address).allowed:
             await _too_many(send, ratelimit.failures_exceeded(address).retry_after)
             return
-        token = await sync_to_async(_authenticate, thread_sensitive=False)(raw) if raw else None
+        token = await in_thread(_authenticate)(raw) if raw else None
         if token is None:
             if raw:
                 ratelimit.failed_auth(address)

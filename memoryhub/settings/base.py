@@ -174,6 +174,10 @@ for _alias, _db in DATABASES.items():
         _db["CONN_MAX_AGE"] = 0
     else:
         _db["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
+# MCP token checks and tool calls run in a thread pool of their own (apps/mcp/runtime.py), not
+# the event loop's default one (6 threads on 2 cores), where MCP calls queued behind each other
+# while REST requests each had a thread. docs/architecture.md has the measurements.
+MCP_WORKER_THREADS = env.int("MCP_WORKER_THREADS", default=32)
 DATABASES["default"].setdefault("TEST", {})["NAME"] = env(
     "TEST_DATABASE_NAME", default="test_memoryhub"
 )
