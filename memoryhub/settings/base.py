@@ -160,7 +160,7 @@ CACHES = {
 # hands each request a warm connection and bounds how many a process holds (a request waits
 # for one when all are busy). DATABASE_POOL_MAX_SIZE=0 turns it off (then CONN_MAX_AGE applies).
 # docs/architecture.md has the measurements.
-DATABASE_POOL_MAX_SIZE = env.int("DATABASE_POOL_MAX_SIZE", default=8)
+DATABASE_POOL_MAX_SIZE = env.int("DATABASE_POOL_MAX_SIZE", default=16)
 for _alias, _db in DATABASES.items():
     if DATABASE_POOL_MAX_SIZE > 0:
         _db.setdefault("OPTIONS", {})["pool"] = {
