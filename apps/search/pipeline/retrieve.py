@@ -37,6 +37,13 @@ MAX_TIED_ROWS = 5000
 KNOWN_TAGS_TTL_S = 60.0
 
 _stats_cache: dict[int, tuple[float, int, float]] = {}
+# Document frequency per (namespace, stemmed term), cached for STATS_TTL_S like the counts
+# above: counting every query term over the namespace was a third of what a search cost
+# PostgreSQL, and a term's count over thousands of memories barely moves in a minute. Only
+# terms the namespace holds are cached: a term no memory has is counted again by the next
+# search, so a memory written a moment ago is found by a word that is new to its namespace.
+_df_cache: dict[tuple[int, str], tuple[float, int]] = {}
+DF_CACHE_MAX = 200_000
 _known_tags: dict[int, tuple[float, tuple[str, ...]]] = {}
 
 
@@ -103,14 +110,7 @@ def lexical_plan(text: str, namespace_id: int) -> LexicalPlan:
         total, avgdl = _namespace_stats(cursor, namespace_id)
         if not lexemes:
             return LexicalPlan((), (), avgdl)
-        counts = ", ".join("count(*) FILTER (WHERE search_vector @@ %s::tsquery)" for _ in lexemes)
-        cursor.execute(
-            f"SELECT {counts} FROM {MEMORY} WHERE namespace_id = %s AND NOT archived "
-            "AND search_vector @@ %s::tsquery",
-            [tsquery_literal(x) for x in lexemes]
-            + [namespace_id, " | ".join(tsquery_literal(x) for x in lexemes)],
-        )
-        dfs = cursor.fetchone()
+        dfs = _document_frequencies(cursor, namespace_id, lexemes)
     idf = tuple(math.log(1 + (total - df + 0.5) / (df + 0.5)) for df in dfs)
     kept = [(lex, w) for lex, w, df in zip(lexemes, idf, dfs, strict=True) if df > 0]
     missing = sum(w for w, df in zip(idf, dfs, strict=True) if df == 0)
@@ -121,6 +121,31 @@ def lexical_plan(text: str, namespace_id: int) -> LexicalPlan:
         query_idf=sum(idf),
         missing_idf=missing,
     )
+
+
+def _document_frequencies(cursor, namespace_id: int, lexemes: tuple[str, ...]) -> list[int]:
+    now = time.monotonic()
+    known: dict[str, int] = {}
+    for lexeme in lexemes:
+        cached = _df_cache.get((namespace_id, lexeme))
+        if cached and now - cached[0] < STATS_TTL_S:
+            known[lexeme] = cached[1]
+    todo = [x for x in lexemes if x not in known]
+    if todo:
+        counts = ", ".join("count(*) FILTER (WHERE search_vector @@ %s::tsquery)" for _ in todo)
+        cursor.execute(
+            f"SELECT {counts} FROM {MEMORY} WHERE namespace_id = %s AND NOT archived "
+            "AND search_vector @@ %s::tsquery",
+            [tsquery_literal(x) for x in todo]
+            + [namespace_id, " | ".join(tsquery_literal(x) for x in todo)],
+        )
+        if len(_df_cache) > DF_CACHE_MAX:
+            _df_cache.clear()
+        for lexeme, df in zip(todo, cursor.fetchone(), strict=True):
+            known[lexeme] = df
+            if df > 0:
+                _df_cache[(namespace_id, lexeme)] = (now, df)
+    return [known[x] for x in lexemes]
 
 
 def lexical_search(scope: Scope, plan: LexicalPlan, limit: int) -> list[Hit]:
