@@ -28,6 +28,7 @@ from .pipeline import (
     confidence,
     contradictions,
     diversify,
+    focus,
     fuse,
     mmr,
     retrieve,
@@ -110,11 +111,18 @@ def search(
         learned = learned_weights(req.namespace.id) if cfg.on("learned_weights") else {}
         weights = apply_multipliers(weights, learned)
         timings["analyse"] = _ms(t)
+        match_vector = vector
+        if vector is not None and cfg.on("focus") and analysis.tag_entities:
+            t = time.perf_counter()
+            match_vector = _focused(req.query, analysis, vector)
+            timings["focus"] = _ms(t)
         if req.mode == "exact":
             ranked = _exact(scope, req)
             verdict = confidence.Verdict(1.0 if ranked else 0.0, not ranked)
         else:
-            pool, items = _candidates(req, cfg, scope, analysis, vector, weights, graph_enabled)
+            pool, items = _candidates(
+                req, cfg, scope, analysis, (match_vector, vector), weights, graph_enabled
+            )
             timings.update(pool.timings)
             if trace is not None:
                 trace.record("fused", sorted(items, key=lambda r: (-r.fused, r.id)))
@@ -202,6 +210,13 @@ def _run(
     return items
 
 
+def _focused(query: str, analysis: QueryAnalysis, vector):
+    """The vector the semantic strategies match: the query's without the tag names it
+    mentions (pipeline/focus.py), or the query's own when nothing is left to strip."""
+    text = focus.without_entities(query, analysis.tag_entities)
+    return vector if text is None else embed_query(text)
+
+
 def _weights(analysis: QueryAnalysis, cfg: SearchSettings):
     """Stage 2: the adapted weights, whether the graph runs, the rules that fired."""
     if not cfg.on("adaptive_weights"):
@@ -212,8 +227,10 @@ def _weights(analysis: QueryAnalysis, cfg: SearchSettings):
     return weights, enabled["graph"], rules
 
 
-def _candidates(req: SearchRequest, cfg, scope, analysis, vector, weights, graph_enabled):
-    """Stages 3-4: one pool per query text; in deep mode, the variants' pools fused."""
+def _candidates(req: SearchRequest, cfg, scope, analysis, vectors, weights, graph_enabled):
+    """Stages 3-4: one pool per query text; in deep mode, the variants' pools fused.
+    `vectors`: what the semantic strategies match (focused) and the query's own."""
+    vector, own = vectors
     gather_for = partial(
         gather,
         analysis=analysis,
@@ -223,7 +240,7 @@ def _candidates(req: SearchRequest, cfg, scope, analysis, vector, weights, graph
         config=cfg,
         semantic_only=req.mode == "semantic",
     )
-    pool = gather_for(text=req.query, vector=vector)
+    pool = gather_for(text=req.query, vector=vector, query_vector=own)
     items = dict(pool.items)
     if req.mode == "deep" and cfg.on("deep"):
         t = time.perf_counter()
