@@ -14,7 +14,11 @@ from collections.abc import Sequence
 
 from .analyse import keywords
 
-MIN_KEYWORDS = 1  # never strip a query down to nothing but question words
+# A query left with fewer keywords keeps its own vector: in a store whose tags are topics
+# ("which database do we use" with a tag "database"), the name is what the query is about,
+# and "which do we use" would match nothing in particular. (locomo-dev: the same rankings with
+# 1 or 2.)
+MIN_KEYWORDS = 2
 
 
 def without_entities(text: str, entities: Sequence[str]) -> str | None:
