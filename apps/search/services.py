@@ -258,7 +258,11 @@ def _candidates(req: SearchRequest, cfg, scope, analysis, vectors, weights, grap
         t = time.perf_counter()
         fused = [pool.fused]
         for text in query_variants.query_variants(req.query)[1:]:
-            extra = gather_for(text=text, vector=embed_query(text))
+            focused = None
+            if cfg.on("focus") and analysis.tag_entities:
+                focused = focus.without_entities(text, analysis.tag_entities)
+            own_vector, match_vector = _embed(text, focused)
+            extra = gather_for(text=text, vector=match_vector, query_vector=own_vector)
             items.update({k: r for k, r in extra.items.items() if k not in items})
             fused.append(extra.fused)
         if len(fused) > 1:
