@@ -304,6 +304,18 @@ def embed_query(text: str) -> np.ndarray:
     )
 
 
+@lru_cache(maxsize=512)
+def _embed_queries_cached(texts: tuple[str, ...], name: str, backend: str) -> tuple:
+    return tuple(tuple(v.tolist()) for v in embed_texts(list(texts)))
+
+
+def embed_queries(texts: Sequence[str]) -> list[np.ndarray]:
+    """A few query vectors from one encoder call (search's own and focused query texts);
+    cached like embed_query."""
+    rows = _embed_queries_cached(tuple(texts), model_name(), settings.EMBEDDING_BACKEND)
+    return [np.asarray(row, dtype=np.float32) for row in rows]
+
+
 def warm() -> None:
     """Load the model and run it once, so the first request pays no start-up cost."""
     embed_texts(["warm up the encoder"])

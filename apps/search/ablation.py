@@ -6,19 +6,29 @@ from __future__ import annotations
 from .stages import STAGES
 
 RERANKERS = ["context", "entity_boost", "coactivation", "boosts", "mmr", "diversity"]
+# issue 11's query-side additions: the reference rows stay plain retrievers
+EXTRAS = ["focus", "feedback", "session"]
 
 # name -> (mode, disabled stages)
 REFERENCE_RUNS: dict[str, tuple[str, list[str]]] = {
     "full": ("hybrid", []),
-    "lexical only": ("hybrid", ["semantic", "graph", "exact", *RERANKERS]),
-    "semantic only": ("semantic", [*RERANKERS]),
+    "lexical only": ("hybrid", ["semantic", "graph", "exact", *RERANKERS, *EXTRAS]),
+    "semantic only": ("semantic", [*RERANKERS, *EXTRAS]),
     "plain RRF (lexical+semantic, k=60)": (
         "hybrid",
-        ["score_fusion", "adaptive_weights", "intent_profiles", "graph", "exact", *RERANKERS],
+        [
+            "score_fusion",
+            "adaptive_weights",
+            "intent_profiles",
+            "graph",
+            "exact",
+            *RERANKERS,
+            *EXTRAS,
+        ],
     ),
     "score fusion of lexical + semantic only (base weights 0.6 / 1.0)": (
         "hybrid",
-        ["adaptive_weights", "intent_profiles", "graph", "exact", *RERANKERS],
+        ["adaptive_weights", "intent_profiles", "graph", "exact", *RERANKERS, *EXTRAS],
     ),
 }
 

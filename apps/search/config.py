@@ -44,6 +44,7 @@ class SearchSettings:
     evidence_rule: str  # "calibrated" (confidence < threshold) or "zscore" (the seed's rule)
     confidence_threshold: float
     session_share: float  # session-level scoring; 0 = off
+    feedback_share: float  # pseudo-relevance feedback, x the semantic weight; 0 = off
     exact_scan_max: int  # namespaces up to this many memories: exact vector scan, no HNSW
     hnsw_ef_search: int  # 0 = by namespace size (retrieve.EF_SEARCH_BY_SIZE)
 
@@ -73,6 +74,7 @@ class SearchSettings:
             evidence_rule=settings.SEARCH_EVIDENCE_RULE,
             confidence_threshold=float(settings.SEARCH_CONFIDENCE_THRESHOLD),
             session_share=float(settings.SEARCH_SESSION_SHARE),
+            feedback_share=float(settings.SEARCH_FEEDBACK_SHARE),
             exact_scan_max=int(settings.SEARCH_EXACT_SCAN_MAX),
             hnsw_ef_search=int(settings.SEARCH_HNSW_EF_SEARCH),
         )

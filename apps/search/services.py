@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from apps.core import metrics
-from apps.memories.embeddings import embed_query, model_name
+from apps.memories.embeddings import embed_queries, embed_query, model_name
 from memoryhub import db_router
 
 from . import querylog
@@ -28,13 +28,14 @@ from .pipeline import (
     confidence,
     contradictions,
     diversify,
+    focus,
     fuse,
     mmr,
     retrieve,
     session,
 )
 from .pipeline import variants as query_variants
-from .pipeline.analyse import analyse_query
+from .pipeline.analyse import analyse_query, find_entities
 from .pipeline.candidates import Pool, gather
 from .pipeline.scope import Scope
 from .pipeline.weights import (
@@ -92,7 +93,13 @@ def search(
         ranked = retrieve.browse(scope, req.limit)
     else:
         t = time.perf_counter()
-        vector = embed_query(req.query) if req.mode != "exact" else None
+        known_tags = retrieve.namespace_tags(req.namespace.id) if cfg.on("analyse") else ()
+        focused = _focus_text(req.query, known_tags) if cfg.on("focus") else None
+        timings["focus"] = _ms(t)
+        t = time.perf_counter()
+        vector = match_vector = None
+        if req.mode != "exact":
+            vector, match_vector = _embed(req.query, focused)
         timings["embed"] = _ms(t)
         t = time.perf_counter()
         analysis = analyse_query(
@@ -100,7 +107,7 @@ def search(
             vector=vector,
             model_name=model_name(),
             now=req.now or timezone.now(),
-            known_tags=retrieve.namespace_tags(req.namespace.id) if cfg.on("analyse") else (),
+            known_tags=known_tags,
             enabled=cfg.on("analyse"),
         )
         adapted, graph_enabled, rules = _weights(analysis, cfg)
@@ -114,7 +121,9 @@ def search(
             ranked = _exact(scope, req)
             verdict = confidence.Verdict(1.0 if ranked else 0.0, not ranked)
         else:
-            pool, items = _candidates(req, cfg, scope, analysis, vector, weights, graph_enabled)
+            pool, items = _candidates(
+                req, cfg, scope, analysis, (match_vector, vector), weights, graph_enabled
+            )
             timings.update(pool.timings)
             if trace is not None:
                 trace.record("fused", sorted(items, key=lambda r: (-r.fused, r.id)))
@@ -202,6 +211,24 @@ def _run(
     return items
 
 
+def _focus_text(query: str, known_tags: Sequence[str]) -> str | None:
+    """The text the semantic strategies match when the query names tags of the namespace
+    (pipeline/focus.py); None: the query's own."""
+    names = find_entities(query, known_tags)["tags"]
+    return focus.without_entities(query, names) if names else None
+
+
+def _embed(query: str, focused: str | None):
+    """The query's own vector and the one the semantic strategies match, in one encoder
+    call (a second short text in the same batch costs about a millisecond, a second call
+    about ten)."""
+    if focused is None:
+        vector = embed_query(query)
+        return vector, vector
+    vector, match = embed_queries([query, focused])
+    return vector, match
+
+
 def _weights(analysis: QueryAnalysis, cfg: SearchSettings):
     """Stage 2: the adapted weights, whether the graph runs, the rules that fired."""
     if not cfg.on("adaptive_weights"):
@@ -212,8 +239,10 @@ def _weights(analysis: QueryAnalysis, cfg: SearchSettings):
     return weights, enabled["graph"], rules
 
 
-def _candidates(req: SearchRequest, cfg, scope, analysis, vector, weights, graph_enabled):
-    """Stages 3-4: one pool per query text; in deep mode, the variants' pools fused."""
+def _candidates(req: SearchRequest, cfg, scope, analysis, vectors, weights, graph_enabled):
+    """Stages 3-4: one pool per query text; in deep mode, the variants' pools fused.
+    `vectors`: what the semantic strategies match (focused) and the query's own."""
+    vector, own = vectors
     gather_for = partial(
         gather,
         analysis=analysis,
@@ -223,13 +252,17 @@ def _candidates(req: SearchRequest, cfg, scope, analysis, vector, weights, graph
         config=cfg,
         semantic_only=req.mode == "semantic",
     )
-    pool = gather_for(text=req.query, vector=vector)
+    pool = gather_for(text=req.query, vector=vector, query_vector=own)
     items = dict(pool.items)
     if req.mode == "deep" and cfg.on("deep"):
         t = time.perf_counter()
         fused = [pool.fused]
         for text in query_variants.query_variants(req.query)[1:]:
-            extra = gather_for(text=text, vector=embed_query(text))
+            focused = None
+            if cfg.on("focus") and analysis.tag_entities:
+                focused = focus.without_entities(text, analysis.tag_entities)
+            own_vector, match_vector = _embed(text, focused)
+            extra = gather_for(text=text, vector=match_vector, query_vector=own_vector)
             items.update({k: r for k, r in extra.items.items() if k not in items})
             fused.append(extra.fused)
         if len(fused) > 1:

@@ -12,6 +12,8 @@ STAGES: tuple[str, ...] = (
     "intent_profiles",  # per-intent weight profiles
     "lexical",  # full-text retrieval (IDF-weighted, title/tag hits beat body hits)
     "semantic",  # pgvector cosine retrieval
+    "focus",  # the semantic query without the tag names it mentions (entity boost has them)
+    "feedback",  # pseudo-relevance feedback: the query moved towards the first hits' vectors
     "graph",  # walk over causal edges from the seed hits
     "exact",  # substring / phrase match
     "score_fusion",  # fuse normalized scores; off = weighted RRF (k=60) over ranks

@@ -295,6 +295,9 @@ SEARCH_EVIDENCE_RULE = env("SEARCH_EVIDENCE_RULE", default="calibrated")
 SEARCH_CONFIDENCE_THRESHOLD = env.float("SEARCH_CONFIDENCE_THRESHOLD", default=0.5)
 # Session-level scoring (apps/search/pipeline/session.py): 0 switches it off.
 SEARCH_SESSION_SHARE = env.float("SEARCH_SESSION_SHARE", default=0.1)
+# Pseudo-relevance feedback (apps/search/pipeline/feedback.py): the cosine to the query moved
+# towards the first hits, fused at this share of the semantic weight; 0 switches it off.
+SEARCH_FEEDBACK_SHARE = env.float("SEARCH_FEEDBACK_SHARE", default=0.5)
 # Semantic candidates: a namespace of at most this many memories is scanned exactly (cheaper
 # than the HNSW graph there, and exact); larger ones use the HNSW index with hnsw.ef_search
 # chosen by namespace size (0; docs/benchmarks.md "Scale" has the measurement) or this value.

@@ -13,7 +13,7 @@ import numpy as np
 from apps.search.config import SearchSettings
 from apps.search.types import QueryAnalysis, Ranked
 
-from . import coactivate, context, fuse, graph, retrieve
+from . import coactivate, context, feedback, fuse, graph, retrieve
 from .scope import Scope
 
 POOL = 100  # candidates per strategy
@@ -64,7 +64,11 @@ def gather(
     graph_enabled: bool,
     config: SearchSettings,
     semantic_only: bool = False,
+    query_vector: np.ndarray | None = None,
 ) -> Pool:
+    """`vector` is what the semantic strategies match (the focused query's, see
+    pipeline/focus.py); `query_vector`, when it differs, is the query's own, whose cosines
+    the confidence estimate reads (it was calibrated on them)."""
     timings: dict[str, float] = {}
     timer = Timer(timings)
     on = config.on
@@ -93,6 +97,22 @@ def gather(
         hits = timer("exact", retrieve.exact_search, scope, phrases, EXACT_POOL)
         lists["exact"] = [(h.id, h.score) for h in hits]
     seeds = _seeds(lists)
+    second = None
+    if on("feedback") and config.feedback_share > 0 and use_semantic and seeds:
+        second = timer("feedback", _feedback_vector, vector, seeds)
+    if second is not None:
+        hits, _ = timer(
+            "feedback",
+            retrieve.semantic_search,
+            scope,
+            second,
+            POOL,
+            exact_max=config.exact_scan_max,
+            ef_search=config.hnsw_ef_search,
+        )
+        lists[feedback.STRATEGY] = [(h.id, h.score) for h in hits]
+        semantic_weight = weights.get("semantic", 0.0)
+        weights = {**weights, feedback.STRATEGY: config.feedback_share * semantic_weight}
     edges: list = []
     if on("graph") and graph_enabled and not semantic_only and seeds:
         edges = timer("graph", graph.fetch_edges, scope.namespace_id, seeds)
@@ -103,7 +123,12 @@ def gather(
     elif on("coactivation") and seeds:
         edges = timer("graph", graph.fetch_edges, scope.namespace_id, seeds, 1)
     pool = list(dict.fromkeys(k for hits in lists.values() for k, _ in hits))
-    rows = timer("fetch", retrieve.fetch_rows, pool, plan, vector)
+    cosines = {}
+    if second is not None:
+        cosines["feedback"] = second
+    if query_vector is not None and vector is not None and query_vector is not vector:
+        cosines["query_similarity"] = query_vector
+    rows = timer("fetch", retrieve.fetch_rows, pool, plan, vector, cosines)
     temporal: dict[str, tuple[str, ...]] = {}
     if (on("context") or on("coactivation")) and rows:
         times = [r["created_at"] for r in rows.values()]
@@ -112,11 +137,14 @@ def gather(
         temporal = coactivate.temporal_neighbours(window)
         extra = list(dict.fromkeys(n for k in pool for n in temporal.get(k, ()) if n not in rows))
         if extra:
-            rows.update(timer("fetch", retrieve.fetch_rows, extra, plan, vector))
+            rows.update(timer("fetch", retrieve.fetch_rows, extra, plan, vector, cosines))
     ranks: dict[str, dict[str, int]] = {k: {} for k in rows}
     raw: dict[str, dict[str, float]] = {
         k: {"_lexical": r["lexical"], "_similarity": r["similarity"]} for k, r in rows.items()
     }
+    for name in cosines:
+        for k, r in rows.items():
+            raw[k]["_" + name] = r[name]
     for strategy, hits in lists.items():
         for rank, (key, score) in enumerate(hits, start=1):
             if key in rows:
@@ -134,7 +162,8 @@ def gather(
         vector_weight=config.hybrid_vector_weight,
     )
     items = {k: _ranked(k, r, fused.get(k, 0.0), ranks[k], raw[k]) for k, r in rows.items()}
-    best_similarity = max((r["similarity"] for r in rows.values()), default=0.0)
+    own = "query_similarity" if "query_similarity" in cosines else "similarity"
+    best_similarity = max((r[own] for r in rows.values()), default=0.0)
     return Pool(
         items=items,
         lists=lists,
@@ -154,6 +183,12 @@ def _seeds(lists: Mapping[str, list[tuple[str, float]]]) -> dict[str, float]:
         for rank, (key, _) in enumerate(hits[:GRAPH_SEEDS], start=1):
             seeds[key] = max(seeds.get(key, 0.0), 1.0 / rank)
     return dict(sorted(seeds.items(), key=lambda kv: -kv[1])[:GRAPH_SEEDS])
+
+
+def _feedback_vector(vector: np.ndarray, seeds: Mapping[str, float]) -> np.ndarray | None:
+    """The query moved towards the first hits (the graph seeds: the best few of each list)."""
+    vectors = retrieve.fetch_embeddings(list(seeds))
+    return feedback.feedback_vector(vector, [vectors[k] for k in seeds if k in vectors])
 
 
 def _ranked(key: str, row: dict, score: float, ranks: dict, raw: dict) -> Ranked:
@@ -181,6 +216,10 @@ def _complete_scores(raw, lists, use_lexical: bool, use_semantic: bool) -> dict:
         normalized["keyword"] = fuse.minmax({k: r["_lexical"] for k, r in raw.items()})
     if use_semantic:
         normalized["semantic"] = fuse.minmax({k: r["_similarity"] for k, r in raw.items()})
+    if feedback.STRATEGY in lists:
+        normalized[feedback.STRATEGY] = fuse.minmax(
+            {k: r.get("_feedback", 0.0) for k, r in raw.items()}
+        )
     for strategy in ("exact", "graph"):
         if lists.get(strategy):
             top = max(s for _, s in lists[strategy]) or 1.0

@@ -125,7 +125,7 @@ def measure(
     second = scores[1] if len(scores) > 1 else 0.0
     margin = (scores[0] - second) / scores[0] if scores[0] > 0 else 0.0
     return Signals(
-        top_cosine=max(top.raw.get("_similarity", 0.0), 0.0),
+        top_cosine=max(top.raw.get("_query_similarity", top.raw.get("_similarity", 0.0)), 0.0),
         coverage=coverage,
         missing=min(missing_idf / query_idf, 1.0) if query_idf > 0 else 0.0,
         agreement=sum(ranks) / len(ranks),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -219,6 +220,7 @@ def semantic_search(
 # The HNSW index is built on the embedding cast to halfvec (migration 0007); similarities are
 # computed on the stored float vectors.
 HNSW_ORDER = hnsw_distance("m.embedding", "%s::vector")
+COSINE = "coalesce(1 - (m.embedding <=> %s::vector), 0)"
 
 
 def hnsw_nearest(scope: Scope, literal: str, limit: int, ef_search: int) -> list[tuple[str, float]]:
@@ -285,26 +287,34 @@ def exact_search(scope: Scope, phrases: list[str], limit: int) -> list[Hit]:
 
 
 def fetch_rows(
-    ids: list[str], plan: LexicalPlan | None, vector: np.ndarray | None = None
+    ids: list[str],
+    plan: LexicalPlan | None,
+    vector: np.ndarray | None = None,
+    cosines: Mapping[str, np.ndarray] | None = None,
 ) -> dict[str, dict]:
     """Everything the re-rankers need for each candidate, plus its lexical score and its
     cosine similarity to the query, both computed in the database (so memories found by one
-    strategy still carry the other's evidence, without shipping embeddings around)."""
+    strategy still carry the other's evidence, without shipping embeddings around).
+    `cosines` names more vectors (the feedback vector, the query's own when the semantic
+    strategies match a focused one); each row carries its cosine to each under that name."""
     if not ids:
         return {}
     score, score_params = plan.score_sql() if plan else ("0.0", [])
     sim, sim_params = ("0.0", [])
     if vector is not None:
-        sim, sim_params = "coalesce(1 - (m.embedding <=> %s::vector), 0)", [_vector_literal(vector)]
+        sim, sim_params = COSINE, [_vector_literal(vector)]
+    names = list(cosines or {})
+    extra = "".join(f", {COSINE}" for _ in names)
+    extra_params = [_vector_literal(cosines[name]) for name in names]
     sql = (
         "SELECT m.id, m.created_at, m.external_id, m.file_path, m.tier, m.importance, "
         "m.stability, m.pagerank_score, "
         f"ARRAY(SELECT t.name FROM {MEMORY_TAGS} mt JOIN {TAG} t ON t.id = mt.tag_id "
-        f"WHERE mt.memory_id = m.id), {score}, {sim} "
+        f"WHERE mt.memory_id = m.id), {score}, {sim}{extra} "
         f"FROM {MEMORY} m WHERE m.id = ANY(%s::uuid[])"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, score_params + sim_params + [ids])
+        cursor.execute(sql, score_params + sim_params + extra_params + [ids])
         rows = cursor.fetchall()
     out = {}
     for r in rows:
@@ -320,6 +330,7 @@ def fetch_rows(
             "lexical": _finite(r[9]),
             # A stored zero vector (written by SQL or another tool) has a NaN cosine.
             "similarity": _finite(r[10]),
+            **{name: _finite(value) for name, value in zip(names, r[11:], strict=True)},
         }
     return out
 
