@@ -94,7 +94,10 @@ def search(
     else:
         t = time.perf_counter()
         known_tags = retrieve.namespace_tags(req.namespace.id) if cfg.on("analyse") else ()
-        focused = _focus_text(req.query, known_tags) if cfg.on("focus") else None
+        # Found once: the focus stage and the query analysis both read them (one pass over the
+        # namespace's tag names per search, not two).
+        entities = find_entities(req.query, known_tags)
+        focused = _focus_text(req.query, entities["tags"]) if cfg.on("focus") else None
         timings["focus"] = _ms(t)
         t = time.perf_counter()
         vector = match_vector = None
@@ -109,6 +112,7 @@ def search(
             now=req.now or timezone.now(),
             known_tags=known_tags,
             enabled=cfg.on("analyse"),
+            entities=entities,
         )
         adapted, graph_enabled, rules = _weights(analysis, cfg)
         weights = adapted
@@ -211,11 +215,10 @@ def _run(
     return items
 
 
-def _focus_text(query: str, known_tags: Sequence[str]) -> str | None:
+def _focus_text(query: str, tag_names: Sequence[str]) -> str | None:
     """The text the semantic strategies match when the query names tags of the namespace
     (pipeline/focus.py); None: the query's own."""
-    names = find_entities(query, known_tags)["tags"]
-    return focus.without_entities(query, names) if names else None
+    return focus.without_entities(query, tag_names) if tag_names else None
 
 
 def _embed(query: str, focused: str | None):

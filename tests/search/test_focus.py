@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from apps.memories.embeddings import embed_query
 from apps.search.pipeline.focus import without_entities
 from apps.search.services import search
 
@@ -74,4 +73,3 @@ def test_focus_needs_a_tag_name_in_the_query(remember):
     remember(DIALOG)
     query = "horse painting on a wooden wall"  # names no tag: the query's own vector
     assert _semantic_order(query) == _semantic_order(query, disabled_stages=["focus"])
-    assert embed_query(query) is not None

@@ -181,7 +181,9 @@ def analyse_query(
     known_tags: Iterable[str] = (),
     now: datetime,
     enabled: bool = True,
+    entities: dict[str, tuple[str, ...]] | None = None,
 ) -> QueryAnalysis:
+    """`entities`: find_entities(text, known_tags) when the caller has it already."""
     words = keywords(text)
     first = text.strip().lower().split(" ", 1)[0] if text.strip() else ""
     is_question = first in QUESTION_WORDS or text.strip().endswith("?")
@@ -190,7 +192,7 @@ def analyse_query(
     intent, scores = ("lookup", {})
     if vector is not None:
         intent, scores = classify_intent(vector, model_name)
-    found = find_entities(text, known_tags)
+    found = entities if entities is not None else find_entities(text, known_tags)
     after = before = None
     phrase = find_time_phrase(text)
     if phrase:
