@@ -47,6 +47,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=30)
     parser.add_argument("--workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", 2)))
     parser.add_argument("--port", type=int, default=8599)
+    parser.add_argument(
+        "--nginx",
+        action="store_true",
+        help="the production shape: nginx on --port in front of --workers single-worker "
+        "uvicorn processes (every request balanced on its own; ops/nginx.conf.template)",
+    )
     args = parser.parse_args()
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings.base")
@@ -58,12 +64,13 @@ def main() -> None:
     out = ROOT / "var/loadtest"
     out.mkdir(parents=True, exist_ok=True)
     url = f"http://127.0.0.1:{args.port}"
-    server, ready_s = start_server(args.port, args.workers)
+    server, ready_s = start_server(args.port, args.workers, nginx=args.nginx)
     global SERVER_PID
     SERVER_PID = server.pid
     rows = []
     try:
-        print(f"server ready in {ready_s:.1f} s ({args.workers} workers)", flush=True)
+        shape = "behind nginx" if args.nginx else "uvicorn --workers"
+        print(f"server ready in {ready_s:.1f} s ({args.workers} workers, {shape})", flush=True)
         time.sleep(2)
         print(f"resident MB idle (pid: now, peak): {memory_mb(server.pid)}")
         for name in args.scenarios:
@@ -109,21 +116,33 @@ def _drop_earlier_writes(namespace) -> None:
             cursor.execute(f"VACUUM ANALYZE {Memory._meta.db_table}")
 
 
-def start_server(port: int, workers: int) -> tuple[subprocess.Popen, float]:
+def start_server(port: int, workers: int, nginx: bool = False) -> tuple[subprocess.Popen, float]:
     began = time.monotonic()
     # Every simulated assistant shares one token: the per-token request limit (a guard against
     # one runaway client) would otherwise be what the run measures.
     env = {**os.environ, "API_RATE_LIMIT": os.environ.get("LOADTEST_RATE_LIMIT", "1000000/minute")}
-    server = subprocess.Popen(
-        [str(BIN / "uvicorn"), "memoryhub.asgi:application", "--port", str(port),
-         "--workers", str(workers), "--log-level", "warning", "--no-access-log"],
-        cwd=ROOT, start_new_session=True, env=env,
-    )  # fmt: skip
+    uvicorn = [str(BIN / "uvicorn"), "memoryhub.asgi:application", "--log-level", "warning",
+               "--no-access-log"]  # fmt: skip
+    if nginx:
+        server = subprocess.Popen(
+            ["bash", "-c", _nginx_shape(port, workers, uvicorn)],
+            cwd=ROOT, start_new_session=True, env=env,
+        )  # fmt: skip
+    else:
+        server = subprocess.Popen(
+            [*uvicorn, "--port", str(port), "--workers", str(workers)],
+            cwd=ROOT, start_new_session=True, env=env,
+        )  # fmt: skip
+    # Behind nginx, every web process must be ready, not just the one nginx asks.
+    waiting = [port, *(range(port + 1, port + 1 + workers) if nginx else [])]
     while time.monotonic() - began < 120:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as r:
+            with urllib.request.urlopen(f"http://127.0.0.1:{waiting[0]}/healthz", timeout=5) as r:
                 if r.status == 200:
-                    return server, time.monotonic() - began
+                    waiting.pop(0)
+                    if not waiting:
+                        return server, time.monotonic() - began
+                    continue
         except OSError:
             pass
         if server.poll() is not None:
@@ -131,6 +150,27 @@ def start_server(port: int, workers: int) -> tuple[subprocess.Popen, float]:
         time.sleep(0.2)
     os.killpg(server.pid, signal.SIGTERM)
     raise SystemExit("the server was not ready within 120 s")
+
+
+def _nginx_shape(port: int, workers: int, uvicorn: list[str]) -> str:
+    """A shell line that runs nginx on `port` and `workers` uvicorn processes (one worker each)
+    on the ports after it, all in one process group, so killing the group stops the shape."""
+    import shlex
+
+    sys.path.insert(0, str(ROOT))
+    from ops.shape import nginx_conf
+
+    prefix = ROOT / "var/loadtest/nginx"
+    prefix.mkdir(parents=True, exist_ok=True)
+    upstreams = [f"127.0.0.1:{port + 1 + i}" for i in range(workers)]
+    conf = prefix / "nginx.conf"
+    conf.write_text(
+        nginx_conf(listen=f"127.0.0.1:{port}", upstreams=upstreams, pid=str(prefix / "nginx.pid"),
+                   prefix=str(prefix))
+    )  # fmt: skip
+    web = [shlex.join([*uvicorn, "--port", u.rsplit(":", 1)[1]]) + " &" for u in upstreams]
+    nginx = f"nginx -e {prefix}/error.log -c {conf} -g 'daemon off;' &"
+    return " ".join([*web, nginx, "wait"])
 
 
 def cpu_seconds(root_pids: list[int]) -> float:
