@@ -224,7 +224,9 @@ class Command(BaseCommand):
             spaces.append((ns, size))
             done = sum(s for _, s in spaces)
             rate = done / (time.perf_counter() - start)
-            self.stderr.write(f"spread {i + 1}/{count} namespaces, {done:,}/{total:,} ({rate:.0f}/s)\n")
+            self.stderr.write(
+                f"spread {i + 1}/{count} namespaces, {done:,}/{total:,} ({rate:.0f}/s)\n"
+            )
         filled_s = time.perf_counter() - start
         out = {"namespaces": count, "total": total, "fill_s": round(filled_s, 1)}
         if self.bench.bulk:
