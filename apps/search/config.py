@@ -47,6 +47,7 @@ class SearchSettings:
     feedback_share: float  # pseudo-relevance feedback, x the semantic weight; 0 = off
     exact_scan_max: int  # namespaces up to this many memories: exact vector scan, no HNSW
     hnsw_ef_search: int  # 0 = by namespace size (retrieve.EF_SEARCH_BY_SIZE)
+    lexical_common_rows: int  # a term in more memories than this matches only with rarer ones
 
     def __post_init__(self) -> None:
         bad = unknown_stages(self.disabled)
@@ -77,6 +78,7 @@ class SearchSettings:
             feedback_share=float(settings.SEARCH_FEEDBACK_SHARE),
             exact_scan_max=int(settings.SEARCH_EXACT_SCAN_MAX),
             hnsw_ef_search=int(settings.SEARCH_HNSW_EF_SEARCH),
+            lexical_common_rows=int(settings.SEARCH_LEXICAL_COMMON_ROWS),
         )
 
     def on(self, stage: str) -> bool:

@@ -77,7 +77,9 @@ def gather(
     use_semantic = on("semantic") and vector is not None and weights.get("semantic", 0) > 0
     plan = None
     if use_lexical:
-        plan = timer("lexical", retrieve.lexical_plan, text, scope.namespace_id)
+        plan = timer(
+            "lexical", retrieve.lexical_plan, text, scope.namespace_id, config.lexical_common_rows
+        )
         hits = timer("lexical", retrieve.lexical_search, scope, plan, POOL)
         lists["keyword"] = [(h.id, h.score) for h in hits]
     fallback = False

@@ -57,6 +57,8 @@ class LexicalPlan:
     # largest idf): the confidence estimate reads how much of the query the namespace knows
     query_idf: float = 0.0
     missing_idf: float = 0.0
+    # the terms a memory must contain one of to be a candidate (empty: any of `lexemes`)
+    match: tuple[str, ...] = ()
 
     def score_sql(self, alias: str = "m") -> tuple[str, list]:
         if not self.lexemes:
@@ -78,7 +80,7 @@ class LexicalPlan:
         return f"(({' + '.join(parts)}) * {norm})", params
 
     def any_query(self) -> str:
-        return " | ".join(tsquery_literal(x) for x in self.lexemes)
+        return " | ".join(tsquery_literal(x) for x in self.match or self.lexemes)
 
 
 def tsquery_literal(lexeme: str) -> str:
@@ -99,8 +101,11 @@ def _namespace_stats(cursor, namespace_id: int) -> tuple[int, float]:
     return int(count), float(avgdl)
 
 
-def lexical_plan(text: str, namespace_id: int) -> LexicalPlan:
-    """Stem the query like the stored vectors, then weigh each term by its namespace idf."""
+def lexical_plan(text: str, namespace_id: int, common_rows: int = 0) -> LexicalPlan:
+    """Stem the query like the stored vectors, then weigh each term by its namespace idf.
+    With `common_rows`, a term found in more memories than that is left out of what a
+    candidate must match (it still counts in the score); if every term is that common, the
+    rarest one is matched."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT coalesce(array_agg(lexeme ORDER BY lexeme), '{}') "
@@ -113,14 +118,19 @@ def lexical_plan(text: str, namespace_id: int) -> LexicalPlan:
             return LexicalPlan((), (), avgdl)
         dfs = _document_frequencies(cursor, namespace_id, lexemes)
     idf = tuple(math.log(1 + (total - df + 0.5) / (df + 0.5)) for df in dfs)
-    kept = [(lex, w) for lex, w, df in zip(lexemes, idf, dfs, strict=True) if df > 0]
+    kept = [(lex, w, df) for lex, w, df in zip(lexemes, idf, dfs, strict=True) if df > 0]
     missing = sum(w for w, df in zip(idf, dfs, strict=True) if df == 0)
+    match: tuple[str, ...] = ()
+    if common_rows and kept and max(df for _, _, df in kept) > common_rows:
+        match = tuple(lex for lex, _, df in kept if df <= common_rows)
+        match = match or (min(kept, key=lambda k: k[2])[0],)
     return LexicalPlan(
-        tuple(x for x, _ in kept),
-        tuple(w for _, w in kept),
+        tuple(x for x, _, _ in kept),
+        tuple(w for _, w, _ in kept),
         avgdl,
         query_idf=sum(idf),
         missing_idf=missing,
+        match=match,
     )
 
 
