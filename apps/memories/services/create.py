@@ -376,9 +376,17 @@ def _near_duplicates(
         return found
     literals = ["[" + ",".join(f"{x:.7g}" for x in v) + "]" for v in vectors]
     with connection.cursor() as cur:
-        cur.execute("SET LOCAL hnsw.ef_search = 40")
+        # One HNSW index holds every namespace. A small namespace is compared exactly: an
+        # index walk with its filter would see almost only other namespaces' rows and miss
+        # its duplicates. A large one walks the index until it has its own neighbours.
+        if _larger_than(cur, namespace, settings.SEARCH_EXACT_SCAN_MAX):
+            order = hnsw_distance("m.embedding", "q.vec")
+            cur.execute("SET LOCAL hnsw.ef_search = 40")
+            cur.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        else:
+            order = "m.embedding <=> q.vec"
         cur.execute(
-            """
+            f"""
             SELECT q.pos, nd.id, nd.similarity
               FROM unnest(%s::text[]::vector[]) WITH ORDINALITY AS q(vec, pos)
               CROSS JOIN LATERAL (
@@ -388,7 +396,7 @@ def _near_duplicates(
                      ORDER BY {order}
                      LIMIT 5) nd
              WHERE nd.similarity >= %s
-            """.format(order=hnsw_distance("m.embedding", "q.vec")),
+            """,
             [literals, namespace.pk, threshold],
         )
         for pos, memory_id, similarity in cur.fetchall():
@@ -406,6 +414,17 @@ def _near_duplicates(
                 )
                 break
     return found
+
+
+def _larger_than(cursor, namespace: Namespace, count: int) -> bool:
+    """Whether the namespace holds more than `count` live memories, reading at most that many
+    index entries (no full count of a large namespace on every write)."""
+    cursor.execute(
+        "SELECT 1 FROM memories_memory WHERE namespace_id = %s AND NOT archived "
+        "OFFSET %s LIMIT 1",
+        [namespace.pk, count],
+    )
+    return cursor.fetchone() is not None
 
 
 def _drop_skipped(planned, near, results) -> list[_Planned]:
