@@ -420,8 +420,7 @@ def _larger_than(cursor, namespace: Namespace, count: int) -> bool:
     """Whether the namespace holds more than `count` live memories, reading at most that many
     index entries (no full count of a large namespace on every write)."""
     cursor.execute(
-        "SELECT 1 FROM memories_memory WHERE namespace_id = %s AND NOT archived "
-        "OFFSET %s LIMIT 1",
+        "SELECT 1 FROM memories_memory WHERE namespace_id = %s AND NOT archived OFFSET %s LIMIT 1",
         [namespace.pk, count],
     )
     return cursor.fetchone() is not None
