@@ -417,10 +417,11 @@ def _near_duplicates(
 
 
 def _larger_than(cursor, namespace: Namespace, count: int) -> bool:
-    """Whether the namespace holds more than `count` live memories, reading at most that many
-    index entries (no full count of a large namespace on every write)."""
+    """Whether the namespace holds more than `count` memories, reading at most that many index
+    entries and no rows (archived ones count too: an upper bound is enough to pick the plan;
+    0.4 ms at 2,760 memories against 2.2 ms for live ones only)."""
     cursor.execute(
-        "SELECT 1 FROM memories_memory WHERE namespace_id = %s AND NOT archived OFFSET %s LIMIT 1",
+        "SELECT 1 FROM memories_memory WHERE namespace_id = %s OFFSET %s LIMIT 1",
         [namespace.pk, count],
     )
     return cursor.fetchone() is not None
