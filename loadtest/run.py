@@ -17,6 +17,7 @@ import csv
 import json
 import os
 import resource
+import shlex
 import signal
 import subprocess
 import sys
@@ -155,10 +156,7 @@ def start_server(port: int, workers: int, nginx: bool = False) -> tuple[subproce
 def _nginx_shape(port: int, workers: int, uvicorn: list[str]) -> str:
     """A shell line that runs nginx on `port` and `workers` uvicorn processes (one worker each)
     on the ports after it, all in one process group, so killing the group stops the shape."""
-    import shlex
-
-    sys.path.insert(0, str(ROOT))
-    from ops.shape import nginx_conf
+    from ops.shape import nginx_conf  # ROOT is on sys.path (main)
 
     prefix = ROOT / "var/loadtest/nginx"
     prefix.mkdir(parents=True, exist_ok=True)

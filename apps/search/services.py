@@ -261,9 +261,7 @@ def _candidates(req: SearchRequest, cfg, scope, analysis, vectors, weights, grap
         t = time.perf_counter()
         fused = [pool.fused]
         for text in query_variants.query_variants(req.query)[1:]:
-            focused = None
-            if cfg.on("focus") and analysis.tag_entities:
-                focused = focus.without_entities(text, analysis.tag_entities)
+            focused = _focus_text(text, analysis.tag_entities) if cfg.on("focus") else None
             own_vector, match_vector = _embed(text, focused)
             extra = gather_for(text=text, vector=match_vector, query_vector=own_vector)
             items.update({k: r for k, r in extra.items.items() if k not in items})
