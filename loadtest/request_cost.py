@@ -4,7 +4,8 @@
 
 Runs REST requests through Django's whole stack (middleware, DRF, token authentication, the
 connection pool, the real model and database) inside this process, in namespace `loadtest`
-(seeded as `make loadtest` does), and prints the process CPU time per request. CPU time and
+(seeded as `make loadtest` does), and prints the CPU time per request of this process and of
+the PostgreSQL backend serving it (read from /proc, so a local database only). CPU time and
 call counts hardly depend on what else runs on the machine, unlike throughput and latency, so
 this is the figure to compare two versions by (run it from each checkout, alternately).
 `--calls` also counts Python function calls per request (cProfile, deterministic).
@@ -77,13 +78,18 @@ def main() -> None:
 
         profiler = cProfile.Profile()
         profiler.enable()
+    backend = _backend_pid(connection)
     wall, cpu = time.perf_counter(), time.process_time()
+    db_cpu = _cpu_seconds(backend)
     for i in range(args.requests):
         one(i + 10)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    db_cpu = _cpu_seconds(backend) - db_cpu
     n = args.requests
     print(f"{args.kind}: {n} requests, {statements} SQL statements each")
     print(f"web-process CPU {1000 * cpu / n:.1f} ms per request (wall {1000 * wall / n:.1f} ms)")
+    if backend is not None and _backend_pid(connection) == backend:
+        print(f"PostgreSQL backend CPU {1000 * db_cpu / n:.1f} ms per request")
     if profiler is not None:
         import pstats
 
@@ -92,6 +98,23 @@ def main() -> None:
         print(
             f"Python function calls per request: {calls / n:.0f} (the CPU above includes cProfile)"
         )
+
+
+def _backend_pid(connection) -> int | None:
+    """The pid of the PostgreSQL backend behind this process's connection (the pool hands the
+    same one back while a single thread asks)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return int(cursor.fetchone()[0])
+
+
+def _cpu_seconds(pid: int | None) -> float:
+    """User plus system CPU seconds of a local process, from /proc (0 when it is not local)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, TypeError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 if __name__ == "__main__":

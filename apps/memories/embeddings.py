@@ -11,6 +11,11 @@ weights, into EMBEDDING_CACHE_DIR; nothing is downloaded. All three give vectors
 model (cosine ~1.0 between backends), so stored embeddings stay valid when the backend changes;
 docs/benchmarks.md has their speed and retrieval quality.
 
+Search queries may use a backend of their own (EMBEDDING_QUERY_BACKEND): a query vector is
+only ever compared with stored vectors, so an int8 query encoder changes no stored vector and
+none of the write path's thresholds (near-duplicate, contradiction), which compare stored
+vectors with each other.
+
 Short encodes (queries, single writes) from concurrent requests go through one batcher thread
 per process, which runs whatever has queued up while the previous batch was encoding as one
 batch: idle, a query costs one model call; under load, twenty queries cost about one.
@@ -19,6 +24,7 @@ batch: idle, a query costs one model call; under load, twenty queries cost about
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import queue
@@ -57,6 +63,7 @@ class EncoderSettings:
     model: str
     dim: int
     backend: str
+    query_backend: str  # the backend embed_query / embed_queries use (search queries)
     device: str
     batch_size: int
     query_threads: int
@@ -68,15 +75,13 @@ class EncoderSettings:
     def current(cls) -> EncoderSettings:
         """Built per call (microseconds), so tests and commands that override a setting are
         seen at once."""
-        backend = settings.EMBEDDING_BACKEND
-        if backend not in BACKENDS:
-            raise EmbeddingModelError(
-                f"EMBEDDING_BACKEND={backend!r}; choose one of: {', '.join(BACKENDS)}"
-            )
+        backend = _checked("EMBEDDING_BACKEND", settings.EMBEDDING_BACKEND)
+        query_backend = settings.EMBEDDING_QUERY_BACKEND or backend
         return cls(
             model=settings.EMBEDDING_MODEL,
             dim=settings.EMBEDDING_DIM,
             backend=backend,
+            query_backend=_checked("EMBEDDING_QUERY_BACKEND", query_backend),
             device=settings.EMBEDDING_DEVICE,
             batch_size=settings.EMBEDDING_BATCH_SIZE,
             query_threads=settings.EMBEDDING_QUERY_THREADS,
@@ -88,6 +93,18 @@ class EncoderSettings:
     @property
     def key(self) -> tuple[str, str]:
         return (self.model, self.backend)
+
+    def for_queries(self) -> EncoderSettings:
+        """These settings with the query backend in place of the stored vectors' one."""
+        if self.query_backend == self.backend:
+            return self
+        return dataclasses.replace(self, backend=self.query_backend)
+
+
+def _checked(name: str, backend: str) -> str:
+    if backend not in BACKENDS:
+        raise EmbeddingModelError(f"{name}={backend!r}; choose one of: {', '.join(BACKENDS)}")
+    return backend
 
 
 def model_name() -> str:
@@ -266,7 +283,7 @@ def _load(conf: EncoderSettings) -> tuple[object, _Batcher]:
                 )
             found = (encoder, _Batcher(encoder, conf))
             _loaded[conf.key] = found
-            _embed_query_cached.cache_clear()
+            _embed_queries_cached.cache_clear()
     return found
 
 
@@ -277,7 +294,10 @@ def get_model():
 
 def embed_texts(texts: Sequence[str], *, batch_size: int | None = None) -> np.ndarray:
     """Encode many texts; returns an (n, dim) float32 array of unit vectors."""
-    conf = EncoderSettings.current()
+    return _encode(EncoderSettings.current(), texts, batch_size)
+
+
+def _encode(conf: EncoderSettings, texts: Sequence[str], batch_size: int | None) -> np.ndarray:
     if not texts:
         return np.zeros((0, conf.dim), dtype=np.float32)
     encoder, batcher = _load(conf)
@@ -293,33 +313,29 @@ def embed_texts(texts: Sequence[str], *, batch_size: int | None = None) -> np.nd
 
 
 @lru_cache(maxsize=1024)
-def _embed_query_cached(text: str, name: str, backend: str) -> tuple[float, ...]:
-    return tuple(embed_texts([text])[0].tolist())
+def _embed_queries_cached(texts: tuple[str, ...], conf: EncoderSettings) -> tuple:
+    return tuple(tuple(v.tolist()) for v in _encode(conf, texts, None))
 
 
 def embed_query(text: str) -> np.ndarray:
-    """One query vector; repeated queries (deep-mode variants, retries) hit a small cache."""
-    return np.asarray(
-        _embed_query_cached(text, model_name(), settings.EMBEDDING_BACKEND), dtype=np.float32
-    )
-
-
-@lru_cache(maxsize=512)
-def _embed_queries_cached(texts: tuple[str, ...], name: str, backend: str) -> tuple:
-    return tuple(tuple(v.tolist()) for v in embed_texts(list(texts)))
+    """One search query's vector (the query backend); repeated queries (deep-mode variants,
+    retries) hit a small cache."""
+    return embed_queries([text])[0]
 
 
 def embed_queries(texts: Sequence[str]) -> list[np.ndarray]:
-    """A few query vectors from one encoder call (search's own and focused query texts);
-    cached like embed_query."""
-    rows = _embed_queries_cached(tuple(texts), model_name(), settings.EMBEDDING_BACKEND)
+    """A few search query vectors from one encoder call (search's own and focused query
+    texts), by the query backend; cached."""
+    conf = EncoderSettings.current().for_queries()
+    rows = _embed_queries_cached(tuple(texts), conf)
     return [np.asarray(row, dtype=np.float32) for row in rows]
 
 
 def warm() -> None:
-    """Load the model and run it once, so the first request pays no start-up cost."""
+    """Load the model(s) and run them once, so the first request pays no start-up cost."""
     embed_texts(["warm up the encoder"])
     embed_texts(["warm up", "the batch path of the encoder"] * (SMALL_CALL // 2 + 1))
+    _encode(EncoderSettings.current().for_queries(), ["warm up the query encoder"], None)
 
 
 def model_info() -> dict:

@@ -13,6 +13,7 @@ from memoryhub.db_router import read_connection as connection
 from .config import SearchSettings
 from .pipeline import budget, confidence, fuse, retrieve
 from .pipeline.candidates import Pool
+from .pipeline.scope import uuid_array
 from .types import QueryAnalysis, Ranked
 
 # Reasons that also show in a result's `why` next to the per-strategy ranks.
@@ -67,11 +68,11 @@ def payload(ranked: Sequence[Ranked], pairs: Sequence[tuple[str, str]]) -> list[
     # Plain SQL (runs on every search; the ORM's query building cost more than the query).
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT id, content, title, category, file_path, created_at FROM {MEMORY} "
+            f"SELECT id::text, content, title, category, file_path, created_at FROM {MEMORY} "
             "WHERE id = ANY(%s::uuid[])",
-            [[r.id for r in ranked]],
+            [uuid_array(r.id for r in ranked)],
         )
-        rows = {str(row[0]): dict(zip(PAYLOAD_COLUMNS, row, strict=True)) for row in cursor}
+        rows = {row[0]: dict(zip(PAYLOAD_COLUMNS, row, strict=True)) for row in cursor}
     out = []
     for r in ranked:
         row = rows.get(r.id)

@@ -246,6 +246,9 @@ EMBEDDING_DEVICE = env("EMBEDDING_DEVICE", default="cpu")
 # twice the speed; onnx-int8 is faster again but moves pairwise similarities by a few hundredths,
 # which the fixed thresholds (near-duplicate, contradiction) feel. docs/benchmarks.md.
 EMBEDDING_BACKEND = env("EMBEDDING_BACKEND", default="onnx")
+# The backend search queries are encoded with ("" = EMBEDDING_BACKEND). Query vectors are only
+# compared with stored ones, so an int8 query encoder moves no threshold of the write path.
+EMBEDDING_QUERY_BACKEND = env("EMBEDDING_QUERY_BACKEND", default="")
 EMBEDDING_CACHE_DIR = env("EMBEDDING_CACHE_DIR", default=str(VAR_DIR / "models"))
 # Threads for one text (a query) and for batches; 0 = every core.
 EMBEDDING_QUERY_THREADS = env.int("EMBEDDING_QUERY_THREADS", default=1)

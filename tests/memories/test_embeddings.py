@@ -63,3 +63,30 @@ def test_unknown_backend_is_refused(settings):
     settings.EMBEDDING_BACKEND = "tensorflow"
     with pytest.raises(EmbeddingModelError, match="EMBEDDING_BACKEND"):
         model_info()
+
+
+def test_search_queries_can_use_their_own_backend(settings):
+    """EMBEDDING_QUERY_BACKEND changes the vectors searches are made with and nothing else:
+    memories are still stored with EMBEDDING_BACKEND's vectors."""
+    settings.EMBEDDING_BACKEND = "onnx"
+    settings.EMBEDDING_QUERY_BACKEND = ""
+    query = TEXTS[1]
+    stored_before = embed_texts([query])[0]
+    plain_query = embed_query(query)
+    settings.EMBEDDING_QUERY_BACKEND = "onnx-int8"
+    int8_query = embed_query(query)
+    settings.EMBEDDING_BACKEND = "onnx-int8"
+    settings.EMBEDDING_QUERY_BACKEND = ""
+    int8_stored = embed_texts([query])[0]
+    settings.EMBEDDING_BACKEND = "onnx"
+    settings.EMBEDDING_QUERY_BACKEND = "onnx-int8"
+    assert np.allclose(embed_texts([query])[0], stored_before, atol=1e-5)
+    assert np.allclose(plain_query, stored_before, atol=1e-4)
+    assert np.allclose(int8_query, int8_stored, atol=1e-4)
+    assert not np.allclose(int8_query, plain_query, atol=1e-3)
+
+
+def test_unknown_query_backend_is_refused(settings):
+    settings.EMBEDDING_QUERY_BACKEND = "tensorflow"
+    with pytest.raises(EmbeddingModelError, match="EMBEDDING_QUERY_BACKEND"):
+        embed_query("which backend?")

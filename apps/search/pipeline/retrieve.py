@@ -15,6 +15,7 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from django.db import transaction
@@ -25,7 +26,7 @@ from apps.search.types import Hit, Ranked
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
 from memoryhub.db_router import read_connection as connection
 
-from .scope import MEMORY, MEMORY_TAGS, TAG, Scope
+from .scope import MEMORY, MEMORY_TAGS, TAG, Scope, uuid_array
 
 K1 = 1.2
 B = 0.4
@@ -165,16 +166,29 @@ def lexical_search(scope: Scope, plan: LexicalPlan, limit: int) -> list[Hit]:
     where, params = scope.where()
     score, score_params = plan.score_sql()
     sql = (
-        f"SELECT m.id, {score} AS s FROM {MEMORY} m WHERE {where} "
+        f"SELECT m.id::text, {score} AS s FROM {MEMORY} m WHERE {where} "
         "AND m.search_vector @@ %s::tsquery ORDER BY s DESC, m.created_at DESC LIMIT %s"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, score_params + params + [plan.any_query(), limit])
-        return [Hit(str(i), float(s)) for i, s in cursor.fetchall() if s > 0]
+        return [Hit(i, float(s)) for i, s in cursor.fetchall() if s > 0]
 
 
 def _vector_literal(vector: np.ndarray) -> str:
-    return "[" + ",".join(f"{x:.6f}" for x in vector.tolist()) + "]"
+    """pgvector's text form of a query vector. A search sends the same few vectors to several
+    statements (the scans and the row fetch), so each one is formatted once."""
+    return _literal_of(np.asarray(vector, dtype=np.float32).tobytes())
+
+
+@lru_cache(maxsize=64)
+def _literal_of(data: bytes) -> str:
+    values = np.frombuffer(data, dtype=np.float32).tolist()
+    return _literal_format(len(values)) % tuple(values)
+
+
+@lru_cache(maxsize=4)
+def _literal_format(dimensions: int) -> str:
+    return "[" + ",".join(["%.6f"] * dimensions) + "]"
 
 
 # hnsw.ef_search by namespace size, chosen by measuring recall@10 against an exact scan on the
@@ -237,14 +251,14 @@ def hnsw_nearest(scope: Scope, literal: str, limit: int, ef_search: int) -> list
     """Approximate nearest rows in scope through the HNSW index (iterative scan)."""
     where, params = scope.where(probe_tags=True)
     sql = (
-        f"SELECT m.id, 1 - (m.embedding <=> %s::vector) AS sim FROM {MEMORY} m "
+        f"SELECT m.id::text, 1 - (m.embedding <=> %s::vector) AS sim FROM {MEMORY} m "
         f"WHERE {where} AND m.embedding IS NOT NULL ORDER BY {HNSW_ORDER} LIMIT %s"
     )
     with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
         cursor.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         cursor.execute(sql, [literal] + params + [literal, limit])
-        return [(str(i), float(s)) for i, s in cursor.fetchall()]
+        return [(i, float(s)) for i, s in cursor.fetchall()]
 
 
 def exact_nearest(scope: Scope, literal: str, limit: int) -> list[tuple[str, float]]:
@@ -252,12 +266,12 @@ def exact_nearest(scope: Scope, literal: str, limit: int) -> list[tuple[str, flo
     computed similarity, which no index matches, keeps the planner off the HNSW index)."""
     where, params = scope.where()
     sql = (
-        f"SELECT m.id, 1 - (m.embedding <=> %s::vector) AS sim FROM {MEMORY} m "
+        f"SELECT m.id::text, 1 - (m.embedding <=> %s::vector) AS sim FROM {MEMORY} m "
         f"WHERE {where} AND m.embedding IS NOT NULL ORDER BY sim DESC LIMIT %s"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [literal] + params + [limit])
-        return [(str(i), float(s)) for i, s in cursor.fetchall()]
+        return [(i, float(s)) for i, s in cursor.fetchall()]
 
 
 def apply_similarity_floor(
@@ -285,7 +299,7 @@ def exact_search(scope: Scope, phrases: list[str], limit: int) -> list[Hit]:
     matches = " + ".join("((m.content ILIKE %s) OR (m.title ILIKE %s))::int" for _ in patterns)
     match_params = [x for p in patterns for x in (p, p)]
     sql = (
-        f"SELECT m.id, ({matches}) AS n, "
+        f"SELECT m.id::text, ({matches}) AS n, "
         "strpos(lower(m.content), lower(%s)) AS pos FROM "
         f"{MEMORY} m WHERE {where} AND ({matches}) > 0 "
         "ORDER BY n DESC, pos ASC, m.created_at DESC LIMIT %s"
@@ -293,7 +307,7 @@ def exact_search(scope: Scope, phrases: list[str], limit: int) -> list[Hit]:
     with connection.cursor() as cursor:
         cursor.execute(sql, match_params + [phrases[0]] + params + match_params + [limit])
         rows = cursor.fetchall()
-    return [Hit(str(i), float(n) + 1.0 / (1 + max(pos, 0))) for i, n, pos in rows]
+    return [Hit(i, float(n) + 1.0 / (1 + max(pos, 0))) for i, n, pos in rows]
 
 
 def fetch_rows(
@@ -317,18 +331,18 @@ def fetch_rows(
     extra = "".join(f", {COSINE}" for _ in names)
     extra_params = [_vector_literal(cosines[name]) for name in names]
     sql = (
-        "SELECT m.id, m.created_at, m.external_id, m.file_path, m.tier, m.importance, "
+        "SELECT m.id::text, m.created_at, m.external_id, m.file_path, m.tier, m.importance, "
         "m.stability, m.pagerank_score, "
         f"ARRAY(SELECT t.name FROM {MEMORY_TAGS} mt JOIN {TAG} t ON t.id = mt.tag_id "
         f"WHERE mt.memory_id = m.id), {score}, {sim}{extra} "
         f"FROM {MEMORY} m WHERE m.id = ANY(%s::uuid[])"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, score_params + sim_params + extra_params + [ids])
+        cursor.execute(sql, score_params + sim_params + extra_params + [uuid_array(ids)])
         rows = cursor.fetchall()
     out = {}
     for r in rows:
-        out[str(r[0])] = {
+        out[r[0]] = {
             "created_at": r[1],
             "external_id": r[2],
             "file_path": r[3],
@@ -359,12 +373,12 @@ def fetch_embeddings(ids: list[str]) -> dict[str, np.ndarray]:
     # JSON parse of ~400 numbers per memory that cost a search several milliseconds of CPU.
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT id, vector_send(embedding) FROM {MEMORY} WHERE id = ANY(%s::uuid[]) "
+            f"SELECT id::text, vector_send(embedding) FROM {MEMORY} WHERE id = ANY(%s::uuid[]) "
             "AND embedding IS NOT NULL",
-            [ids],
+            [uuid_array(ids)],
         )
         rows = cursor.fetchall()
-    return {str(i): vector_from_binary(data) for i, data in rows}
+    return {i: vector_from_binary(data) for i, data in rows}
 
 
 def vector_from_binary(data: bytes) -> np.ndarray:
@@ -385,14 +399,14 @@ def window_rows(scope: Scope, times: list, gap_seconds: float) -> list[tuple]:
     where, params = scope.where(probe_tags=True)
     lateral = (
         "SELECT x.id, x.created_at, x.external_id FROM unnest(%s::timestamptz[]) t(ts) "
-        "CROSS JOIN LATERAL (SELECT m.id, m.created_at, m.external_id "
+        "CROSS JOIN LATERAL (SELECT m.id::text, m.created_at, m.external_id "
         f"FROM {MEMORY} m WHERE {where} AND m.created_at {{op}} t.ts "
         "AND m.created_at {bound} ORDER BY m.created_at {order} LIMIT 1) x"
     )
     before = lateral.format(op="<", bound=">= t.ts - make_interval(secs => %s)", order="DESC")
     after = lateral.format(op=">", bound="<= t.ts + make_interval(secs => %s)", order="ASC")
     sql = (
-        f"(SELECT m.id, m.created_at, m.external_id FROM {MEMORY} m WHERE {where} "
+        f"(SELECT m.id::text, m.created_at, m.external_id FROM {MEMORY} m WHERE {where} "
         f"AND m.created_at = ANY(%s::timestamptz[]) AND m.external_id IS NOT NULL "
         f"LIMIT {MAX_TIED_ROWS}) "
         f"UNION ({before}) UNION ({after})"
@@ -402,7 +416,7 @@ def window_rows(scope: Scope, times: list, gap_seconds: float) -> list[tuple]:
     args += [stamps] + params + [gap_seconds]
     with connection.cursor() as cursor:
         cursor.execute(sql, args)
-        return [(str(i), c, e) for i, c, e in cursor.fetchall()]
+        return [(i, c, e) for i, c, e in cursor.fetchall()]
 
 
 def in_scope(scope: Scope, ids: list[str]) -> set[str]:
@@ -412,16 +426,17 @@ def in_scope(scope: Scope, ids: list[str]) -> set[str]:
     where, params = scope.where()
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT m.id FROM {MEMORY} m WHERE {where} AND m.id = ANY(%s::uuid[])", params + [ids]
+            f"SELECT m.id::text FROM {MEMORY} m WHERE {where} AND m.id = ANY(%s::uuid[])",
+            params + [uuid_array(ids)],
         )
-        return {str(r[0]) for r in cursor.fetchall()}
+        return {r[0] for r in cursor.fetchall()}
 
 
 def browse(scope: Scope, limit: int) -> list[Ranked]:
     """No query text: the newest memories passing the filters, all scored 1.0."""
     where, params = scope.where()
     sql = (
-        f"SELECT m.id, m.created_at, m.file_path, m.tier, "
+        f"SELECT m.id::text, m.created_at, m.file_path, m.tier, "
         f"ARRAY(SELECT t.name FROM {MEMORY_TAGS} mt JOIN {TAG} t ON t.id = mt.tag_id "
         f"WHERE mt.memory_id = m.id) FROM {MEMORY} m WHERE {where} "
         "ORDER BY m.created_at DESC LIMIT %s"
@@ -430,7 +445,7 @@ def browse(scope: Scope, limit: int) -> list[Ranked]:
         cursor.execute(sql, params + [limit])
         rows = cursor.fetchall()
     return [
-        Ranked(id=str(i), score=1.0, created_at=c, file_path=f, tier=t, tags=tuple(tg))
+        Ranked(id=i, score=1.0, created_at=c, file_path=f, tier=t, tags=tuple(tg))
         for i, c, f, t, tg in rows
     ]
 

@@ -13,6 +13,13 @@ MEMORY_TAGS = Memory.tags.through._meta.db_table
 TAG = Memory.tags.field.related_model._meta.db_table
 
 
+def uuid_array(ids) -> str:
+    """Memory ids as one PostgreSQL array literal, for `= ANY(%s::uuid[])`. psycopg dumps a
+    Python list element by element, which cost a search about half a millisecond over its few
+    hundred candidates. The ids come from our own queries; a malformed one fails the cast."""
+    return "{" + ",".join(ids) + "}"
+
+
 @dataclass(frozen=True)
 class Scope:
     namespace_id: int
