@@ -9,15 +9,17 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from apps.jobs.models import Job
-from apps.memories.models import Memory, Namespace, hnsw_distance
+from apps.memories import nearest
+from apps.memories.models import Memory, Namespace
 
 from .models import DuplicatePair
 
 NEAR_DUPLICATES_JOB = Job.NEAR_DUPLICATES
 NEIGHBOURS = 5
 
-# Up to this many live memories a namespace is compared exactly (a sequential scan per memory,
-# a few seconds at most); above it each memory's neighbours come from the HNSW index.
+# Up to this many memories a namespace is compared exactly (a sequential scan per memory, a few
+# seconds at most); above it each memory's neighbours come from the shared HNSW index
+# (apps/memories/nearest.py). Lower than search's limit: this compares every pair.
 EXACT_SCAN_MAX = 2_000
 
 _PAIRS_SQL = """
@@ -37,16 +39,12 @@ WHERE m.namespace_id = %s AND NOT m.archived AND m.embedding IS NOT NULL
 
 def near_duplicate_pairs(namespace: Namespace, threshold: float) -> list[tuple]:
     """(first id, second id, similarity) with first < second, for pairs at or above threshold."""
-    live = Memory.objects.filter(namespace=namespace, archived=False).count()
-    if live <= EXACT_SCAN_MAX:
-        order = "o.embedding <=> m.embedding"
-    else:
-        order = hnsw_distance("o.embedding", "m.embedding")
-    sql = _PAIRS_SQL.format(table=Memory._meta.db_table, order=order, neighbours=NEIGHBOURS)
-    # The index holds every namespace: iterative scan keeps reading it until each memory has
-    # neighbours from its own namespace.
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        walk = nearest.larger_than(cursor, namespace.pk, EXACT_SCAN_MAX)
+        if walk:
+            nearest.prepare_walk(cursor)
+        order = nearest.order_by("o.embedding", "m.embedding", walk_index=walk)
+        sql = _PAIRS_SQL.format(table=Memory._meta.db_table, order=order, neighbours=NEIGHBOURS)
         cursor.execute(sql, [namespace.pk, threshold])
         return cursor.fetchall()
 

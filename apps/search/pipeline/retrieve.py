@@ -20,6 +20,7 @@ from functools import lru_cache
 import numpy as np
 from django.db import transaction
 
+from apps.memories import nearest
 from apps.memories.models import hnsw_distance
 from apps.search.types import Hit, Ranked
 
@@ -224,7 +225,8 @@ def semantic_search(
     """Nearest memories by cosine. A namespace of at most `exact_max` memories is scanned
     exactly (cheaper than walking a graph built over every namespace, and never misses);
     a larger one goes through the HNSW index with iterative scan, which keeps filtered
-    queries full. When a filter lets so few memories through that the index scan gives up
+    queries full (apps/memories/nearest.py; the size is the live count the keyword
+    statistics keep, so this costs no probe of its own). When a filter lets so few memories through that the index scan gives up
     short of `limit`, those few are scanned exactly, so a page is never short while matches
     exist. Returns hits at or above `min_similarity`; when none reach it, the rows at or
     above the fallback threshold, and reports that it fell back."""
@@ -255,8 +257,7 @@ def hnsw_nearest(scope: Scope, literal: str, limit: int, ef_search: int) -> list
         f"WHERE {where} AND m.embedding IS NOT NULL ORDER BY {HNSW_ORDER} LIMIT %s"
     )
     with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-        cursor.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        nearest.prepare_walk(cursor, ef_search)
         cursor.execute(sql, [literal] + params + [literal, limit])
         return [(i, float(s)) for i, s in cursor.fetchall()]
 
