@@ -374,7 +374,7 @@ def _near_duplicates(
     found: dict[int, list[dict]] = {}
     if not planned:
         return found
-    literals = ["[" + ",".join(f"{x:.7g}" for x in v) + "]" for v in vectors]
+    literals = [nearest.vector_literal(v) for v in vectors]
     with connection.cursor() as cur:
         # A small namespace is compared exactly, a large one walks the shared index
         # (apps/memories/nearest.py).

@@ -15,7 +15,6 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 from django.db import transaction
@@ -175,23 +174,6 @@ def lexical_search(scope: Scope, plan: LexicalPlan, limit: int) -> list[Hit]:
         return [Hit(i, float(s)) for i, s in cursor.fetchall() if s > 0]
 
 
-def _vector_literal(vector: np.ndarray) -> str:
-    """pgvector's text form of a query vector. A search sends the same few vectors to several
-    statements (the scans and the row fetch), so each one is formatted once."""
-    return _literal_of(np.asarray(vector, dtype=np.float32).tobytes())
-
-
-@lru_cache(maxsize=64)
-def _literal_of(data: bytes) -> str:
-    values = np.frombuffer(data, dtype=np.float32).tolist()
-    return _literal_format(len(values)) % tuple(values)
-
-
-@lru_cache(maxsize=4)
-def _literal_format(dimensions: int) -> str:
-    return "[" + ",".join(["%.6f"] * dimensions) + "]"
-
-
 # hnsw.ef_search by namespace size, chosen by measuring recall@10 against an exact scan on the
 # scale set (docs/benchmarks.md, "Scale"): recall at a fixed ef_search falls as the graph grows.
 EF_SEARCH_BY_SIZE = ((20_000, 100), (100_000, 200), (250_000, 300))
@@ -226,11 +208,12 @@ def semantic_search(
     exactly (cheaper than walking a graph built over every namespace, and never misses);
     a larger one goes through the HNSW index with iterative scan, which keeps filtered
     queries full (apps/memories/nearest.py; the size is the live count the keyword
-    statistics keep, so this costs no probe of its own). When a filter lets so few memories through that the index scan gives up
-    short of `limit`, those few are scanned exactly, so a page is never short while matches
-    exist. Returns hits at or above `min_similarity`; when none reach it, the rows at or
-    above the fallback threshold, and reports that it fell back."""
-    literal = _vector_literal(vector)
+    statistics keep, so this costs no probe of its own). When a filter lets so few memories
+    through that the index scan gives up short of `limit`, those few are scanned exactly, so
+    a page is never short while matches exist. Returns hits at or above `min_similarity`;
+    when none reach it, the rows at or above the fallback threshold, and reports that it fell
+    back."""
+    literal = nearest.vector_literal(vector)
     size = namespace_size(scope.namespace_id)
     if size <= exact_max:
         rows = exact_nearest(scope, literal, limit)
@@ -327,10 +310,10 @@ def fetch_rows(
     score, score_params = plan.score_sql() if plan else ("0.0", [])
     sim, sim_params = ("0.0", [])
     if vector is not None:
-        sim, sim_params = COSINE, [_vector_literal(vector)]
+        sim, sim_params = COSINE, [nearest.vector_literal(vector)]
     names = list(cosines or {})
     extra = "".join(f", {COSINE}" for _ in names)
-    extra_params = [_vector_literal(cosines[name]) for name in names]
+    extra_params = [nearest.vector_literal(cosines[name]) for name in names]
     sql = (
         "SELECT m.id::text, m.created_at, m.external_id, m.file_path, m.tier, m.importance, "
         "m.stability, m.pagerank_score, "

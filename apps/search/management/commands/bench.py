@@ -39,7 +39,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 from django.utils import timezone
 
-from apps.memories import embeddings
+from apps.memories import embeddings, nearest
 from apps.memories.embeddings import embed_query
 from apps.memories.models import Namespace
 from apps.memories.services import memory_batch_create, namespace_get_or_create
@@ -331,7 +331,7 @@ class _Fill:
             item = self._item(i)
             key = uuid.uuid4()
             when = item.get("created_at") or timezone.now().isoformat()
-            vector = "[" + ",".join(f"{x:.7g}" for x in self._vector(i)) + "]"
+            vector = nearest.vector_literal(self._vector(i))
             rows.append(
                 (key, when, when, namespace.pk, "", item["content"], "note", "", "",
                  "{}", "normal", 0.5, 0.0, 1.0, 0, vector, model,
@@ -550,7 +550,7 @@ def _ann_recall(namespace, questions: list[str]) -> float:
     ef = retrieve.ef_search_for(size, POOL, search_settings().hnsw_ef_search)
     found = total = 0
     for q in questions:
-        literal = retrieve._vector_literal(embed_query(q))
+        literal = nearest.vector_literal(embed_query(q))
         ann = {i for i, _ in retrieve.hnsw_nearest(scope, literal, 10, ef)}
         exact = {i for i, _ in retrieve.exact_nearest(scope, literal, 10)}
         found += len(ann & exact)
