@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pytest
 
+from apps.memories.models import Memory
 from apps.memories.transfer import import_records
-from apps.search.pipeline import context
+from apps.search.pipeline import context, retrieve
 from apps.search.pipeline.context import window, window_lexical
 from apps.search.pipeline.retrieve import LexicalPlan
 from apps.search.services import search
@@ -113,7 +114,7 @@ def test_window_lexical_adds_the_terms_only_the_neighbours_hold():
 
 
 CELEBRATION = [
-    "Joanna: Congrats on winning the international tournament, Nate! Any plans?",
+    "Joanna: Congrats on winning the international tournament, Nate! You earned it.",
     "Nate: Thanks! I'm taking some time off this weekend to chill with my pets.",
     "Joanna: That sounds so relaxing, enjoy it.",
 ]
@@ -138,6 +139,19 @@ def test_a_reply_without_the_questions_words_is_read_with_its_neighbour(embeddin
     ]  # fmt: skip
     import_records(records, progress=False)
     query = "How did Nate celebrate winning the international tournament?"
+    memories = {m.external_id: str(m.id) for m in Memory.objects.filter(namespace__name="talk")}
+    congrats, reply = memories["talk:D2:1"], memories["talk:D2:2"]
+    plan = retrieve.lexical_plan(query, Memory.objects.get(pk=reply).namespace_id)
+    rows = retrieve.fetch_rows([congrats, reply], plan)
+    own = rows[reply]["terms"]
+    assert {plan.lexemes[i] for i in own} == {"nate"}  # only its speaker's name
+    assert {"win", "intern", "tournament"} <= {plan.lexemes[i] for i in rows[congrats]["terms"]}
+    scores = window_lexical(rows, {reply: (congrats,), congrats: (reply,)}, plan)
+    borrowed = sum(plan.idf[i] for i in rows[congrats]["terms"] - own)
+    norm = plan.length_norm(rows[reply]["length"])
+    expected = rows[reply]["lexical"] + context.CONTEXT_SHARE * borrowed * norm
+    assert scores[reply] == pytest.approx(expected) and borrowed > 0
+    assert scores[congrats] == pytest.approx(rows[congrats]["lexical"])  # nothing new nearby
     by_score = {"disabled_stages": ["mmr"]}  # the boosted order itself
     assert _rank("talk", query, "talk:D2:1", **by_score) == 1
     answer = _rank("talk", query, "talk:D2:2", **by_score)  # the reply: no word of the query

@@ -220,6 +220,7 @@ def _ranked(key: str, row: dict, score: float, ranks: dict, raw: dict) -> Ranked
         stability=row["stability"],
         pagerank=row["pagerank"],
         tags=row["tags"],
+        asks=row.get("asks", False),
     )
 
 

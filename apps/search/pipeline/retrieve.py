@@ -335,7 +335,7 @@ def fetch_rows(
         "m.stability, m.pagerank_score, "
         f"ARRAY(SELECT t.name FROM {MEMORY_TAGS} mt JOIN {TAG} t ON t.id = mt.tag_id "
         f"WHERE mt.memory_id = m.id), {score}, {sim}, {terms}, "
-        f"coalesce(length(m.search_vector), 0){extra} "
+        f"coalesce(length(m.search_vector), 0), right(rtrim(m.content), 1) = '?'{extra} "
         f"FROM {MEMORY} m WHERE m.id = ANY(%s::uuid[])"
     )
     with connection.cursor() as cursor:
@@ -358,7 +358,8 @@ def fetch_rows(
             # the query terms it holds (indices into plan.lexemes) and its length in lexemes
             "terms": frozenset(i for i, hit in enumerate(r[11] or ()) if hit),
             "length": int(r[12]),
-            **{name: _finite(value) for name, value in zip(names, r[13:], strict=True)},
+            "asks": bool(r[13]),  # the text ends with a question mark
+            **{name: _finite(value) for name, value in zip(names, r[14:], strict=True)},
         }
     return out
 
