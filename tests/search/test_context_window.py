@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from apps.memories.models import Memory
 from apps.memories.transfer import import_records
-from apps.search.pipeline import context, retrieve
-from apps.search.pipeline.context import window, window_lexical
-from apps.search.pipeline.retrieve import LexicalPlan
+from apps.search.pipeline import context
+from apps.search.pipeline.context import window
 from apps.search.services import search
 
 pytestmark = pytest.mark.django_db
@@ -75,11 +73,11 @@ def _import(namespace: str) -> None:
     import_records(records, progress=False)
 
 
-def _rank(namespace: str, query: str, external_id: str, **extra) -> int:
+def _rank(namespace: str, query: str, external_id: str) -> int:
     from apps.memories.models import Memory
 
     target = str(Memory.objects.get(external_id=external_id).id)
-    response = search(namespace=namespace, query=query, limit=20, log=False, **extra)
+    response = search(namespace=namespace, query=query, limit=20, log=False)
     ids = [m["id"] for m in response.memories]
     return ids.index(target) + 1 if target in ids else 99
 
@@ -92,78 +90,3 @@ def test_the_speakers_next_turn_borrows_from_the_turn_two_back(embedding_model, 
     monkeypatch.setattr(context, "CONTEXT_REACH", 1)
     one_turn = _rank("dialog", query, "dialog:D1:4")
     assert answer <= 3 < one_turn
-
-
-# --- the keyword score read with the adjacent turns' words ----------------------------------
-
-
-def test_window_lexical_adds_the_terms_only_the_neighbours_hold():
-    plan = LexicalPlan(("celebr", "tournament", "win"), (1.0, 2.0, 3.0), avgdl=10.0)
-    rows = {
-        "congrats": {"lexical": 5.0, "terms": frozenset({1, 2}), "length": 10},
-        "answer": {"lexical": 0.0, "terms": frozenset(), "length": 10},
-        "partly": {"lexical": 2.0, "terms": frozenset({1}), "length": 10},
-        "alone": {"lexical": 0.0, "terms": frozenset(), "length": 10},
-    }
-    neighbours = {"answer": ("congrats",), "partly": ("congrats",), "congrats": ("answer",)}
-    out = window_lexical(rows, neighbours, plan, share=0.3)
-    assert plan.length_norm(10) == pytest.approx(1.0)  # average length: BM25 leaves it
-    assert out["answer"] == pytest.approx(0.3 * (2.0 + 3.0))
-    assert out["partly"] == pytest.approx(2.0 + 0.3 * 3.0)  # its own term is not counted twice
-    assert out["congrats"] == 5.0 and out["alone"] == 0.0
-
-
-CELEBRATION = [
-    "Joanna: Congrats on winning the international tournament, Nate! You earned it.",
-    "Nate: Thanks! I'm taking some time off this weekend to chill with my pets.",
-    "Joanna: That sounds so relaxing, enjoy it.",
-]
-TOURNAMENT_TALK = [
-    "Nate: I practice for the tournament every single evening.",
-    "Joanna: How many hours do you practice?",
-    "Nate: About four, and my team meets on Sundays.",
-    "Joanna: My screenplay is almost done.",
-    "Nate: The last tournament was tough, we lost in the final.",
-]
-
-
-def test_a_reply_without_the_questions_words_is_read_with_its_neighbour(embedding_model):
-    records = [
-        {"id": f"talk:D1:{i}", "namespace": "talk", "content": text,
-         "created_at": "2022-02-01T10:00:00", "tags": [text.split(":")[0].lower()]}
-        for i, text in enumerate(TOURNAMENT_TALK, start=1)
-    ] + [
-        {"id": f"talk:D2:{i}", "namespace": "talk", "content": text,
-         "created_at": "2022-03-01T10:00:00", "tags": [text.split(":")[0].lower()]}
-        for i, text in enumerate(CELEBRATION, start=1)
-    ]  # fmt: skip
-    import_records(records, progress=False)
-    query = "How did Nate celebrate winning the international tournament?"
-    memories = {m.external_id: str(m.id) for m in Memory.objects.filter(namespace__name="talk")}
-    congrats, reply = memories["talk:D2:1"], memories["talk:D2:2"]
-    plan = retrieve.lexical_plan(query, Memory.objects.get(pk=reply).namespace_id)
-    rows = retrieve.fetch_rows([congrats, reply], plan)
-    own = rows[reply]["terms"]
-    assert {plan.lexemes[i] for i in own} == {"nate"}  # only its speaker's name
-    assert {"win", "intern", "tournament"} <= {plan.lexemes[i] for i in rows[congrats]["terms"]}
-    scores = window_lexical(rows, {reply: (congrats,), congrats: (reply,)}, plan)
-    borrowed = sum(plan.idf[i] for i in rows[congrats]["terms"] - own)
-    norm = plan.length_norm(rows[reply]["length"])
-    expected = rows[reply]["lexical"] + context.CONTEXT_SHARE * borrowed * norm
-    assert scores[reply] == pytest.approx(expected) and borrowed > 0
-    assert scores[congrats] == pytest.approx(rows[congrats]["lexical"])  # nothing new nearby
-    by_score = {"disabled_stages": ["mmr"]}  # the boosted order itself
-    assert _rank("talk", query, "talk:D2:1", **by_score) == 1
-    answer = _rank("talk", query, "talk:D2:2", **by_score)  # the reply: no word of the query
-    # above the turns of the other session that hold no query word either: those borrow from
-    # the tournament turns around them through the context stage alone, and so did the reply
-    others = [_rank("talk", query, f"talk:D1:{i}", **by_score) for i in (2, 3, 4)]
-    assert answer < min(others)
-
-
-def test_same_session_keeps_only_the_turns_of_the_memorys_session():
-    sessions = {"a": 1, "b": 1, "c": 2, "d": 2, "e": 2}
-    assert context.same_session(CHAIN, sessions) == {
-        "a": ("b",), "b": ("a",), "c": ("d",), "d": ("c", "e"), "e": ("d",)
-    }  # fmt: skip
-    assert context.same_session(CHAIN, {key: n for n, key in enumerate(CHAIN)}) == {}

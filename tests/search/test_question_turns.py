@@ -24,7 +24,7 @@ def test_only_questions_count_less_and_the_boost_is_recorded():
 DIALOG = [
     "Caroline: I started learning the guitar last month, it is hard but fun.",
     "Melanie: Cool! What type of music do you play?",
-    "Caroline: Mostly folk songs and some classical pieces from my grandmother.",
+    "Caroline: Mostly folk music and some classical pieces from my grandmother.",
     "Melanie: Lovely. My kids keep me busy with soccer these days.",
     "Caroline: Music helps me relax after work.",
 ]

@@ -133,7 +133,6 @@ def gather(
     rows = timer("fetch", retrieve.fetch_rows, pool, plan, vector, cosines)
     temporal: dict[str, tuple[str, ...]] = {}
     surrounding: dict[str, tuple[str, ...]] = {}  # the context stage's window of turns
-    turns: dict[str, tuple[str, ...]] = {}  # the adjacent turns of the same dialog session
     if (on("context") or on("coactivation")) and rows:
         times = [r["created_at"] for r in rows.values()]
         gap = coactivate.MAX_GAP.total_seconds()
@@ -143,7 +142,6 @@ def gather(
         if on("context"):  # beyond the adjacent turns only inside a session (fetched whole)
             sessions = {str(i): created for i, created, _ in window}
             surrounding = context.window(temporal, context.CONTEXT_REACH, sessions)
-            turns = context.same_session(temporal, sessions)
         extra = list(
             dict.fromkeys(n for k in pool for n in surrounding.get(k, ()) if n not in rows)
         )
@@ -162,9 +160,6 @@ def gather(
                 ranks[key][strategy] = rank
                 raw[key][strategy] = score
     normalized = _complete_scores(raw, lists, use_lexical, use_semantic)
-    if turns and plan is not None and "keyword" in normalized:
-        # a dialog turn's keyword score read with the words of the turns before and after it
-        normalized["keyword"] = fuse.minmax(context.window_lexical(rows, turns, plan))
     if on("context") and surrounding:
         normalized = context.with_context(normalized, surrounding)
     fused = fuse.fuse_pool(

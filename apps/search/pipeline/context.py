@@ -9,9 +9,6 @@ LGBTQ center."), and the turn two ahead is the speaker's next one; a turn one aw
 the other speaker's question or reply. Elsewhere (notes written minutes apart) the window is
 the memory before and after: a note two away is another note, not a continuation, and letting
 it borrow would lift an unrelated note into a one-word query's results.
-
-A dialog turn's keyword score is also read with the words of its adjacent turns in the session
-(`window_lexical`): the query terms only they hold count at the context share.
 """
 
 from __future__ import annotations
@@ -19,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Mapping
 
 from . import fuse
-from .retrieve import LexicalPlan
 
 CONTEXT_SHARE = 0.3
 CONTEXT_REACH = 2  # turns each way
@@ -50,43 +46,6 @@ def window(
             found += step
             frontier = step
         out[key] = tuple(found)
-    return out
-
-
-def same_session(
-    neighbours: Mapping[str, Iterable[str]], sessions: Mapping[str, Hashable]
-) -> dict[str, tuple[str, ...]]:
-    """The neighbours that share the memory's session (its dialog turns before and after)."""
-    out = {}
-    for key, found in neighbours.items():
-        own = sessions.get(key)
-        turns = tuple(n for n in found if own is not None and sessions.get(n) == own)
-        if turns:
-            out[key] = turns
-    return out
-
-
-def window_lexical(
-    rows: Mapping[str, Mapping],
-    neighbours: Mapping[str, Iterable[str]],
-    plan: LexicalPlan,
-    share: float = CONTEXT_SHARE,
-) -> dict[str, float]:
-    """Each dialog turn's lexical score read with its adjacent turns' words: its own BM25
-    score plus `share` x the idf of the query terms that only its neighbours hold, at its own
-    length factor. "I'm taking some time off this weekend to chill with my pets" holds no
-    word of "How did Nate celebrate winning the tournament?"; the turn before it ("Congrats
-    on winning the tournament!") does. `rows`: retrieve.fetch_rows' rows (lexical, terms,
-    length); `neighbours`: the adjacent turns of the same session (`same_session`): notes
-    written minutes apart are not read as one text."""
-    out = {}
-    for key, row in rows.items():
-        own = row.get("terms", frozenset())
-        around: set[int] = set()
-        for n in neighbours.get(key, ()):
-            around.update(rows.get(n, {}).get("terms", ()))
-        borrowed = sum(plan.idf[i] for i in around - own if i < len(plan.idf))
-        out[key] = row["lexical"] + share * borrowed * plan.length_norm(row.get("length", 0))
     return out
 
 

@@ -79,18 +79,6 @@ class LexicalPlan:
         params.append(max(self.avgdl, 1.0))
         return f"(({' + '.join(parts)}) * {norm})", params
 
-    def terms_sql(self, alias: str = "m") -> tuple[str, list]:
-        """Which query terms a memory holds: an int array, 1 per term it matches (in the
-        order of `lexemes`)."""
-        if not self.lexemes:
-            return "ARRAY[]::int[]", []
-        parts = ", ".join(f"({alias}.search_vector @@ %s::tsquery)::int" for _ in self.lexemes)
-        return f"ARRAY[{parts}]", [tsquery_literal(x) for x in self.lexemes]
-
-    def length_norm(self, length: int) -> float:
-        """BM25's length factor for a memory of `length` lexemes (as score_sql applies it)."""
-        return (K1 + 1) / (1 + K1 * (1 - B + B * float(length) / max(self.avgdl, 1.0)))
-
     def any_query(self) -> str:
         return " | ".join(tsquery_literal(x) for x in self.match or self.lexemes)
 
@@ -314,10 +302,9 @@ def fetch_rows(
     vector: np.ndarray | None = None,
     cosines: Mapping[str, np.ndarray] | None = None,
 ) -> dict[str, dict]:
-    """Everything the re-rankers need for each candidate, plus its lexical score (and which
-    query terms it holds) and its cosine similarity to the query, all computed in the
-    database (so memories found by one strategy still carry the other's evidence, without
-    shipping embeddings around).
+    """Everything the re-rankers need for each candidate, plus its lexical score and its
+    cosine similarity to the query, both computed in the database (so memories found by one
+    strategy still carry the other's evidence, without shipping embeddings around).
     `cosines` names more vectors (the feedback vector, the query's own when the semantic
     strategies match a focused one); each row carries its cosine to each under that name."""
     if not ids:
@@ -329,17 +316,15 @@ def fetch_rows(
     names = list(cosines or {})
     extra = "".join(f", {COSINE}" for _ in names)
     extra_params = [_vector_literal(cosines[name]) for name in names]
-    terms, terms_params = plan.terms_sql() if plan else ("ARRAY[]::int[]", [])
     sql = (
         "SELECT m.id, m.created_at, m.external_id, m.file_path, m.tier, m.importance, "
         "m.stability, m.pagerank_score, "
         f"ARRAY(SELECT t.name FROM {MEMORY_TAGS} mt JOIN {TAG} t ON t.id = mt.tag_id "
-        f"WHERE mt.memory_id = m.id), {score}, {sim}, {terms}, "
-        f"coalesce(length(m.search_vector), 0), right(rtrim(m.content), 1) = '?'{extra} "
+        f"WHERE mt.memory_id = m.id), {score}, {sim}, right(rtrim(m.content), 1) = '?'{extra} "
         f"FROM {MEMORY} m WHERE m.id = ANY(%s::uuid[])"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, score_params + sim_params + terms_params + extra_params + [ids])
+        cursor.execute(sql, score_params + sim_params + extra_params + [ids])
         rows = cursor.fetchall()
     out = {}
     for r in rows:
@@ -355,11 +340,8 @@ def fetch_rows(
             "lexical": _finite(r[9]),
             # A stored zero vector (written by SQL or another tool) has a NaN cosine.
             "similarity": _finite(r[10]),
-            # the query terms it holds (indices into plan.lexemes) and its length in lexemes
-            "terms": frozenset(i for i, hit in enumerate(r[11] or ()) if hit),
-            "length": int(r[12]),
-            "asks": bool(r[13]),  # the text ends with a question mark
-            **{name: _finite(value) for name, value in zip(names, r[14:], strict=True)},
+            "asks": bool(r[11]),  # the text ends with a question mark
+            **{name: _finite(value) for name, value in zip(names, r[12:], strict=True)},
         }
     return out
 
