@@ -6,8 +6,8 @@ from __future__ import annotations
 from .stages import STAGES
 
 RERANKERS = ["context", "entity_boost", "coactivation", "boosts", "mmr", "diversity"]
-# issue 11's query-side additions: the reference rows stay plain retrievers
-EXTRAS = ["focus", "feedback", "session"]
+# issue 11's additions: the reference rows stay plain retrievers
+EXTRAS = ["focus", "feedback", "session", "questions"]
 
 # name -> (mode, disabled stages)
 REFERENCE_RUNS: dict[str, tuple[str, list[str]]] = {

@@ -283,6 +283,8 @@ def _variant_scored(r: Ranked, score: float, found: int) -> Ranked:
 def _boosts(req: SearchRequest, cfg: SearchSettings, analysis: QueryAnalysis, pool: Pool):
     """Stages 5-6, then the boosted order (by score, ties by id)."""
     stages: list[Stage] = []
+    if cfg.on("questions"):
+        stages.append(("questions", boost.question_turns))
     if cfg.on("entity_boost") and analysis.tag_entities:
         entities = analysis.tag_entities
         stages.append(("entity_boost", partial(boost.entity_boost, tag_entities=entities)))

@@ -18,6 +18,7 @@ STAGES: tuple[str, ...] = (
     "exact",  # substring / phrase match
     "score_fusion",  # fuse normalized scores; off = weighted RRF (k=60) over ranks
     "context",  # dialog context: a candidate's scores borrow from its temporal neighbours
+    "questions",  # a memory that is a question (ends with "?") counts 0.8 of its score
     "entity_boost",  # memories tagged with an entity the query names rank higher
     "deep",  # query variants in mode=deep (off: deep behaves like hybrid)
     "coactivation",  # top hits spread score to graph and temporal neighbours

@@ -42,6 +42,7 @@ class Ranked:
     stability: float = 1.0
     pagerank: float = 0.0
     tags: tuple[str, ...] = ()
+    asks: bool = False  # the memory's text is a question (ends with "?")
     embedding: Any = None  # numpy vector, unit length; set for the head before MMR
 
     def rescored(

@@ -12,6 +12,11 @@ DECAY_WEIGHT = 0.2
 PAGERANK_WEIGHT = 0.1
 ENTITY_BOOST = 0.5
 TIME_MATCH_BOOST = 0.5  # memories inside a time range the query itself mentions
+# A memory that is a question ("Cool! What type of music do you play?") shares the words of a
+# question about its topic but holds no answer: the answer is the turn after it, which the
+# context stage credits. It counts this much (locomo-dev: 25% of the turns end with "?", 13% of
+# the evidence turns, 30% of the wrong turns in the top 10 before this rule).
+QUESTION_FACTOR = 0.8
 
 
 def entity_boost(
@@ -25,6 +30,14 @@ def entity_boost(
         r.rescored(r.score * (1.0 + factor), ("entity", 1.0 + factor), reason="entity")
         if wanted.intersection(t.lower() for t in r.tags)
         else r
+        for r in items
+    ]
+
+
+def question_turns(items: Sequence[Ranked], factor: float = QUESTION_FACTOR) -> list[Ranked]:
+    """Memories whose text is a question count `factor` of their score."""
+    return [
+        r.rescored(r.score * factor, ("question", factor), reason="question") if r.asks else r
         for r in items
     ]
 

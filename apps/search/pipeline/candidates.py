@@ -132,12 +132,19 @@ def gather(
         cosines["query_similarity"] = query_vector
     rows = timer("fetch", retrieve.fetch_rows, pool, plan, vector, cosines)
     temporal: dict[str, tuple[str, ...]] = {}
+    surrounding: dict[str, tuple[str, ...]] = {}  # the context stage's window of turns
     if (on("context") or on("coactivation")) and rows:
         times = [r["created_at"] for r in rows.values()]
         gap = coactivate.MAX_GAP.total_seconds()
         window = timer("neighbours", retrieve.window_rows, scope, times, gap)
         temporal = coactivate.temporal_neighbours(window)
-        extra = list(dict.fromkeys(n for k in pool for n in temporal.get(k, ()) if n not in rows))
+        surrounding = temporal
+        if on("context"):  # beyond the adjacent turns only inside a session (fetched whole)
+            sessions = {str(i): created for i, created, _ in window}
+            surrounding = context.window(temporal, context.CONTEXT_REACH, sessions)
+        extra = list(
+            dict.fromkeys(n for k in pool for n in surrounding.get(k, ()) if n not in rows)
+        )
         if extra:
             rows.update(timer("fetch", retrieve.fetch_rows, extra, plan, vector, cosines))
     ranks: dict[str, dict[str, int]] = {k: {} for k in rows}
@@ -153,8 +160,8 @@ def gather(
                 ranks[key][strategy] = rank
                 raw[key][strategy] = score
     normalized = _complete_scores(raw, lists, use_lexical, use_semantic)
-    if on("context") and temporal:
-        normalized = context.with_context(normalized, temporal)
+    if on("context") and surrounding:
+        normalized = context.with_context(normalized, surrounding)
     fused = fuse.fuse_pool(
         config.fusion_used,
         normalized=normalized,
@@ -208,6 +215,7 @@ def _ranked(key: str, row: dict, score: float, ranks: dict, raw: dict) -> Ranked
         stability=row["stability"],
         pagerank=row["pagerank"],
         tags=row["tags"],
+        asks=row.get("asks", False),
     )
 
 

@@ -1,14 +1,52 @@
-"""Dialog context: a candidate's keyword and semantic scores borrow from its temporal
-neighbours (a dialog turn is read in the context of the turns around it)."""
+"""Dialog context: a candidate's keyword and semantic scores borrow from the turns around it
+(a dialog turn is read in the context of the turns before and after it).
+
+Inside a dialog session (turns sharing one timestamp, ordered by their source ids: a
+conversation imported with its session date) the window reaches two turns each way. In a
+dialog of two speakers the turn two back is the same speaker's previous turn, which the turn
+continues ("Check out my painting for the art show!" ... "I painted this after I visited a
+LGBTQ center."), and the turn two ahead is the speaker's next one; a turn one away is usually
+the other speaker's question or reply. Elsewhere (notes written minutes apart) the window is
+the memory before and after: a note two away is another note, not a continuation, and letting
+it borrow would lift an unrelated note into a one-word query's results.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 
 from . import fuse
 
 CONTEXT_SHARE = 0.3
+CONTEXT_REACH = 2  # turns each way
 STRATEGIES = ("keyword", "semantic")
+
+
+def window(
+    neighbours: Mapping[str, Iterable[str]],
+    reach: int = CONTEXT_REACH,
+    sessions: Mapping[str, Hashable] | None = None,
+) -> dict[str, tuple[str, ...]]:
+    """Each memory's turns up to `reach` steps away along the temporal neighbours (the chain
+    coactivate.temporal_neighbours builds: previous and next), nearest first. With
+    `sessions` (id -> session key, here the timestamp), the steps beyond the adjacent
+    memories stay inside the memory's own session."""
+    out: dict[str, tuple[str, ...]] = {}
+    for key in neighbours:
+        seen = {key}
+        frontier = [key]
+        found: list[str] = []
+        for step_number in range(max(reach, 0)):
+            step = [n for k in frontier for n in neighbours.get(k, ()) if n not in seen]
+            if step_number and sessions is not None:
+                own = sessions.get(key)
+                step = [n for n in step if own is not None and sessions.get(n) == own]
+            step = list(dict.fromkeys(step))
+            seen.update(step)
+            found += step
+            frontier = step
+        out[key] = tuple(found)
+    return out
 
 
 def borrow_context(
@@ -27,7 +65,8 @@ def with_context(
     neighbours: Mapping[str, Iterable[str]],
     share: float = CONTEXT_SHARE,
 ) -> dict[str, Mapping[str, float]]:
-    """The normalized per-strategy scores with context borrowed, rescaled to 0..1."""
+    """The normalized per-strategy scores with context borrowed, rescaled to 0..1.
+    `neighbours`: each memory's context window (see `window`)."""
     out = dict(normalized)
     for strategy in STRATEGIES:
         if strategy in out:

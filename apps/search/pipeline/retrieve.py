@@ -318,7 +318,7 @@ def fetch_rows(
         "SELECT m.id::text, m.created_at, m.external_id, m.file_path, m.tier, m.importance, "
         "m.stability, m.pagerank_score, "
         f"ARRAY(SELECT t.name FROM {MEMORY_TAGS} mt JOIN {TAG} t ON t.id = mt.tag_id "
-        f"WHERE mt.memory_id = m.id), {score}, {sim}{extra} "
+        f"WHERE mt.memory_id = m.id), {score}, {sim}, right(rtrim(m.content), 1) = '?'{extra} "
         f"FROM {MEMORY} m WHERE m.id = ANY(%s::uuid[])"
     )
     with connection.cursor() as cursor:
@@ -338,7 +338,8 @@ def fetch_rows(
             "lexical": _finite(r[9]),
             # A stored zero vector (written by SQL or another tool) has a NaN cosine.
             "similarity": _finite(r[10]),
-            **{name: _finite(value) for name, value in zip(names, r[11:], strict=True)},
+            "asks": bool(r[11]),  # the text ends with a question mark
+            **{name: _finite(value) for name, value in zip(names, r[12:], strict=True)},
         }
     return out
 

@@ -1,0 +1,92 @@
+"""The dialog context window: a turn borrows from the turns up to two away (issue 11).
+
+In a dialog of two speakers the turn two back is the same speaker's previous turn; the answer
+to "What inspired the painting?" is often the speaker's next turn after the one that names the
+painting, with the other speaker's reaction in between.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.memories.transfer import import_records
+from apps.search.pipeline import context
+from apps.search.pipeline.context import window
+from apps.search.services import search
+
+pytestmark = pytest.mark.django_db
+
+CHAIN = {"a": ("b",), "b": ("a", "c"), "c": ("b", "d"), "d": ("c", "e"), "e": ("d",)}
+
+
+def test_window_reaches_two_turns_each_way_nearest_first():
+    out = window(CHAIN)
+    assert out["c"] == ("b", "d", "a", "e")
+    assert out["a"] == ("b", "c")
+    assert window(CHAIN, reach=1) == CHAIN
+
+
+def test_beyond_the_adjacent_turns_the_window_stays_in_the_session():
+    # notes written a minute apart (each its own timestamp): only the note before and after
+    notes = {key: n for n, key in enumerate(CHAIN)}
+    assert window(CHAIN, sessions=notes) == CHAIN
+    # c, d, e are turns of one session, a and b of another an hour earlier
+    sessions = {"a": 1, "b": 1, "c": 2, "d": 2, "e": 2}
+    assert window(CHAIN, sessions=sessions)["c"] == ("b", "d", "e")
+    assert window(CHAIN, sessions=sessions)["b"] == ("a", "c")
+
+
+def test_window_never_contains_the_memory_itself_or_crosses_a_break():
+    broken = {"a": ("b",), "b": ("a",), "c": ("d",), "d": ("c",)}  # two sessions
+    assert window(broken) == broken
+    assert all(key not in found for key, found in window(CHAIN, reach=4).items())
+    assert window(CHAIN, reach=4)["a"] == ("b", "c", "d", "e")
+
+
+SESSION = [
+    "Caroline: Hey Mel! How was your week?",
+    "Melanie: Busy! Check out the painting I made for the art show next month!",
+    "Caroline: Wow, those colours are lovely.",
+    "Melanie: Thanks! I did it after a trip to the community garden; everyone there was so "
+    "welcoming and it stuck with me.",
+    "Caroline: That sounds like a wonderful place to visit.",
+    "Melanie: Anyway, I have to run and cook dinner now.",
+]
+OTHER = [
+    "Caroline: The dog barked at the mail carrier again this morning.",
+    "Melanie: My kids love the beach in summer.",
+    "Caroline: I read a novel about a lighthouse keeper.",
+    "Melanie: Soccer practice ran late again this evening.",
+]
+
+
+def _import(namespace: str) -> None:
+    records = [
+        {"id": f"{namespace}:D1:{i}", "namespace": namespace, "content": text,
+         "created_at": "2023-05-08T13:56:00", "tags": ["session-1", text.split(":")[0].lower()]}
+        for i, text in enumerate(SESSION, start=1)
+    ] + [
+        {"id": f"{namespace}:D2:{i}", "namespace": namespace, "content": text,
+         "created_at": "2023-06-20T10:00:00", "tags": ["session-2", text.split(":")[0].lower()]}
+        for i, text in enumerate(OTHER, start=1)
+    ]  # fmt: skip
+    import_records(records, progress=False)
+
+
+def _rank(namespace: str, query: str, external_id: str) -> int:
+    from apps.memories.models import Memory
+
+    target = str(Memory.objects.get(external_id=external_id).id)
+    response = search(namespace=namespace, query=query, limit=20, log=False)
+    ids = [m["id"] for m in response.memories]
+    return ids.index(target) + 1 if target in ids else 99
+
+
+def test_the_speakers_next_turn_borrows_from_the_turn_two_back(embedding_model, monkeypatch):
+    _import("dialog")
+    query = "What inspired the painting for the art show?"
+    assert _rank("dialog", query, "dialog:D1:2") == 1  # the turn that names the painting
+    answer = _rank("dialog", query, "dialog:D1:4")  # the speaker's next turn: the answer
+    monkeypatch.setattr(context, "CONTEXT_REACH", 1)
+    one_turn = _rank("dialog", query, "dialog:D1:4")
+    assert answer <= 3 < one_turn
