@@ -21,6 +21,7 @@ they are used, with `json_object`.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
@@ -63,13 +64,30 @@ def _clamped(moment, timezone):
 @lru_cache
 def _clamping_tz_loader(base: type) -> type:
     """A subclass of the timestamptz loader Django registered (it carries the connection's
-    time zone) that reads out-of-range instants as the nearest supported one."""
+    time zone) that reads out-of-range instants as the nearest supported one.
+
+    It also reads the common case fast. Django's loader subclasses psycopg's pure-Python one
+    (the C loaders cannot be subclassed), which took ~5 µs a value: a search reads ~600
+    timestamps, ~3 ms of CPU. A value in UTC ("2023-05-08 13:56:00.5+00", what a connection
+    in UTC sends) goes through `datetime.fromisoformat` (C, ~0.2 µs) and gets the same zone
+    Django's loader would give it; anything else takes the loader's own path."""
     from psycopg import DataError
+
+    relabels = hasattr(base, "timezone")  # Django's loader: the result carries its zone
 
     class ClampingTzLoader(base):
         clamps = True
 
         def load(self, data):
+            text = bytes(data)
+            if relabels and text.endswith(b"+00"):
+                try:
+                    moment = datetime.fromisoformat(text.decode())
+                except ValueError:
+                    pass
+                else:
+                    if dates.MIN_YEAR <= moment.year <= dates.MAX_YEAR:
+                        return moment.replace(tzinfo=self.timezone)
             try:
                 moment = super().load(data)
             except (DataError, OverflowError, ValueError):
