@@ -140,7 +140,7 @@ def gather(
         temporal = coactivate.temporal_neighbours(window)
         surrounding = temporal
         if on("context"):  # beyond the adjacent turns only inside a session (fetched whole)
-            sessions = {str(i): created for i, created, _ in window}
+            sessions = {i: created for i, created, _ in window}
             surrounding = context.window(temporal, context.CONTEXT_REACH, sessions)
         extra = list(
             dict.fromkeys(n for k in pool for n in surrounding.get(k, ()) if n not in rows)
