@@ -314,7 +314,11 @@ def _encode(conf: EncoderSettings, texts: Sequence[str], batch_size: int | None)
 
 @lru_cache(maxsize=1024)
 def _embed_queries_cached(texts: tuple[str, ...], conf: EncoderSettings) -> tuple:
-    return tuple(tuple(v.tolist()) for v in _encode(conf, texts, None))
+    # Read-only arrays: every caller shares the cached vectors, and one that tried to change
+    # them in place would fail instead of corrupting the next search's query.
+    vectors = _encode(conf, texts, None).copy()
+    vectors.flags.writeable = False
+    return tuple(vectors)
 
 
 def embed_query(text: str) -> np.ndarray:
@@ -326,9 +330,7 @@ def embed_query(text: str) -> np.ndarray:
 def embed_queries(texts: Sequence[str]) -> list[np.ndarray]:
     """A few search query vectors from one encoder call (search's own and focused query
     texts), by the query backend; cached."""
-    conf = EncoderSettings.current().for_queries()
-    rows = _embed_queries_cached(tuple(texts), conf)
-    return [np.asarray(row, dtype=np.float32) for row in rows]
+    return list(_embed_queries_cached(tuple(texts), EncoderSettings.current().for_queries()))
 
 
 def warm() -> None:
