@@ -28,6 +28,7 @@ def main() -> None:
     parser.add_argument("kind", choices=["search", "write"], nargs="?", default="search")
     parser.add_argument("--requests", type=int, default=100)
     parser.add_argument("--calls", action="store_true", help="count Python calls (cProfile)")
+    parser.add_argument("--profile", type=Path, help="with --calls: write the cProfile stats here")
     args = parser.parse_args()
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings.base")
@@ -96,7 +97,10 @@ def main() -> None:
         import pstats
 
         profiler.disable()
-        calls = pstats.Stats(profiler).total_calls
+        stats = pstats.Stats(profiler)
+        calls = stats.total_calls
+        if args.profile:
+            stats.dump_stats(args.profile)
         print(
             f"Python function calls per request: {calls / n:.0f} (the CPU above includes cProfile)"
         )
