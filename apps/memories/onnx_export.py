@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import json
 import logging
 import os
 from pathlib import Path
@@ -19,9 +18,6 @@ logger = logging.getLogger(__name__)
 
 OPSET = 17
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-# Part of the export directory's name: a change to how the graph is made (here: eager
-# attention, then ONNX Runtime's BERT fusions) exports again instead of reusing an old file.
-RECIPE = "fused1"
 
 
 def _fingerprint(model_dir: Path) -> str:
@@ -36,16 +32,13 @@ def _fingerprint(model_dir: Path) -> str:
 
 
 def export_dir(model_dir: Path, cache_dir: Path) -> Path:
-    return cache_dir / f"{model_dir.name}-{_fingerprint(model_dir)}-{RECIPE}"
+    return cache_dir / f"{model_dir.name}-{_fingerprint(model_dir)}"
 
 
 def ensure_exported(model_dir: Path, cache_dir: Path, *, quantized: bool) -> Path:
-    """Path of model.onnx (or model-int8.onnx), exporting it first if it is missing.
-    model.onnx is the fused graph; model-int8.onnx is quantised from the unfused one
-    (model-unfused.onnx), whose int8 accuracy is the one measured."""
+    """Path of model.onnx (or model-int8.onnx), exporting it first if it is missing."""
     target_dir = export_dir(model_dir, cache_dir)
     plain = target_dir / "model.onnx"
-    unfused = target_dir / "model-unfused.onnx"
     int8 = target_dir / "model-int8.onnx"
     wanted = int8 if quantized else plain
     if wanted.exists():
@@ -56,10 +49,9 @@ def ensure_exported(model_dir: Path, cache_dir: Path, *, quantized: bool) -> Pat
         try:
             if not plain.exists():
                 logger.warning("exporting %s to ONNX in %s (once)", model_dir, target_dir)
-                _export(model_dir, unfused)
-                _fuse(model_dir, unfused, plain)
+                _export(model_dir, plain)
             if quantized and not int8.exists():
-                _quantize(unfused, int8)
+                _quantize(plain, int8)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     return wanted
@@ -81,9 +73,7 @@ def _export(model_dir: Path, target: Path) -> None:
                 input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
             ).last_hidden_state
 
-    # Eager attention exports the plain softmax(QK^T)V pattern that ONNX Runtime's fusion
-    # recognises; the default (SDPA) exports a form it leaves as ~20 separate nodes per layer.
-    model = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager").eval()
+    model = AutoModel.from_pretrained(str(model_dir)).eval()
     sample = torch.ones(2, 8, dtype=torch.long)
     tmp = target.with_suffix(f".{os.getpid()}.tmp")
     axes = {name: {0: "batch", 1: "tokens"} for name in (*INPUTS, "last_hidden_state")}
@@ -98,38 +88,6 @@ def _export(model_dir: Path, target: Path) -> None:
             opset_version=OPSET,
             dynamo=False,
         )
-    os.replace(tmp, target)
-
-
-def _fuse(model_dir: Path, unfused: Path, target: Path) -> None:
-    """ONNX Runtime's BERT fusions (one Attention node per layer, embedding + LayerNorm, skip
-    LayerNorm, bias + GELU): the same arithmetic in fewer, larger kernels, ~15% less CPU per
-    query (docs/benchmarks.md, "Encoder backends"). A model that is not BERT-shaped, or a
-    graph the fusion cannot read, keeps the unfused graph."""
-    import shutil
-
-    tmp = target.with_suffix(f".{os.getpid()}.tmp")
-    config = json.loads((model_dir / "config.json").read_text())
-    fused = False
-    if config.get("model_type") == "bert":
-        try:
-            from onnxruntime.transformers import optimizer
-
-            graph = optimizer.optimize_model(
-                str(unfused),
-                model_type="bert",
-                num_heads=int(config["num_attention_heads"]),
-                hidden_size=int(config["hidden_size"]),
-                opt_level=0,
-            )
-            fused = graph.get_fused_operator_statistics().get("Attention", 0) > 0
-            if fused:
-                graph.save_model_to_file(str(tmp))
-        except Exception:  # an unusual graph: run it unfused rather than fail to start
-            logger.exception("ONNX fusion failed for %s; using the unfused graph", model_dir)
-            fused = False
-    if not fused:
-        shutil.copyfile(unfused, tmp)
     os.replace(tmp, target)
 
 

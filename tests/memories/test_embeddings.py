@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -92,19 +90,3 @@ def test_unknown_query_backend_is_refused(settings):
     settings.EMBEDDING_QUERY_BACKEND = "tensorflow"
     with pytest.raises(EmbeddingModelError, match="EMBEDDING_QUERY_BACKEND"):
         embed_query("which backend?")
-
-
-def test_default_graph_is_fused(settings):
-    """The default encoder runs ONNX Runtime's fused BERT kernels (one Attention node per
-    layer): if a library upgrade changes the exported attention pattern, fusion silently stops
-    and every query and write pays ~15% more encoder CPU (docs/benchmarks.md)."""
-    import onnx
-
-    from apps.memories.embeddings import resolve_model_dir
-    from apps.memories.onnx_export import ensure_exported
-
-    model_dir = resolve_model_dir(settings.EMBEDDING_MODEL)
-    path = ensure_exported(model_dir, Path(settings.EMBEDDING_CACHE_DIR), quantized=False)
-    ops = [node.op_type for node in onnx.load(str(path), load_external_data=False).graph.node]
-    layers = json.loads((model_dir / "config.json").read_text())
-    assert ops.count("Attention") == layers["num_hidden_layers"]
