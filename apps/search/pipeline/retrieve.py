@@ -378,9 +378,30 @@ def window_rows(scope: Scope, times: list, gap_seconds: float) -> list[tuple]:
     earlier and later memory within `gap` of each. Memories written together in one batch
     share a timestamp without any order among them, so they are not each other's neighbours.
     Bounded work at any namespace size: one index range scan per timestamp."""
+    sql, args = window_query(scope, times, gap_seconds)
+    if not sql:
+        return []
+    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+        probe_settings(cursor)
+        cursor.execute(sql, args)
+        return [(i, c, e) for i, c, e in cursor.fetchall()]
+
+
+def probe_settings(cursor) -> None:
+    """For the current transaction: each neighbour probe walks the (namespace, created_at)
+    index, which returns its one row already in order. When the statistics have not seen a
+    namespace yet (bulk-imported since the last ANALYZE: 10k memories added to a 100k table
+    stay under autovacuum's 10%), the planner expects a single row there, takes the bare
+    namespace index and sorts the whole namespace once per probe: 1.4-2 s a search instead of
+    ~6 ms (docs/benchmarks.md, issue 10 seventh session). With sorts ruled out, only the
+    right index is left."""
+    cursor.execute("SET LOCAL enable_sort = off")
+
+
+def window_query(scope: Scope, times: list, gap_seconds: float) -> tuple[str, list]:
     stamps = sorted(set(times))
     if not stamps:
-        return []
+        return "", []
     where, params = scope.where(probe_tags=True)
     lateral = (
         "SELECT x.id, x.created_at, x.external_id FROM unnest(%s::timestamptz[]) t(ts) "
@@ -399,9 +420,7 @@ def window_rows(scope: Scope, times: list, gap_seconds: float) -> list[tuple]:
     args = params + [stamps]
     args += [stamps] + params + [gap_seconds]
     args += [stamps] + params + [gap_seconds]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, args)
-        return [(i, c, e) for i, c, e in cursor.fetchall()]
+    return sql, args
 
 
 def in_scope(scope: Scope, ids: list[str]) -> set[str]:
