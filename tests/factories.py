@@ -4,7 +4,9 @@ what matters to it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import hashlib
+import uuid
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -33,6 +35,19 @@ def memories(
         namespace=ns, items=rows, check_near_duplicates=False, infer=False
     )
     return [r.memory for r in results]
+
+
+def bare_memories(
+    ns: Namespace, count: int, fields: Callable[[int], dict] = lambda i: {}
+) -> list[Memory]:
+    """Rows inserted directly, without the model or the write path (no vectors, no tags), for
+    tests about SQL and jobs; `fields(i)` sets row i's own columns."""
+    rows = []
+    for i in range(count):
+        content = f"memory {i} {uuid.uuid4().hex}"
+        digest = hashlib.sha256(content.encode()).hexdigest()
+        rows.append(Memory(namespace=ns, content=content, content_hash=digest, **fields(i)))
+    return Memory.objects.bulk_create(rows, batch_size=1000)
 
 
 def unit(vector: Sequence[float]) -> np.ndarray:

@@ -6,27 +6,14 @@ embedding step; re-embedding tests use the real model.
 
 from __future__ import annotations
 
-import hashlib
-import uuid
-
 import pytest
 
 from apps.memories.models import CausalEdge, Memory, Namespace
+from tests.factories import bare_memories
 
 
 def make_memories(namespace: Namespace, count: int, **fields) -> list[Memory]:
-    rows = []
-    for i in range(count):
-        content = f"memory {i} {uuid.uuid4().hex}"
-        rows.append(
-            Memory(
-                namespace=namespace,
-                content=content,
-                content_hash=hashlib.sha256(content.encode()).hexdigest(),
-                **fields,
-            )
-        )
-    return Memory.objects.bulk_create(rows)
+    return bare_memories(namespace, count, lambda i: fields)
 
 
 def make_edges(namespace: Namespace, links) -> list[CausalEdge]:

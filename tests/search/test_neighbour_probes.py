@@ -9,7 +9,6 @@ the probes' plan is read under the settings the search runs them with."""
 
 from __future__ import annotations
 
-import hashlib
 from datetime import timedelta
 
 import pytest
@@ -18,7 +17,7 @@ from django.db import connection, transaction
 from apps.memories.models import Memory, Namespace
 from apps.search.pipeline import retrieve
 from apps.search.pipeline.scope import Scope
-from tests.factories import BASE_TIME
+from tests.factories import BASE_TIME, bare_memories
 
 pytestmark = pytest.mark.django_db
 
@@ -26,19 +25,14 @@ pytestmark = pytest.mark.django_db
 def _bulk(namespace: Namespace, count: int, per_session: int) -> list[Memory]:
     """Dialog-like rows without the model (the plan does not depend on vectors): sessions of
     `per_session` turns sharing one timestamp, a day apart, external ids giving the order."""
-    rows = []
-    for n in range(count):
-        content = f"{namespace.name} turn {n}"
-        rows.append(
-            Memory(
-                namespace=namespace,
-                content=content,
-                content_hash=hashlib.sha256(content.encode()).hexdigest(),
-                created_at=BASE_TIME + timedelta(days=n // per_session),
-                external_id=f"{namespace.name}-{n:05d}",
-            )
-        )
-    return Memory.objects.bulk_create(rows, batch_size=1000)
+
+    def fields(n: int) -> dict:
+        return {
+            "created_at": BASE_TIME + timedelta(days=n // per_session),
+            "external_id": f"{namespace.name}-{n:05d}",
+        }
+
+    return bare_memories(namespace, count, fields)
 
 
 def _plan(sql: str, args: list, *, probe_settings: bool) -> str:
