@@ -75,3 +75,30 @@ def store_passages(memories: Sequence[Memory]) -> int:
     rows = plan_passages(memories)
     save_passages(memories, rows)
     return len(rows)
+
+
+def backfill(namespace_id: int | None = None, *, batch_size: int = 200, progress=None) -> int:
+    """Store the passages of memories that have none (written before passages existed);
+    returns how many passages were added. Batches in id order, each its own transaction, so
+    a stopped run keeps what it did and a new run goes on (single-sentence memories, which
+    have no passages, are read again and skipped). `progress(done, total)` after each batch."""
+    rows = Memory.objects.filter(passages__isnull=True)
+    if namespace_id is not None:
+        rows = rows.filter(namespace_id=namespace_id)
+    total = rows.count()
+    done = added = 0
+    last = None
+    while True:
+        page = rows.order_by("id").only("id", "title", "content")
+        if last is not None:
+            page = page.filter(id__gt=last)
+        batch = list(page[:batch_size])
+        if not batch:
+            return added
+        last = batch[-1].id
+        planned = plan_passages(batch)
+        save_passages({p.memory for p in planned}, planned)
+        added += len(planned)
+        done += len(batch)
+        if progress:
+            progress(done, max(total, done))
