@@ -44,9 +44,9 @@ def bare_memories(
     tests about SQL and jobs; `fields(i)` sets row i's own columns."""
     rows = []
     for i in range(count):
-        content = f"memory {i} {uuid.uuid4().hex}"
-        digest = hashlib.sha256(content.encode()).hexdigest()
-        rows.append(Memory(namespace=ns, content=content, content_hash=digest, **fields(i)))
+        row = {"content": f"memory {i} {uuid.uuid4().hex}", **fields(i)}
+        digest = hashlib.sha256(row["content"].encode()).hexdigest()
+        rows.append(Memory(namespace=ns, content_hash=digest, **row))
     return Memory.objects.bulk_create(rows, batch_size=1000)
 
 
