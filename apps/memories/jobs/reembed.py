@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
-from .. import embeddings, passages
+from .. import embeddings
 from ..models import Memory, Namespace
 from ..texts import embedding_text
 
@@ -56,7 +56,6 @@ def reembed_update(
                 memory.embedding = vector
                 memory.embedding_model = model
             Memory.objects.bulk_update(batch, ["embedding", "embedding_model"])
-            passages.store_passages(batch)
         done += len(batch)
         if progress:
             progress(done, max(total, done))

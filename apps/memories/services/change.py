@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from apps.core.exceptions import ValidationFailed
 
-from .. import embeddings, passages, revisions
+from .. import embeddings, revisions
 from ..fields import UPDATABLE
 from ..jobs import graph_changed
 from ..models import CausalEdge, Memory, Relation
@@ -71,8 +71,6 @@ def memory_update(
     memory.updated_at = timezone.now()
     with unique_content_guard():
         memory.save()
-    if "content" in after or "title" in after:
-        passages.store_passages([memory])
     if "tags" in after:
         ids = tag_ids(checked.tags)
         memory.tags.set([ids[t] for t in checked.tags])
@@ -145,7 +143,6 @@ def memories_reembed(*, memories, actor: revisions.Actor = None, door: str = "sy
         for memory, vector in zip(batch, vectors, strict=True):
             memory.embedding, memory.embedding_model = vector, model_name
         Memory.objects.bulk_update(batch, ["embedding", "embedding_model"])
-        passages.store_passages(batch)
     return len(rows)
 
 

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from apps.core.exceptions import ValidationFailed
 
-from .. import embeddings, nearest, passages, revisions
+from .. import embeddings, nearest, revisions
 from ..chunking import chunk_markdown
 from ..jobs import graph_changed
 from ..models import CONTENT_UNIQUE, CausalEdge, Memory, Namespace, Relation
@@ -186,7 +186,6 @@ def _create_many(
         p.row.embedding = vector
         p.row.embedding_model = model_name
     position = {id(p): i for i, p in enumerate(every_row)}
-    passage_rows = passages.plan_passages([p.row for p in every_row])
 
     with transaction.atomic():
         existing = {}
@@ -220,7 +219,6 @@ def _create_many(
             # GIN-indexed), so each memory also entered the HNSW index twice.
             _attach_tags(planned)
             Memory.objects.bulk_create([p.row for p in planned], batch_size=500)
-        passages.save_passages([p.row for p in planned], passage_rows)
         changes = revisions.states_for_created([(p.row, p.tags) for p in planned])
 
         edges = _chunk_edges(planned)

@@ -17,7 +17,7 @@ from django.utils.dateparse import parse_datetime
 
 from apps.core.exceptions import ValidationFailed
 
-from .. import passages, revisions
+from .. import revisions
 from ..jobs import graph_changed
 from ..models import CausalEdge, Memory
 from .tags import tag_ids
@@ -74,7 +74,6 @@ def memory_undelete(
         },
     )
     memory.save(force_insert=True)
-    passages.store_passages([memory])  # deleted with the memory; written again from its text
     ids = tag_ids(entry.tags)
     memory.tags.set([ids[name] for name in entry.tags])
 
