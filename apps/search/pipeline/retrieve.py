@@ -20,7 +20,6 @@ import numpy as np
 from django.db import transaction
 
 from apps.memories import nearest
-from apps.memories.models import hnsw_distance
 from apps.search.types import Hit, Ranked
 
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
@@ -228,7 +227,7 @@ def semantic_search(
 
 # The HNSW index is built on the embedding cast to halfvec (migration 0007); similarities are
 # computed on the stored float vectors.
-HNSW_ORDER = hnsw_distance("m.embedding", "%s::vector")
+HNSW_ORDER = nearest.order_by("m.embedding", "%s::vector", walk_index=True)
 COSINE = "coalesce(1 - (m.embedding <=> %s::vector), 0)"
 
 
