@@ -272,6 +272,10 @@ IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=100 * 1024 * 1024)
 IMPORT_MAX_UNPACKED_BYTES = env.int("IMPORT_MAX_UNPACKED_BYTES", default=200 * 1024 * 1024)
 # Uploads wait here while their import runs; the progress of each run is a small JSON file.
 IMPORT_DIR = Path(env("IMPORT_DIR", default=str(VAR_DIR / "imports")))
+# An import of at least this many memories refreshes the planner's statistics of the memory
+# table when it commits (ANALYZE): a namespace the statistics have never seen is planned as
+# if it held one row (docs/benchmarks.md, "a namespace the statistics had not seen").
+IMPORT_ANALYZE_MIN_MEMORIES = env.int("IMPORT_ANALYZE_MIN_MEMORIES", default=1000)
 
 # --- Search (SPEC section 4): read once into apps.search.config.SearchSettings ---------------
 SEARCH_DIVERSITY_MAX_PER_FILE = env.int("SEARCH_DIVERSITY_MAX_PER_FILE", default=3)
