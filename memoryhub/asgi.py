@@ -28,6 +28,7 @@ django_application = ASGIStaticFilesHandler(get_application())
 from apps.core.observability import RequestContext  # noqa: E402
 from apps.mcp.server import BearerTokenGate, http_app  # noqa: E402
 from memoryhub import db_router  # noqa: E402
+from memoryhub.admission import AdmissionGate  # noqa: E402
 from memoryhub.limits import RequestBodyLimit  # noqa: E402
 from memoryhub.warmup import warm  # noqa: E402
 
@@ -53,6 +54,13 @@ def _is_mcp(scope) -> bool:
     path = scope.get("path", "")
     return scope["type"] == "http" and (path == MCP_PATH or path.startswith(MCP_PATH + "/"))
 
+
+# A few requests of this process work at once, the rest wait in line, searches first
+# (memoryhub/admission.py). Inside the body limit, which hands it the whole body.
+if settings.WEB_MAX_INFLIGHT:
+    application = AdmissionGate(  # noqa: F811
+        application, limit=settings.WEB_MAX_INFLIGHT, write_every=settings.WEB_WRITE_EVERY
+    )
 
 # With a read replica, HTTP requests (Django and MCP) may read from it (memoryhub/db_router.py).
 if db_router.replica_configured():

@@ -31,23 +31,29 @@ WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint
 DESTRUCTIVE = ToolAnnotations(readOnlyHint=False, destructiveHint=True, openWorldHint=False)
 
 
-def build_server() -> MCPServer:
-    tools_list = [
-        strict_tool(fn, annotations=hints)
-        for fn, hints in [
-            (tools.memory_search, READ),
-            (tools.remember, WRITE),
-            (tools.remember_batch, WRITE),
-            (tools.link_memories, WRITE),
-            (tools.memory_feedback, WRITE),
-            (tools.get_memory, READ),
-            (tools.update_memory, WRITE),
-            (tools.forget, DESTRUCTIVE),
-            (tools.memory_history, READ),
-            *[(fn, READ) for fn in LEGACY_TOOLS],
-        ]
+def _tools_with_hints() -> list[tuple]:
+    return [
+        (tools.memory_search, READ),
+        (tools.remember, WRITE),
+        (tools.remember_batch, WRITE),
+        (tools.link_memories, WRITE),
+        (tools.memory_feedback, WRITE),
+        (tools.get_memory, READ),
+        (tools.update_memory, WRITE),
+        (tools.forget, DESTRUCTIVE),
+        (tools.memory_history, READ),
+        *[(fn, READ) for fn in LEGACY_TOOLS],
     ]
+
+
+def build_server() -> MCPServer:
+    tools_list = [strict_tool(fn, annotations=hints) for fn, hints in _tools_with_hints()]
     return MCPServer("memoryhub", instructions=INSTRUCTIONS, version="1.0.0", tools=tools_list)
+
+
+def read_only_tool_names() -> frozenset[str]:
+    """The tools that only read (the web process's admission gate lets them go first)."""
+    return frozenset(fn.__name__ for fn, hints in _tools_with_hints() if hints.read_only_hint)
 
 
 def _transport_security() -> TransportSecuritySettings:

@@ -155,6 +155,12 @@ CACHES = {
     "routing": env.cache_url("ROUTING_CACHE_URL", default="locmemcache://routing"),
 }
 
+# Requests one web process works on at once; more wait in line on its event loop, searches and
+# other reads first, every WEB_WRITE_EVERY-th place going to a waiting write
+# (memoryhub/admission.py; docs/architecture.md has the measurements). 0 = no line.
+WEB_MAX_INFLIGHT = env.int("WEB_MAX_INFLIGHT", default=2)
+WEB_WRITE_EVERY = env.int("WEB_WRITE_EVERY", default=3)
+
 # A psycopg connection pool per process (Django 5.2): under ASGI every request runs in a thread
 # of its own, so persistent per-thread connections (CONN_MAX_AGE) would pile up; the pool
 # hands each request a warm connection and bounds how many a process holds (a request waits
