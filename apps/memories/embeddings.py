@@ -29,10 +29,10 @@ import json
 import os
 import queue
 import threading
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -235,9 +235,12 @@ class _Batcher:
         threading.Thread(target=self._loop, name="embedding-batcher", daemon=True).start()
 
     def submit(self, texts: list[str]) -> np.ndarray:
+        return self.submit_nowait(texts).result()
+
+    def submit_nowait(self, texts: list[str]) -> Future:
         future: Future = Future()
         self.queue.put((texts, future))
-        return future.result()
+        return future
 
     def _loop(self) -> None:
         while True:
@@ -283,7 +286,7 @@ def _load(conf: EncoderSettings) -> tuple[object, _Batcher]:
                 )
             found = (encoder, _Batcher(encoder, conf))
             _loaded[conf.key] = found
-            _embed_queries_cached.cache_clear()
+            _query_vectors.clear()
     return found
 
 
@@ -312,13 +315,34 @@ def _encode(conf: EncoderSettings, texts: Sequence[str], batch_size: int | None)
     return np.asarray(vectors, dtype=np.float32)
 
 
-@lru_cache(maxsize=1024)
-def _embed_queries_cached(texts: tuple[str, ...], conf: EncoderSettings) -> tuple:
-    # Read-only arrays: every caller shares the cached vectors, and one that tried to change
-    # them in place would fail instead of corrupting the next search's query.
-    vectors = _encode(conf, texts, None).copy()
-    vectors.flags.writeable = False
-    return tuple(vectors)
+class _QueryVectors:
+    """The vectors of recent search queries (an LRU shared by the process's threads)."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.lock = threading.Lock()
+        self.entries: OrderedDict[tuple, tuple[np.ndarray, ...]] = OrderedDict()
+
+    def get(self, key: tuple) -> tuple[np.ndarray, ...] | None:
+        with self.lock:
+            found = self.entries.get(key)
+            if found is not None:
+                self.entries.move_to_end(key)
+            return found
+
+    def put(self, key: tuple, vectors: tuple[np.ndarray, ...]) -> None:
+        with self.lock:
+            self.entries[key] = vectors
+            self.entries.move_to_end(key)
+            while len(self.entries) > self.size:
+                self.entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.entries.clear()
+
+
+_query_vectors = _QueryVectors(1024)
 
 
 def embed_query(text: str) -> np.ndarray:
@@ -330,7 +354,33 @@ def embed_query(text: str) -> np.ndarray:
 def embed_queries(texts: Sequence[str]) -> list[np.ndarray]:
     """A few search query vectors from one encoder call (search's own and focused query
     texts), by the query backend; cached."""
-    return list(_embed_queries_cached(tuple(texts), EncoderSettings.current().for_queries()))
+    return embed_queries_soon(texts)()
+
+
+def embed_queries_soon(texts: Sequence[str]) -> Callable[[], list[np.ndarray]]:
+    """Start encoding a few query texts and return at once; calling the result waits for
+    the vectors. The encoder runs on the batcher's thread (ONNX Runtime releases the GIL), so
+    a search can run its keyword query in the meantime."""
+    conf = EncoderSettings.current().for_queries()
+    key = (tuple(texts), conf)
+    cached = _query_vectors.get(key)
+    if cached is not None:
+        return lambda: list(cached)
+    if len(texts) > SMALL_CALL:  # not a query: the batch path, right here
+        vectors = _encode(conf, texts, None)
+        return lambda: list(_remember(key, vectors))
+    future = _load(conf)[1].submit_nowait(list(texts))
+    return lambda: list(_remember(key, future.result()))
+
+
+def _remember(key: tuple, vectors) -> tuple[np.ndarray, ...]:
+    # Read-only arrays: every caller shares the cached vectors, and one that tried to change
+    # them in place would fail instead of corrupting the next search's query.
+    array = np.array(vectors, dtype=np.float32)
+    array.flags.writeable = False
+    found = tuple(array)
+    _query_vectors.put(key, found)
+    return found
 
 
 def warm() -> None:

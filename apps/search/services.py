@@ -16,7 +16,7 @@ from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from apps.core import metrics
-from apps.memories.embeddings import embed_queries, embed_query, model_name
+from apps.memories.embeddings import embed_queries, embed_queries_soon, embed_query, model_name
 from memoryhub import db_router
 
 from . import querylog
@@ -36,7 +36,7 @@ from .pipeline import (
 )
 from .pipeline import variants as query_variants
 from .pipeline.analyse import analyse_query, find_entities
-from .pipeline.candidates import Pool, gather
+from .pipeline.candidates import Pool, gather, keyword_hits
 from .pipeline.scope import Scope
 from .pipeline.weights import (
     BASE_WEIGHTS,
@@ -99,11 +99,19 @@ def search(
         entities = find_entities(req.query, known_tags)
         focused = _focus_text(req.query, entities["tags"]) if cfg.on("focus") else None
         timings["focus"] = _ms(t)
-        t = time.perf_counter()
         vector = match_vector = None
-        if req.mode != "exact":
-            vector, match_vector = _embed(req.query, focused)
-        timings["embed"] = _ms(t)
+        waiting = _embed_soon(req.query, focused) if req.mode != "exact" else None
+        keyword = None
+        if req.mode not in ("exact", "semantic") and cfg.on("lexical"):
+            # While the encoder works on its own thread, the keyword query runs here; it
+            # needs the text alone.
+            t = time.perf_counter()
+            keyword = keyword_hits(req.query, scope, cfg)
+            timings["lexical"] = _ms(t)
+        t = time.perf_counter()
+        if waiting is not None:
+            vector, match_vector = waiting()
+        timings["embed"] = _ms(t)  # what is left to wait for after the keyword query
         t = time.perf_counter()
         analysis = analyse_query(
             req.query,
@@ -126,7 +134,7 @@ def search(
             verdict = confidence.Verdict(1.0 if ranked else 0.0, not ranked)
         else:
             pool, items = _candidates(
-                req, cfg, scope, analysis, (match_vector, vector), weights, graph_enabled
+                req, cfg, scope, analysis, (match_vector, vector), weights, graph_enabled, keyword
             )
             timings.update(pool.timings)
             if trace is not None:
@@ -221,6 +229,15 @@ def _focus_text(query: str, tag_names: Sequence[str]) -> str | None:
     return focus.without_entities(query, tag_names) if tag_names else None
 
 
+def _embed_soon(query: str, focused: str | None):
+    """Start embedding the query (and its focused text); the result waits for both vectors."""
+    if focused is None:
+        waiting = embed_queries_soon([query])
+        return lambda: (waiting()[0],) * 2
+    waiting = embed_queries_soon([query, focused])
+    return lambda: tuple(waiting())
+
+
 def _embed(query: str, focused: str | None):
     """The query's own vector and the one the semantic strategies match, in one encoder
     call (a second short text in the same batch costs about a millisecond, a second call
@@ -242,9 +259,12 @@ def _weights(analysis: QueryAnalysis, cfg: SearchSettings):
     return weights, enabled["graph"], rules
 
 
-def _candidates(req: SearchRequest, cfg, scope, analysis, vectors, weights, graph_enabled):
+def _candidates(
+    req: SearchRequest, cfg, scope, analysis, vectors, weights, graph_enabled, keyword=None
+):
     """Stages 3-4: one pool per query text; in deep mode, the variants' pools fused.
-    `vectors`: what the semantic strategies match (focused) and the query's own."""
+    `vectors`: what the semantic strategies match (focused) and the query's own; `keyword`:
+    the query's keyword hits, found while it was embedded."""
     vector, own = vectors
     gather_for = partial(
         gather,
@@ -255,7 +275,7 @@ def _candidates(req: SearchRequest, cfg, scope, analysis, vectors, weights, grap
         config=cfg,
         semantic_only=req.mode == "semantic",
     )
-    pool = gather_for(text=req.query, vector=vector, query_vector=own)
+    pool = gather_for(text=req.query, vector=vector, query_vector=own, keyword=keyword)
     items = dict(pool.items)
     if req.mode == "deep" and cfg.on("deep"):
         t = time.perf_counter()

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from apps.search.config import SearchSettings
-from apps.search.types import QueryAnalysis, Ranked
+from apps.search.types import Hit, QueryAnalysis, Ranked
 
 from . import coactivate, context, feedback, fuse, graph, retrieve
 from .scope import Scope
@@ -37,6 +37,19 @@ class Pool:
     @property
     def fused(self) -> dict[str, float]:
         return {k: r.score for k, r in self.items.items()}
+
+
+@dataclass(frozen=True)
+class KeywordHits:
+    """The keyword strategy's plan and candidates for one query text."""
+
+    plan: retrieve.LexicalPlan
+    hits: list[Hit]
+
+
+def keyword_hits(text: str, scope: Scope, config: SearchSettings) -> KeywordHits:
+    plan = retrieve.lexical_plan(text, scope.namespace_id, config.lexical_common_rows)
+    return KeywordHits(plan, retrieve.lexical_search(scope, plan, POOL))
 
 
 class Timer:
@@ -65,10 +78,13 @@ def gather(
     config: SearchSettings,
     semantic_only: bool = False,
     query_vector: np.ndarray | None = None,
+    keyword: KeywordHits | None = None,
 ) -> Pool:
     """`vector` is what the semantic strategies match (the focused query's, see
     pipeline/focus.py); `query_vector`, when it differs, is the query's own, whose cosines
-    the confidence estimate reads (it was calibrated on them)."""
+    the confidence estimate reads (it was calibrated on them). `keyword`: the keyword
+    strategy's result for `text` when the caller already ran it (while the query was being
+    embedded)."""
     timings: dict[str, float] = {}
     timer = Timer(timings)
     on = config.on
@@ -77,11 +93,9 @@ def gather(
     use_semantic = on("semantic") and vector is not None and weights.get("semantic", 0) > 0
     plan = None
     if use_lexical:
-        plan = timer(
-            "lexical", retrieve.lexical_plan, text, scope.namespace_id, config.lexical_common_rows
-        )
-        hits = timer("lexical", retrieve.lexical_search, scope, plan, POOL)
-        lists["keyword"] = [(h.id, h.score) for h in hits]
+        found = keyword or timer("lexical", keyword_hits, text, scope, config)
+        plan = found.plan
+        lists["keyword"] = [(h.id, h.score) for h in found.hits]
     fallback = False
     if use_semantic:
         hits, fallback = timer(
