@@ -129,7 +129,7 @@ def _mcp_lane(body: bytes) -> str:
     """A JSON-RPC tool call of a read-only tool, or a message that calls no tool, is a read."""
     try:
         message = json.loads(body or b"{}")
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
         return READ  # answered with an error at once
     calls = message if isinstance(message, list) else [message]
     for call in calls:

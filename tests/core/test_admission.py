@@ -144,6 +144,7 @@ def test_an_mcp_call_is_read_for_its_tool_and_handed_on_whole():
         ("POST", "/mcp", _mcp_body("forget"), WRITE),
         ("POST", "/mcp", b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}', READ),
         ("POST", "/mcp", b"not json", READ),
+        ("POST", "/mcp", b"[" * 100_000 + b"]" * 100_000, READ),
     ],
 )
 def test_which_line_a_request_stands_in(method, path, body, lane):
