@@ -16,7 +16,7 @@ from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from apps.core import metrics
-from apps.memories.embeddings import embed_queries, embed_queries_soon, embed_query, model_name
+from apps.memories.embeddings import embed_queries_soon, model_name
 from memoryhub import db_router
 
 from . import querylog
@@ -230,23 +230,15 @@ def _focus_text(query: str, tag_names: Sequence[str]) -> str | None:
 
 
 def _embed_soon(query: str, focused: str | None):
-    """Start embedding the query (and its focused text); the result waits for both vectors."""
+    """Start embedding the query and, when it differs, its focused text, in one encoder call
+    (a second short text in the same batch costs about a millisecond, a second call about
+    ten). Calling the result waits for (the query's own vector, the one the semantic
+    strategies match)."""
     if focused is None:
         waiting = embed_queries_soon([query])
         return lambda: (waiting()[0],) * 2
     waiting = embed_queries_soon([query, focused])
     return lambda: tuple(waiting())
-
-
-def _embed(query: str, focused: str | None):
-    """The query's own vector and the one the semantic strategies match, in one encoder
-    call (a second short text in the same batch costs about a millisecond, a second call
-    about ten)."""
-    if focused is None:
-        vector = embed_query(query)
-        return vector, vector
-    vector, match = embed_queries([query, focused])
-    return vector, match
 
 
 def _weights(analysis: QueryAnalysis, cfg: SearchSettings):
@@ -282,7 +274,7 @@ def _candidates(
         fused = [pool.fused]
         for text in query_variants.query_variants(req.query)[1:]:
             focused = _focus_text(text, analysis.tag_entities) if cfg.on("focus") else None
-            own_vector, match_vector = _embed(text, focused)
+            own_vector, match_vector = _embed_soon(text, focused)()
             extra = gather_for(text=text, vector=match_vector, query_vector=own_vector)
             items.update({k: r for k, r in extra.items.items() if k not in items})
             fused.append(extra.fused)
