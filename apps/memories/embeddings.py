@@ -19,6 +19,10 @@ vectors with each other.
 Short encodes (queries, single writes) from concurrent requests go through one batcher thread
 per process, which runs whatever has queued up while the previous batch was encoding as one
 batch: idle, a query costs one model call; under load, twenty queries cost about one.
+
+A memory's passages (apps/memories/passages.py) come out of the same model call as its own
+vector: each passage is the mean of its tokens' outputs in the whole text (late chunking), so a
+memory costs one forward pass however many sentences it has.
 """
 
 from __future__ import annotations
@@ -50,6 +54,11 @@ PACKAGED_MODELS = {
 # Up to this many texts go through the shared batcher; larger calls are batches already.
 SMALL_CALL = 8
 BATCHER_MAX = 64
+
+# A passage of a text, in characters: the context [0, context_end) every passage of the text
+# shares (a title, a speaker label), then the passage itself [start, end).
+Span = tuple[int, int, int]
+PassageVectors = list  # per span: a unit vector, or None when truncation left it no token
 
 
 class EmbeddingModelError(RuntimeError):
@@ -151,6 +160,21 @@ class TorchEncoder:
             show_progress_bar=False,
         )
 
+    def encode_spans(
+        self, texts: list[str], spans: list[list[Span]], *, batch_size: int, threads: int
+    ) -> tuple[np.ndarray, list[PassageVectors]]:
+        """sentence-transformers gives no token outputs here: each passage is encoded as a text
+        of its own (its context, then the passage)."""
+        pieces = [
+            text[:c] + text[a:b] for text, own in zip(texts, spans, strict=True) for c, a, b in own
+        ]
+        vectors = self.encode(texts + pieces, batch_size=batch_size, threads=threads)
+        out, at = [], len(texts)
+        for own in spans:
+            out.append(list(vectors[at : at + len(own)]))
+            at += len(own)
+        return vectors[: len(texts)], out
+
 
 class OnnxEncoder:
     """ONNX Runtime with the model's own tokenizer (tokenizers, no torch import): mean pooling
@@ -194,6 +218,13 @@ class OnnxEncoder:
         return session
 
     def encode(self, texts: list[str], *, batch_size: int, threads: int) -> np.ndarray:
+        empty = [[] for _ in texts]
+        return self.encode_spans(texts, empty, batch_size=batch_size, threads=threads)[0]
+
+    def encode_spans(
+        self, texts: list[str], spans: list[list[Span]], *, batch_size: int, threads: int
+    ) -> tuple[np.ndarray, list[PassageVectors]]:
+        """Each text's vector, and one per span of it pooled from the same run's token outputs."""
         session = self._session(threads)
         if self.quantized:
             # Dynamic int8 quantisation scales activations over the whole input tensor, so a
@@ -204,6 +235,7 @@ class OnnxEncoder:
         # Sorted by length, each batch pads only to its own longest text.
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        passages: list[PassageVectors] = [[] for _ in texts]
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
             width = max(len(encodings[i].ids) for i in chunk)
@@ -219,9 +251,33 @@ class OnnxEncoder:
             )[0]
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-            pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-            out[chunk] = pooled
-        return out
+            out[chunk] = _unit(pooled)
+            for row, i in enumerate(chunk):
+                if spans[i]:
+                    passages[i] = _pool_spans(hidden[row], encodings[i].offsets, spans[i])
+        return out, passages
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=-1, keepdims=True), 1e-12)
+
+
+def _pool_spans(hidden: np.ndarray, offsets, spans: list[Span]) -> PassageVectors:
+    """The mean of the outputs of each span's tokens and its context's (special tokens, whose
+    offsets are empty, are left out)."""
+    starts = np.array([a for a, _ in offsets])
+    ends = np.array([b for _, b in offsets])
+    real = ends > starts
+    tokens = hidden[: len(offsets)]
+    found: PassageVectors = []
+    for context_end, begin, end in spans:
+        own = real & (starts >= begin) & (ends <= end)
+        if not own.any():  # cut off by truncation
+            found.append(None)
+            continue
+        chosen = own | (real & (ends <= context_end))
+        found.append(_unit(tokens[chosen].mean(axis=0)).astype(np.float32))
+    return found
 
 
 class _Batcher:
@@ -231,15 +287,16 @@ class _Batcher:
         self.encoder = encoder
         self.threads = _threads(conf.query_threads)
         self.window = conf.batch_window_ms / 1000
-        self.queue: queue.SimpleQueue[tuple[list[str], Future]] = queue.SimpleQueue()
+        self.queue: queue.SimpleQueue[tuple[list[str], list | None, Future]] = queue.SimpleQueue()
         threading.Thread(target=self._loop, name="embedding-batcher", daemon=True).start()
 
     def submit(self, texts: list[str]) -> np.ndarray:
         return self.submit_nowait(texts).result()
 
-    def submit_nowait(self, texts: list[str]) -> Future:
+    def submit_nowait(self, texts: list[str], spans: list[list[Span]] | None = None) -> Future:
+        """The future's result: the vectors, or (vectors, passage vectors) when `spans` given."""
         future: Future = Future()
-        self.queue.put((texts, future))
+        self.queue.put((texts, spans, future))
         return future
 
     def _loop(self) -> None:
@@ -253,17 +310,22 @@ class _Batcher:
                     jobs.append(self.queue.get_nowait())
                 except queue.Empty:
                     break
-            texts = [t for batch, _ in jobs for t in batch]
+            texts = [t for batch, _, _ in jobs for t in batch]
+            spans = [s for batch, own, _ in jobs for s in (own or [[] for _ in batch])]
             try:
-                vectors = self.encoder.encode(texts, batch_size=BATCHER_MAX, threads=self.threads)
+                vectors, passages = self.encoder.encode_spans(
+                    texts, spans, batch_size=BATCHER_MAX, threads=self.threads
+                )
             except Exception as exc:  # hand the error to every waiting caller
-                for _, future in jobs:
+                for _, _, future in jobs:
                     future.set_exception(exc)
                 continue
             start = 0
-            for batch, future in jobs:
-                future.set_result(vectors[start : start + len(batch)])
-                start += len(batch)
+            for batch, own, future in jobs:
+                end = start + len(batch)
+                part = vectors[start:end]
+                future.set_result(part if own is None else (part, passages[start:end]))
+                start = end
 
 
 _lock = threading.Lock()
@@ -313,6 +375,28 @@ def _encode(conf: EncoderSettings, texts: Sequence[str], batch_size: int | None)
             threads=_threads(conf.batch_threads),
         )
     return np.asarray(vectors, dtype=np.float32)
+
+
+def embed_with_passages(
+    texts: Sequence[str], spans: Sequence[Sequence[Span]], *, batch_size: int | None = None
+) -> tuple[np.ndarray, list[PassageVectors]]:
+    """embed_texts, and for each text a vector per span from the same model call (late
+    chunking): what the write path stores for a memory and its passages."""
+    conf = EncoderSettings.current()
+    spans = [list(own) for own in spans]
+    if not texts:
+        return np.zeros((0, conf.dim), dtype=np.float32), []
+    encoder, batcher = _load(conf)
+    if len(texts) <= SMALL_CALL:
+        vectors, passages = batcher.submit_nowait(list(texts), spans).result()
+    else:
+        vectors, passages = encoder.encode_spans(
+            list(texts),
+            spans,
+            batch_size=batch_size or conf.batch_size,
+            threads=_threads(conf.batch_threads),
+        )
+    return np.asarray(vectors, dtype=np.float32), passages
 
 
 class _QueryVectors:

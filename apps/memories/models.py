@@ -193,6 +193,26 @@ class Memory(models.Model):
         self.access_count += 1
 
 
+class Passage(models.Model):
+    """One sentence of a memory that says several things, embedded on its own
+    (apps/memories/passages.py).
+
+    A turn's vector averages everything it says; a question about one of its sentences ("What
+    did Melanie paint?" against "Thanks! ... Here's the sunset I painted last week.") matches
+    that sentence better than the whole. Search reads a memory's best passage cosine next to
+    its own, in the same statement that fetches the candidates' rows."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="passages")
+    position = models.PositiveSmallIntegerField()
+    embedding = VectorField(dimensions=EMBEDDING_DIM)
+
+    class Meta:
+        indexes = [models.Index(name="passage_memory", fields=["memory"])]
+
+    def __str__(self) -> str:
+        return f"passage {self.position} of {self.memory_id}"
+
+
 class Relation(models.TextChoices):
     CAUSED = "caused"
     SUPERSEDES = "supersedes"

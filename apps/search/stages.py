@@ -12,6 +12,7 @@ STAGES: tuple[str, ...] = (
     "intent_profiles",  # per-intent weight profiles
     "lexical",  # full-text retrieval (IDF-weighted, title/tag hits beat body hits)
     "semantic",  # pgvector cosine retrieval
+    "passages",  # a memory's semantic score is its own cosine or its best sentence's
     "focus",  # the semantic query without the tag names it mentions (entity boost has them)
     "feedback",  # pseudo-relevance feedback: the query moved towards the first hits' vectors
     "graph",  # walk over causal edges from the seed hits
@@ -19,6 +20,7 @@ STAGES: tuple[str, ...] = (
     "score_fusion",  # fuse normalized scores; off = weighted RRF (k=60) over ranks
     "context",  # dialog context: a candidate's scores borrow from its temporal neighbours
     "questions",  # a memory that is a question (ends with "?") counts 0.8 of its score
+    "answers",  # the turn after a question gains what the question lost (needs "questions")
     "entity_boost",  # memories tagged with an entity the query names rank higher
     "deep",  # query variants in mode=deep (off: deep behaves like hybrid)
     "coactivation",  # top hits spread score to graph and temporal neighbours

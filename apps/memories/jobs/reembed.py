@@ -13,9 +13,8 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
-from .. import embeddings
+from .. import passages
 from ..models import Memory, Namespace
-from ..texts import embedding_text
 
 Progress = Callable[[int, int], None]  # (done, total)
 
@@ -50,12 +49,13 @@ def reembed_update(
             )
             if not batch:
                 break
-            vectors = embeddings.embed_texts([embedding_text(m.title, m.content) for m in batch])
+            vectors, passage_rows = passages.embed_memories(batch)
             for memory, vector in zip(batch, vectors, strict=True):
                 backfilled += memory.embedding is None
                 memory.embedding = vector
                 memory.embedding_model = model
             Memory.objects.bulk_update(batch, ["embedding", "embedding_model"])
+            passages.save_passages(batch, passage_rows)
         done += len(batch)
         if progress:
             progress(done, max(total, done))

@@ -12,11 +12,11 @@ from django.utils import timezone
 
 from apps.core.exceptions import ValidationFailed
 
-from .. import embeddings, revisions
+from .. import embeddings, passages, revisions
 from ..fields import UPDATABLE
 from ..jobs import graph_changed
 from ..models import CausalEdge, Memory, Relation
-from ..texts import content_hash, embedding_text
+from ..texts import content_hash
 from ..validation import validate_memory_input
 from .create import unique_content_guard
 from .edges import edge_create, edge_delete
@@ -65,12 +65,16 @@ def memory_update(
         # The hash is of the content alone (a document's first chunk holds the whole
         # document's); a title change keeps it, so it can never meet another row's hash.
         memory.content_hash = content_hash(memory.content)
-    if "content" in after or "title" in after:
-        memory.embedding = embeddings.embed_texts([embedding_text(memory.title, memory.content)])[0]
+    reembedded = "content" in after or "title" in after
+    if reembedded:
+        vectors, passage_rows = passages.embed_memories([memory])
+        memory.embedding = vectors[0]
         memory.embedding_model = embeddings.model_name()
     memory.updated_at = timezone.now()
     with unique_content_guard():
         memory.save()
+    if reembedded:
+        passages.save_passages([memory], passage_rows)
     if "tags" in after:
         ids = tag_ids(checked.tags)
         memory.tags.set([ids[t] for t in checked.tags])
@@ -139,10 +143,11 @@ def memories_reembed(*, memories, actor: revisions.Actor = None, door: str = "sy
     model_name = embeddings.model_name()
     for start in range(0, len(rows), settings.EMBEDDING_BATCH_SIZE * 4):
         batch = rows[start : start + settings.EMBEDDING_BATCH_SIZE * 4]
-        vectors = embeddings.embed_texts([embedding_text(m.title, m.content) for m in batch])
+        vectors, passage_rows = passages.embed_memories(batch)
         for memory, vector in zip(batch, vectors, strict=True):
             memory.embedding, memory.embedding_model = vector, model_name
         Memory.objects.bulk_update(batch, ["embedding", "embedding_model"])
+        passages.save_passages(batch, passage_rows)
     return len(rows)
 
 

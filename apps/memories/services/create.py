@@ -15,12 +15,12 @@ from django.utils import timezone
 
 from apps.core.exceptions import ValidationFailed
 
-from .. import embeddings, nearest, revisions
+from .. import embeddings, nearest, passages, revisions
 from ..chunking import chunk_markdown
 from ..jobs import graph_changed
-from ..models import CONTENT_UNIQUE, CausalEdge, Memory, Namespace, Relation
+from ..models import CONTENT_UNIQUE, CausalEdge, Memory, Namespace, Passage, Relation
 from ..tags import infer_tags
-from ..texts import content_hash, embedding_text
+from ..texts import content_hash
 from ..validation import MemoryInput, validate_memory_input
 from .tags import tag_ids
 
@@ -181,7 +181,7 @@ def _create_many(
         rows = _plan_rows(idx, inp, digest, namespace, inp.tags + inferred, now, chunk=chunk)
         plans[idx] = (inferred, rows)
     every_row = [p for _, rows in plans.values() for p in rows]
-    encoded = _vectors_for(every_row, vectors)
+    encoded, passage_rows = _vectors_for(every_row, vectors)
     for p, vector in zip(every_row, encoded, strict=True):
         p.row.embedding = vector
         p.row.embedding_model = model_name
@@ -219,6 +219,7 @@ def _create_many(
             # GIN-indexed), so each memory also entered the HNSW index twice.
             _attach_tags(planned)
             Memory.objects.bulk_create([p.row for p in planned], batch_size=500)
+        passages.save_passages([p.row for p in planned], passage_rows)
         changes = revisions.states_for_created([(p.row, p.tags) for p in planned])
 
         edges = _chunk_edges(planned)
@@ -257,25 +258,27 @@ def _create_many(
     return results  # type: ignore[return-value]
 
 
-def _vectors_for(planned: list[_Planned], given: np.ndarray | None) -> np.ndarray:
+def _vectors_for(
+    planned: list[_Planned], given: np.ndarray | None
+) -> tuple[np.ndarray, list[Passage]]:
     """The embedding of every planned row: given per item (a row that is an item's only
-    chunk takes its item's vector), the rest from the encoder in one batch."""
+    chunk takes its item's vector), the rest from the encoder in one batch, which also gives
+    their passages. Rows that came with a vector get no passages here (the caller brought
+    vectors to spare the encoder); `manage.py backfill_passages` adds them."""
     counts: dict[int, int] = {}
     for p in planned:
         counts[p.item] = counts.get(p.item, 0) + 1
     missing = [i for i, p in enumerate(planned) if given is None or counts[p.item] > 1]
-    encoded = embeddings.embed_texts(
-        [embedding_text(planned[i].row.title, planned[i].row.content) for i in missing]
-    )
+    encoded, passage_rows = passages.embed_memories([planned[i].row for i in missing])
     if given is None:
-        return encoded
+        return encoded, passage_rows
     out = np.empty((len(planned), given.shape[1]), dtype=np.float32)
     for i, p in enumerate(planned):
         if counts[p.item] == 1:
             out[i] = given[p.item]
     for i, vector in zip(missing, encoded, strict=True):
         out[i] = vector
-    return out
+    return out, passage_rows
 
 
 # Identical writers queue on one advisory lock per (namespace, bucket of content hashes), so the

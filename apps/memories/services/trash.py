@@ -17,7 +17,7 @@ from django.utils.dateparse import parse_datetime
 
 from apps.core.exceptions import ValidationFailed
 
-from .. import revisions
+from .. import passages, revisions
 from ..jobs import graph_changed
 from ..models import CausalEdge, Memory
 from .tags import tag_ids
@@ -74,6 +74,7 @@ def memory_undelete(
         },
     )
     memory.save(force_insert=True)
+    passages.store_passages([memory])  # deleted with the memory; written again from its text
     ids = tag_ids(entry.tags)
     memory.tags.set([ids[name] for name in entry.tags])
 

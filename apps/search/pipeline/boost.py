@@ -3,10 +3,12 @@ range the query itself names. Each takes and returns a list of Ranked, in the sa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from apps.search.types import Ranked
+
+from .coactivate import natural_key, reaches
 
 DECAY_WEIGHT = 0.2
 PAGERANK_WEIGHT = 0.1
@@ -40,6 +42,54 @@ def question_turns(items: Sequence[Ranked], factor: float = QUESTION_FACTOR) -> 
         r.rescored(r.score * factor, ("question", factor), reason="question") if r.asks else r
         for r in items
     ]
+
+
+def answer_turns(
+    items: Sequence[Ranked],
+    temporal: Mapping[str, Iterable[str]],
+    factor: float = QUESTION_FACTOR,
+) -> list[Ranked]:
+    """The turn right after a question, in the same dialog session, gains what the question
+    lost to `question_turns`: (1 / factor - 1) x the question's score. "Cool! What type of
+    music do you play?" matches a question about the music; its answer is the next turn. Only
+    memories the query reaches on its own gain (a lexical match or a cosine at the floor), and
+    a question does not pass its loss on to another question."""
+    if factor <= 0 or factor >= 1:
+        return list(items)
+    asking = [r for r in items if r.asks and r.score > 0 and r.external_id]
+    if not asking:
+        return list(items)
+    by_id = {r.id: r for r in items}
+    share = 1.0 / factor - 1.0
+    gains: dict[str, float] = {}
+    for question in asking:
+        answer = _next_turn(question, temporal, by_id)
+        if answer is not None and not answer.asks and reaches(answer):
+            gains[answer.id] = gains.get(answer.id, 0.0) + share * question.score
+    return [
+        r.rescored(r.score + gains[r.id], ("answer", gains[r.id]), reason="answer")
+        if r.id in gains
+        else r
+        for r in items
+    ]
+
+
+def _next_turn(
+    r: Ranked, temporal: Mapping[str, Iterable[str]], by_id: Mapping[str, Ranked]
+) -> Ranked | None:
+    """The turn just after `r` in its session: a temporal neighbour with the same timestamp
+    and a later external id (an imported dialog session)."""
+    own = natural_key(r.external_id)
+    for key in temporal.get(r.id, ()):
+        n = by_id.get(key)
+        if (
+            n
+            and n.created_at == r.created_at
+            and n.external_id
+            and natural_key(n.external_id) > own
+        ):
+            return n
+    return None
 
 
 def decay_factor(stability: float) -> float:

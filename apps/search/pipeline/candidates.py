@@ -144,7 +144,8 @@ def gather(
         cosines["feedback"] = second
     if query_vector is not None and vector is not None and query_vector is not vector:
         cosines["query_similarity"] = query_vector
-    rows = timer("fetch", retrieve.fetch_rows, pool, plan, vector, cosines)
+    with_passages = on("passages") and use_semantic
+    rows = timer("fetch", retrieve.fetch_rows, pool, plan, vector, cosines, with_passages)
     temporal: dict[str, tuple[str, ...]] = {}
     surrounding: dict[str, tuple[str, ...]] = {}  # the context stage's window of turns
     if (on("context") or on("coactivation")) and rows:
@@ -160,7 +161,9 @@ def gather(
             dict.fromkeys(n for k in pool for n in surrounding.get(k, ()) if n not in rows)
         )
         if extra:
-            rows.update(timer("fetch", retrieve.fetch_rows, extra, plan, vector, cosines))
+            rows.update(
+                timer("fetch", retrieve.fetch_rows, extra, plan, vector, cosines, with_passages)
+            )
     ranks: dict[str, dict[str, int]] = {k: {} for k in rows}
     raw: dict[str, dict[str, float]] = {
         k: {"_lexical": r["lexical"], "_similarity": r["similarity"]} for k, r in rows.items()
@@ -168,6 +171,8 @@ def gather(
     for name in cosines:
         for k, r in rows.items():
             raw[k]["_" + name] = r[name]
+    if with_passages:
+        _best_passage(raw, rows, own_vector_only="query_similarity" not in cosines)
     for strategy, hits in lists.items():
         for rank, (key, score) in enumerate(hits, start=1):
             if key in rows:
@@ -212,6 +217,17 @@ def _feedback_vector(vector: np.ndarray, seeds: Mapping[str, float]) -> np.ndarr
     """The query moved towards the first hits (the graph seeds: the best few of each list)."""
     vectors = retrieve.fetch_embeddings(list(seeds))
     return feedback.feedback_vector(vector, [vectors[k] for k in seeds if k in vectors])
+
+
+def _best_passage(raw: dict, rows: dict, own_vector_only: bool) -> None:
+    """A memory's semantic evidence is its own cosine or its best passage's, whichever is
+    higher (apps/memories/passages.py). The confidence estimate keeps reading the whole
+    memory's cosine to the query's own vector (it was calibrated on that): when the semantic
+    strategies match the query's own vector, that cosine is kept as "_query_similarity"."""
+    for k, r in rows.items():
+        if own_vector_only:
+            raw[k]["_query_similarity"] = r["similarity"]
+        raw[k]["_similarity"] = max(r["similarity"], r.get("passage", 0.0))
 
 
 def _ranked(key: str, row: dict, score: float, ranks: dict, raw: dict) -> Ranked:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from apps.search.types import Ranked
 
@@ -24,6 +25,7 @@ MAX_GAP = timedelta(hours=2)
 _DIGITS = re.compile(r"(\d+)")
 
 
+@lru_cache(maxsize=65536)  # external ids repeat from search to search; the split is not free
 def natural_key(text: str | None) -> tuple:
     parts = _DIGITS.split(text or "")
     return tuple(int(p) if p.isdigit() else p for p in parts)
@@ -108,8 +110,9 @@ def spread(
 def reached_by_query(items: Sequence[Ranked]) -> set[str]:
     """Memories the query reaches on its own: a lexical match or a cosine at the semantic
     floor (not only fetched as some hit's neighbour)."""
-    return {
-        r.id
-        for r in items
-        if r.raw.get("_lexical", 0.0) > 0 or r.raw.get("_similarity", 0.0) >= SEMANTIC_MIN
-    }
+    return {r.id for r in items if reaches(r)}
+
+
+def reaches(r: Ranked) -> bool:
+    """Whether the query reaches this memory on its own (see reached_by_query)."""
+    return r.raw.get("_lexical", 0.0) > 0 or r.raw.get("_similarity", 0.0) >= SEMANTIC_MIN

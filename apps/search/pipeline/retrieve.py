@@ -25,7 +25,7 @@ from apps.search.types import Hit, Ranked
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
 from memoryhub.db_router import read_connection as connection
 
-from .scope import MEMORY, MEMORY_TAGS, TAG, Scope, uuid_array
+from .scope import MEMORY, MEMORY_TAGS, PASSAGE, TAG, Scope, uuid_array
 
 K1 = 1.2
 B = 0.4
@@ -229,6 +229,11 @@ def semantic_search(
 # computed on the stored float vectors.
 HNSW_ORDER = nearest.order_by("m.embedding", "%s::vector", walk_index=True)
 COSINE = "coalesce(1 - (m.embedding <=> %s::vector), 0)"
+# A memory's best passage (apps/memories/passages.py) by cosine; 0 without passages.
+PASSAGE_COSINE = (
+    f"coalesce((SELECT max(1 - (p.embedding <=> %s::vector)) FROM {PASSAGE} p "
+    "WHERE p.memory_id = m.id), 0)"
+)
 
 
 def hnsw_nearest(scope: Scope, literal: str, limit: int, ef_search: int) -> list[tuple[str, float]]:
@@ -298,12 +303,15 @@ def fetch_rows(
     plan: LexicalPlan | None,
     vector: np.ndarray | None = None,
     cosines: Mapping[str, np.ndarray] | None = None,
+    passages: bool = False,
 ) -> dict[str, dict]:
     """Everything the re-rankers need for each candidate, plus its lexical score and its
     cosine similarity to the query, both computed in the database (so memories found by one
     strategy still carry the other's evidence, without shipping embeddings around).
     `cosines` names more vectors (the feedback vector, the query's own when the semantic
-    strategies match a focused one); each row carries its cosine to each under that name."""
+    strategies match a focused one); each row carries its cosine to each under that name.
+    `passages`: each row also carries "passage", the best cosine of its passages to `vector`
+    (0 for a memory without passages)."""
     if not ids:
         return {}
     score, score_params = plan.score_sql() if plan else ("0.0", [])
@@ -313,6 +321,10 @@ def fetch_rows(
     names = list(cosines or {})
     extra = "".join(f", {COSINE}" for _ in names)
     extra_params = [nearest.vector_literal(cosines[name]) for name in names]
+    if passages and vector is not None:
+        names.append("passage")
+        extra += f", {PASSAGE_COSINE}"
+        extra_params.append(sim_params[0])
     sql = (
         "SELECT m.id::text, m.created_at, m.external_id, m.file_path, m.tier, m.importance, "
         "m.stability, m.pagerank_score, "

@@ -11,6 +11,7 @@ from apps.memories.models import Memory
 MEMORY = Memory._meta.db_table
 MEMORY_TAGS = Memory.tags.through._meta.db_table
 TAG = Memory.tags.field.related_model._meta.db_table
+PASSAGE = Memory.passages.rel.related_model._meta.db_table
 
 
 def uuid_array(ids) -> str:

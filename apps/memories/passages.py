@@ -1,0 +1,144 @@
+"""Passages: the sentences of a memory that says several things, each with a vector of its own.
+
+A memory's vector is the mean of everything it says. A dialog turn such as "Thanks, Caroline!
+It was tough, but I'm doing ok. Been reading that book you recommended" answers a question
+about the book with one sentence of three, and its whole-turn cosine to that question is
+diluted by the other two. Search takes a memory's best passage cosine next to its own
+(apps/search/pipeline/retrieve.py, fetch_rows). A memory of one sentence has no passages: its
+own vector is that sentence's.
+
+A passage's vector comes from the same model call as the memory's own (late chunking,
+apps/memories/embeddings.py): the mean of its tokens' outputs, read in the whole text. A
+leading label ("Caroline: ", "Decision: ") and a title belong to every sentence after them, so
+their tokens are part of each passage; a bracketed aside ("[shares a photo of a sunset]") is a
+passage of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+from django.db import transaction
+
+from . import embeddings
+from .models import Memory, Passage
+from .texts import embedding_text
+
+MAX_PASSAGES = 8  # longer texts: neighbouring sentences share a passage
+MIN_CHARS = 4  # shorter fragments ("Ok.", "Hi!") are no passage of their own
+
+_LABEL = re.compile(r"^\s*([^:\n\[\]]{1,40}):\s+")
+_SPLIT = re.compile(r"(?<=[.!?])\s+|\s*\[|\]\s*|\n+")
+
+
+def passage_spans(title: str, content: str) -> list[embeddings.Span]:
+    """The passages of a memory as character spans of embedding_text(title, content), each with
+    the end of the context they share; [] when the memory is a single sentence."""
+    offset = len(embedding_text(title, content)) - len(content)  # a title in front
+    label = _LABEL.match(content)
+    body_start = label.end() if label else 0
+    parts = []
+    at = body_start
+    for gap in _SPLIT.finditer(content, body_start):
+        parts.append((at, gap.start()))
+        at = gap.end()
+    parts.append((at, len(content)))
+    parts = [_stripped(content, a, b) for a, b in parts]
+    parts = [(a, b) for a, b in parts if b - a >= MIN_CHARS]
+    if len(parts) <= 1:
+        return []
+    if len(parts) > MAX_PASSAGES:  # merge neighbours into MAX_PASSAGES groups of similar size
+        size = -(-len(parts) // MAX_PASSAGES)
+        parts = [
+            (parts[i][0], parts[min(i + size, len(parts)) - 1][1])
+            for i in range(0, len(parts), size)
+        ]
+    context_end = offset + body_start
+    return [(context_end, offset + a, offset + b) for a, b in parts]
+
+
+def passage_texts(title: str, content: str) -> list[str]:
+    """The passages as text: each with the context in front ("Caroline: I felt powerful")."""
+    text = embedding_text(title, content)
+    return [text[:c] + text[a:b] for c, a, b in passage_spans(title, content)]
+
+
+def _stripped(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def embed_memories(memories: Sequence[Memory]) -> tuple[np.ndarray, list[Passage]]:
+    """The vectors of `memories` (their current text) and their unsaved passages, from one
+    encoder call."""
+    spans = [passage_spans(m.title, m.content) for m in memories]
+    vectors, found = embeddings.embed_with_passages(
+        [embedding_text(m.title, m.content) for m in memories], spans
+    )
+    return vectors, _rows(memories, found)
+
+
+def _rows(memories: Sequence[Memory], found: Sequence[embeddings.PassageVectors]) -> list[Passage]:
+    return [
+        Passage(memory=m, position=i, embedding=vector)
+        for m, own in zip(memories, found, strict=True)
+        for i, vector in enumerate(own)
+        if vector is not None
+    ]
+
+
+def plan_passages(memories: Sequence[Memory]) -> list[Passage]:
+    """Unsaved passages of `memories`, for memories whose own vector is known already (the
+    encoder still reads each whole text once: passages are pooled from it)."""
+    several = [m for m in memories if passage_spans(m.title, m.content)]
+    return embed_memories(several)[1] if several else []
+
+
+def save_passages(memories: Sequence[Memory], passages: Sequence[Passage]) -> None:
+    """Replace the stored passages of `memories` with `passages` (those of other memories
+    are left out)."""
+    keep = {m.pk for m in memories}
+    with transaction.atomic():
+        Passage.objects.filter(memory__in=list(keep)).delete()
+        Passage.objects.bulk_create([p for p in passages if p.memory.pk in keep], batch_size=500)
+
+
+def store_passages(memories: Sequence[Memory]) -> int:
+    """Embed and store the passages of `memories` (saved rows); returns how many."""
+    if not memories:
+        return 0
+    rows = plan_passages(memories)
+    save_passages(memories, rows)
+    return len(rows)
+
+
+def backfill(namespace_id: int | None = None, *, batch_size: int = 200, progress=None) -> int:
+    """Store the passages of memories that have none (written before passages existed);
+    returns how many passages were added. Batches in id order, each its own transaction, so
+    a stopped run keeps what it did and a new run goes on (single-sentence memories, which
+    have no passages, are read again and skipped). `progress(done, total)` after each batch."""
+    rows = Memory.objects.filter(passages__isnull=True)
+    if namespace_id is not None:
+        rows = rows.filter(namespace_id=namespace_id)
+    total = rows.count()
+    done = added = 0
+    last = None
+    while True:
+        page = rows.order_by("id").only("id", "title", "content")
+        if last is not None:
+            page = page.filter(id__gt=last)
+        batch = list(page[:batch_size])
+        if not batch:
+            return added
+        last = batch[-1].id
+        planned = plan_passages(batch)
+        save_passages({p.memory for p in planned}, planned)
+        added += len(planned)
+        done += len(batch)
+        if progress:
+            progress(done, max(total, done))
