@@ -263,8 +263,9 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
 
 
 def _pool_spans(hidden: np.ndarray, offsets, spans: list[Span]) -> PassageVectors:
-    """The mean of the outputs of each span's tokens and its context's (special tokens, whose
-    offsets are empty, are left out)."""
+    """Each span's vector: the mean of the outputs of its tokens, its context's and the special
+    tokens' (whose offsets are empty), so a passage is pooled as a whole text is. A token is
+    the span's when it lies inside it; the context is every token that ends by context_end."""
     starts = np.array([a for a, _ in offsets])
     ends = np.array([b for _, b in offsets])
     real = ends > starts
@@ -275,7 +276,8 @@ def _pool_spans(hidden: np.ndarray, offsets, spans: list[Span]) -> PassageVector
         if not own.any():  # cut off by truncation
             found.append(None)
             continue
-        chosen = own | (real & (ends <= context_end))
+        # As the whole text is pooled: [CLS], the shared context, the passage, [SEP].
+        chosen = own | ~real | (ends <= context_end)
         found.append(_unit(tokens[chosen].mean(axis=0)).astype(np.float32))
     return found
 

@@ -109,3 +109,37 @@ def test_editing_a_memory_rewrites_its_passages(remember):
     assert Passage.objects.filter(memory=memory).count() == 2
     memory_update(memory=memory, content="One sentence only now")
     assert not Passage.objects.filter(memory=memory).exists()
+
+
+@pytest.mark.django_db
+def test_passage_vectors_come_from_the_memorys_own_model_call(embedding_model):
+    """Late chunking: one forward pass gives the memory's vector (unchanged) and a vector per
+    sentence that still means that sentence, with the speaker label in front."""
+    import numpy as np
+
+    from apps.memories import embeddings
+    from apps.memories.passages import embed_memories
+
+    memory = Memory(title="", content=DIALOG[0])
+    vectors, rows = embed_memories([memory])
+    alone = embeddings.embed_texts([DIALOG[0], *passage_texts("", DIALOG[0])])
+    assert float(np.dot(vectors[0], alone[0])) == pytest.approx(1.0, abs=1e-5)
+    assert [p.position for p in rows] == [0, 1, 2, 3]
+    sentences = alone[1:]
+    for i, passage in enumerate(rows):  # each is nearest to its own sentence embedded alone
+        cosines = sentences @ passage.embedding
+        assert int(np.argmax(cosines)) == i and cosines[i] > 0.6
+    painting = embeddings.embed_query("painted the sunrise over the lake")
+    cosines = [float(np.dot(p.embedding, painting)) for p in rows]
+    assert max(cosines) == cosines[2] and cosines[2] > float(np.dot(vectors[0], painting))
+
+
+@pytest.mark.django_db
+def test_sentences_cut_off_by_the_models_length_limit_get_no_passage(embedding_model):
+    from apps.memories.passages import embed_memories
+
+    long_text = "Note: " + " ".join(f"Sentence {i} talks about topic {i}." for i in range(200))
+    _, rows = embed_memories([Memory(title="", content=long_text)])
+    # 200 sentences are grouped into 8 passages; the model reads the first 256 tokens only.
+    assert 1 <= len(rows) < MAX_PASSAGES
+    assert [p.position for p in rows] == list(range(len(rows)))
