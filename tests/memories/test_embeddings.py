@@ -90,3 +90,28 @@ def test_unknown_query_backend_is_refused(settings):
     settings.EMBEDDING_QUERY_BACKEND = "tensorflow"
     with pytest.raises(EmbeddingModelError, match="EMBEDDING_QUERY_BACKEND"):
         embed_query("which backend?")
+
+
+@pytest.mark.parametrize("backend", ["torch", "onnx", "onnx-int8"])
+def test_every_backend_gives_passage_vectors_with_the_texts_own(settings, backend):
+    """Passages come with their text's vector from one call on every backend (torch, which
+    has no token outputs here, encodes them alone), in the caller's order, batched or not."""
+    from apps.memories.embeddings import embed_with_passages
+    from apps.memories.passages import passage_spans, passage_texts
+
+    settings.EMBEDDING_BACKEND = backend
+    texts = [TEXTS[1], TEXTS[4], "Ana: First I fixed the tap. Then I painted the fence."]
+    spans = [passage_spans("", t) for t in texts]
+    assert [len(s) for s in spans] == [0, 3, 2]
+    vectors, passages = embed_with_passages(texts, spans)  # small: through the batcher
+    assert np.allclose(vectors, embed_texts(texts), atol=1e-4)
+    assert [len(p) for p in passages] == [0, 3, 2]
+    fence = embed_query("painting the fence")
+    fixed, painted = passages[2]
+    assert float(painted @ fence) > max(float(fixed @ fence), float(vectors[2] @ fence))
+    alone = embed_texts(passage_texts("", texts[2]))
+    assert float(alone[1] @ painted) > 0.7
+    big_vectors, big_passages = embed_with_passages(texts * 3, spans * 3)  # the batch path
+    assert np.allclose(big_vectors[:3], vectors, atol=1e-4)
+    for got, want in zip(big_passages[2], passages[2], strict=True):
+        assert float(got @ want) > 0.999

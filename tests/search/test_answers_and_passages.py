@@ -125,10 +125,9 @@ def test_passage_vectors_come_from_the_memorys_own_model_call(embedding_model):
     alone = embeddings.embed_texts([DIALOG[0], *passage_texts("", DIALOG[0])])
     assert float(np.dot(vectors[0], alone[0])) == pytest.approx(1.0, abs=1e-5)
     assert [p.position for p in rows] == [0, 1, 2, 3]
-    sentences = alone[1:]
-    for i, passage in enumerate(rows):  # each is nearest to its own sentence embedded alone
-        cosines = sentences @ passage.embedding
-        assert int(np.argmax(cosines)) == i and cosines[i] > 0.6
+    for passage, sentence in zip(rows, alone[1:], strict=True):
+        # Each passage means its sentence (embedded alone) better than the whole turn does.
+        assert float(sentence @ passage.embedding) > float(sentence @ vectors[0]) + 0.05
     painting = embeddings.embed_query("painted the sunrise over the lake")
     cosines = [float(np.dot(p.embedding, painting)) for p in rows]
     assert max(cosines) == cosines[2] and cosines[2] > float(np.dot(vectors[0], painting))
