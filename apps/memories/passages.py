@@ -105,7 +105,13 @@ def save_passages(memories: Sequence[Memory], passages: Sequence[Passage]) -> No
     keep = {m.pk for m in memories}
     with transaction.atomic():
         Passage.objects.filter(memory__in=list(keep)).delete()
-        Passage.objects.bulk_create([p for p in passages if p.memory.pk in keep], batch_size=500)
+        add_passages(memories, passages)
+
+
+def add_passages(memories: Sequence[Memory], passages: Sequence[Passage]) -> None:
+    """Store the passages of `memories` just created (they have none to replace)."""
+    keep = {m.pk for m in memories}
+    Passage.objects.bulk_create([p for p in passages if p.memory.pk in keep], batch_size=500)
 
 
 def store_passages(memories: Sequence[Memory]) -> int:

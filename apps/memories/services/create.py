@@ -219,7 +219,7 @@ def _create_many(
             # GIN-indexed), so each memory also entered the HNSW index twice.
             _attach_tags(planned)
             Memory.objects.bulk_create([p.row for p in planned], batch_size=500)
-        passages.save_passages([p.row for p in planned], passage_rows)
+        passages.add_passages([p.row for p in planned], passage_rows)
         changes = revisions.states_for_created([(p.row, p.tags) for p in planned])
 
         edges = _chunk_edges(planned)
