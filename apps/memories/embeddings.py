@@ -292,6 +292,9 @@ class _Batcher:
         self.queue: queue.SimpleQueue[tuple[list[str], list | None, Future]] = queue.SimpleQueue()
         threading.Thread(target=self._loop, name="embedding-batcher", daemon=True).start()
 
+    def submit(self, texts: list[str]) -> np.ndarray:
+        return self.submit_nowait(texts).result()
+
     def submit_nowait(self, texts: list[str], spans: list[list[Span]] | None = None) -> Future:
         """The future's result: the vectors, or (vectors, passage vectors) when `spans` given."""
         future: Future = Future()
@@ -362,7 +365,18 @@ def embed_texts(texts: Sequence[str], *, batch_size: int | None = None) -> np.nd
 
 
 def _encode(conf: EncoderSettings, texts: Sequence[str], batch_size: int | None) -> np.ndarray:
-    return _encode_spans(conf, texts, None, batch_size)[0]
+    if not texts:
+        return np.zeros((0, conf.dim), dtype=np.float32)
+    encoder, batcher = _load(conf)
+    if len(texts) <= SMALL_CALL:
+        vectors = batcher.submit(list(texts))
+    else:
+        vectors = encoder.encode(
+            list(texts),
+            batch_size=batch_size or conf.batch_size,
+            threads=_threads(conf.batch_threads),
+        )
+    return np.asarray(vectors, dtype=np.float32)
 
 
 def embed_with_passages(
@@ -370,31 +384,21 @@ def embed_with_passages(
 ) -> tuple[np.ndarray, list[PassageVectors]]:
     """embed_texts, and for each text a vector per span from the same model call (late
     chunking): what the write path stores for a memory and its passages."""
-    return _encode_spans(EncoderSettings.current(), texts, spans, batch_size)
-
-
-def _encode_spans(
-    conf: EncoderSettings,
-    texts: Sequence[str],
-    spans: Sequence[Sequence[Span]] | None,
-    batch_size: int | None,
-) -> tuple[np.ndarray, list[PassageVectors]]:
-    """Small calls go through the batcher, larger ones are a batch of their own. Without
-    `spans` the passage list is empty."""
+    conf = EncoderSettings.current()
+    spans = [list(own) for own in spans]
     if not texts:
         return np.zeros((0, conf.dim), dtype=np.float32), []
     encoder, batcher = _load(conf)
-    own = [list(s) for s in spans] if spans is not None else [[] for _ in texts]
     if len(texts) <= SMALL_CALL:
-        vectors, passages = batcher.submit_nowait(list(texts), own).result()
+        vectors, passages = batcher.submit_nowait(list(texts), spans).result()
     else:
         vectors, passages = encoder.encode_spans(
             list(texts),
-            own,
+            spans,
             batch_size=batch_size or conf.batch_size,
             threads=_threads(conf.batch_threads),
         )
-    return np.asarray(vectors, dtype=np.float32), passages if spans is not None else []
+    return np.asarray(vectors, dtype=np.float32), passages
 
 
 class _QueryVectors:

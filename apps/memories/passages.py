@@ -73,13 +73,10 @@ def _stripped(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def embed_memories(
-    memories: Sequence[Memory], spans: Sequence[list[embeddings.Span]] | None = None
-) -> tuple[np.ndarray, list[Passage]]:
+def embed_memories(memories: Sequence[Memory]) -> tuple[np.ndarray, list[Passage]]:
     """The vectors of `memories` (their current text) and their unsaved passages, from one
-    encoder call (`spans`: their passage_spans, when the caller has them already)."""
-    if spans is None:
-        spans = [passage_spans(m.title, m.content) for m in memories]
+    encoder call."""
+    spans = [passage_spans(m.title, m.content) for m in memories]
     vectors, found = embeddings.embed_with_passages(
         [embedding_text(m.title, m.content) for m in memories], spans
     )
@@ -98,10 +95,8 @@ def _rows(memories: Sequence[Memory], found: Sequence[embeddings.PassageVectors]
 def plan_passages(memories: Sequence[Memory]) -> list[Passage]:
     """Unsaved passages of `memories`, for memories whose own vector is known already (the
     encoder still reads each whole text once: passages are pooled from it)."""
-    several = [(m, spans) for m in memories if (spans := passage_spans(m.title, m.content))]
-    if not several:
-        return []
-    return embed_memories([m for m, _ in several], [spans for _, spans in several])[1]
+    several = [m for m in memories if passage_spans(m.title, m.content)]
+    return embed_memories(several)[1] if several else []
 
 
 def save_passages(memories: Sequence[Memory], passages: Sequence[Passage]) -> None:
