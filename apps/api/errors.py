@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 from apps.core.exceptions import NotFound, PermissionDenied, ValidationFailed
+from apps.memories.embeddings import EmbeddingTimeout
 from memoryhub.pg_backend.base import ServerMarkedDown
 
 logger = logging.getLogger(__name__)
@@ -64,6 +65,13 @@ def api_exception_handler(exc: Exception, context: dict) -> Response | None:
         logger.warning("database unavailable: %s", exc, exc_info=None if known_down else exc)
         return Response(
             {"detail": "The database is briefly unavailable; retry in a few seconds."},
+            status=503,
+            headers={"Retry-After": "5"},
+        )
+    if isinstance(exc, EmbeddingTimeout):  # the encoder is swamped: nothing was written
+        logger.warning("embedding timed out: %s", exc)
+        return Response(
+            {"detail": "The embedding model is busy; retry in a few seconds."},
             status=503,
             headers={"Retry-After": "5"},
         )

@@ -20,6 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from apps.access.models import ApiToken
 from apps.access.services import token_authenticate
 from apps.core.exceptions import NotFound, PermissionDenied, ValidationFailed
+from apps.memories.embeddings import EmbeddingTimeout
 from memoryhub import db_router
 
 T = TypeVar("T")
@@ -74,6 +75,8 @@ async def run_sync(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         raise ToolError(str(exc)) from exc
     except (OperationalError, InterfaceError) as exc:
         raise ToolError("The database is briefly unavailable; retry in a few seconds.") from exc
+    except EmbeddingTimeout as exc:
+        raise ToolError("The embedding model is busy; retry in a few seconds.") from exc
 
 
 async def current_token(ctx: Context) -> ApiToken:

@@ -30,12 +30,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import logging
 import os
 import queue
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +45,8 @@ import numpy as np
 from django.conf import settings
 
 from . import onnx_export
+
+logger = logging.getLogger(__name__)
 
 BACKENDS = ("torch", "onnx", "onnx-int8")
 
@@ -283,51 +287,88 @@ def _pool_spans(hidden: np.ndarray, offsets, spans: list[Span]) -> PassageVector
 
 
 class _Batcher:
-    """One thread per process that encodes the small requests queued meanwhile as one batch."""
+    """One thread per process that encodes the small requests queued meanwhile as one batch.
+
+    No caller may wait forever: whatever the encoder raises (even a BaseException, which would
+    end the thread) goes to the futures of the jobs it held; a thread that stopped anyway is
+    replaced on the next submit; and callers wait at most EMBEDDING_RESULT_TIMEOUT_S."""
 
     def __init__(self, encoder, conf: EncoderSettings):
         self.encoder = encoder
         self.threads = _threads(conf.query_threads)
         self.window = conf.batch_window_ms / 1000
         self.queue: queue.SimpleQueue[tuple[list[str], list | None, Future]] = queue.SimpleQueue()
-        threading.Thread(target=self._loop, name="embedding-batcher", daemon=True).start()
+        self._guard = threading.Lock()
+        self._thread = self._start()
+
+    def _start(self) -> threading.Thread:
+        thread = threading.Thread(target=self._loop, name="embedding-batcher", daemon=True)
+        thread.start()
+        return thread
 
     def submit(self, texts: list[str]) -> np.ndarray:
-        return self.submit_nowait(texts).result()
+        return wait_for(self.submit_nowait(texts))
 
     def submit_nowait(self, texts: list[str], spans: list[list[Span]] | None = None) -> Future:
         """The future's result: the vectors, or (vectors, passage vectors) when `spans` given."""
+        if not self._thread.is_alive():
+            with self._guard:
+                if not self._thread.is_alive():
+                    logger.error("the embedding batcher thread had stopped; starting another")
+                    self._thread = self._start()
         future: Future = Future()
         self.queue.put((texts, spans, future))
         return future
 
     def _loop(self) -> None:
         while True:
-            jobs = [self.queue.get()]
-            if self.window:
-                with contextlib.suppress(queue.Empty):
-                    jobs.append(self.queue.get(timeout=self.window))
-            while len(jobs) < BATCHER_MAX:
-                try:
-                    jobs.append(self.queue.get_nowait())
-                except queue.Empty:
-                    break
-            texts = [t for batch, _, _ in jobs for t in batch]
-            spans = [s for batch, own, _ in jobs for s in (own or [[] for _ in batch])]
+            jobs = self._take()
             try:
-                vectors, passages = self.encoder.encode_spans(
-                    texts, spans, batch_size=BATCHER_MAX, threads=self.threads
-                )
-            except Exception as exc:  # hand the error to every waiting caller
+                self._run(jobs)
+            except BaseException as exc:  # hand the error to every waiting caller, live on
+                error = exc if isinstance(exc, Exception) else EmbeddingModelError(repr(exc))
                 for _, _, future in jobs:
-                    future.set_exception(exc)
-                continue
-            start = 0
-            for batch, own, future in jobs:
-                end = start + len(batch)
-                part = vectors[start:end]
-                future.set_result(part if own is None else (part, passages[start:end]))
-                start = end
+                    if not future.done():
+                        future.set_exception(error)
+
+    def _take(self) -> list[tuple[list[str], list | None, Future]]:
+        jobs = [self.queue.get()]
+        if self.window:
+            with contextlib.suppress(queue.Empty):
+                jobs.append(self.queue.get(timeout=self.window))
+        while len(jobs) < BATCHER_MAX:
+            try:
+                jobs.append(self.queue.get_nowait())
+            except queue.Empty:
+                break
+        return jobs
+
+    def _run(self, jobs: list[tuple[list[str], list | None, Future]]) -> None:
+        texts = [t for batch, _, _ in jobs for t in batch]
+        spans = [s for batch, own, _ in jobs for s in (own or [[] for _ in batch])]
+        vectors, passages = self.encoder.encode_spans(
+            texts, spans, batch_size=BATCHER_MAX, threads=self.threads
+        )
+        start = 0
+        for batch, own, future in jobs:
+            end = start + len(batch)
+            part = vectors[start:end]
+            future.set_result(part if own is None else (part, passages[start:end]))
+            start = end
+
+
+class EmbeddingTimeout(EmbeddingModelError):
+    """The encoder gave no answer in time (overloaded or stuck): the request fails instead of
+    waiting forever."""
+
+
+def wait_for(future: Future):
+    """A batcher job's result, or EmbeddingTimeout after EMBEDDING_RESULT_TIMEOUT_S."""
+    timeout = float(settings.EMBEDDING_RESULT_TIMEOUT_S)
+    try:
+        return future.result(timeout=timeout)
+    except FutureTimeout:
+        raise EmbeddingTimeout(f"the embedding model gave no answer within {timeout:g} s") from None
 
 
 _lock = threading.Lock()
@@ -390,7 +431,7 @@ def embed_with_passages(
         return np.zeros((0, conf.dim), dtype=np.float32), []
     encoder, batcher = _load(conf)
     if len(texts) <= SMALL_CALL:
-        vectors, passages = batcher.submit_nowait(list(texts), spans).result()
+        vectors, passages = wait_for(batcher.submit_nowait(list(texts), spans))
     else:
         vectors, passages = encoder.encode_spans(
             list(texts),
@@ -431,6 +472,19 @@ class _QueryVectors:
 _query_vectors = _QueryVectors(1024)
 
 
+def _forget_after_fork() -> None:
+    """A forked child (Celery's prefork pool, a server that preloads) inherits the parent's
+    encoders but not their threads, neither the batcher's nor ONNX Runtime's pool: a job put
+    on such a batcher would never be answered. The child loads its own on first use."""
+    global _lock, _query_vectors
+    _lock = threading.Lock()
+    _loaded.clear()
+    _query_vectors = _QueryVectors(1024)
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
+
+
 def embed_query(text: str) -> np.ndarray:
     """One search query's vector (the query backend); repeated queries (deep-mode variants,
     retries) hit a small cache."""
@@ -456,7 +510,7 @@ def embed_queries_soon(texts: Sequence[str]) -> Callable[[], list[np.ndarray]]:
         vectors = _encode(conf, texts, None)
         return lambda: list(_remember(key, vectors))
     future = _load(conf)[1].submit_nowait(list(texts))
-    return lambda: list(_remember(key, future.result()))
+    return lambda: list(_remember(key, wait_for(future)))
 
 
 def _remember(key: tuple, vectors) -> tuple[np.ndarray, ...]:

@@ -261,6 +261,8 @@ EMBEDDING_QUERY_THREADS = env.int("EMBEDDING_QUERY_THREADS", default=1)
 EMBEDDING_BATCH_THREADS = env.int("EMBEDDING_BATCH_THREADS", default=0)
 # How long the shared query batcher waits for company before it encodes (0 = never waits).
 EMBEDDING_BATCH_WINDOW_MS = env.float("EMBEDDING_BATCH_WINDOW_MS", default=1.0)
+# The longest a request waits for the shared encoder before it fails (503) instead of hanging.
+EMBEDDING_RESULT_TIMEOUT_S = env.float("EMBEDDING_RESULT_TIMEOUT_S", default=120.0)
 
 # --- Write path -----------------------------------------------------------------------------
 MEMORY_MAX_CONTENT_CHARS = env.int("MEMORY_MAX_CONTENT_CHARS", default=100_000)

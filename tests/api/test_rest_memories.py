@@ -138,3 +138,22 @@ def test_limits_are_enforced_with_clear_errors(api, tokens, alpha, settings):
     )
     assert huge.status_code == 413 and "limit" in huge.json()["detail"]
     assert Memory.objects.count() == 0
+
+
+def test_a_stuck_embedding_model_answers_503_and_writes_nothing(
+    api, tokens, alpha, settings, monkeypatch
+):
+    """A write that cannot get its vector in EMBEDDING_RESULT_TIMEOUT_S fails fast with 503
+    and Retry-After instead of holding the connection forever; nothing half-written."""
+    import time
+
+    from apps.memories import embeddings
+
+    settings.EMBEDDING_RESULT_TIMEOUT_S = 0.3
+    monkeypatch.setattr(embeddings.get_model(), "encode_spans", lambda *a, **k: time.sleep(1.5))
+    before = Memory.objects.count()
+    response = alpha("/memories/", {"content": "A write that meets a stuck encoder."})
+    assert response.status_code == 503, response.text
+    assert response.headers["Retry-After"] == "5"
+    assert "embedding model is busy" in response.json()["detail"]
+    assert Memory.objects.count() == before

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 
-from apps.memories.embeddings import EmbeddingModelError, embed_query, embed_texts, model_info
+from apps.memories import embeddings
+from apps.memories.embeddings import (
+    EmbeddingModelError,
+    EmbeddingTimeout,
+    embed_query,
+    embed_texts,
+    model_info,
+)
 
 TEXTS = [
     "We decided to move the nightly backup to 02:00 UTC.",
@@ -115,3 +125,66 @@ def test_every_backend_gives_passage_vectors_with_the_texts_own(settings, backen
     assert np.allclose(big_vectors[:3], vectors, atol=1e-4)
     for got, want in zip(big_passages[2], passages[2], strict=True):
         assert float(got @ want) > 0.999
+
+
+def _stall_encoder(monkeypatch, effect):
+    """Make the loaded encoder's next calls do `effect` instead of encoding."""
+    encoder = embeddings.get_model()
+    monkeypatch.setattr(encoder, "encode_spans", lambda *a, **kw: effect())
+
+
+def test_an_encoder_that_dies_fails_its_callers_and_the_batcher_lives_on(settings, monkeypatch):
+    """A BaseException (here SystemExit) inside the encoder would end the batcher thread and
+    leave every later caller waiting forever; instead the callers get an error and the next
+    call is served."""
+    settings.EMBEDDING_BACKEND = "onnx"
+    expected = embed_texts(["the nightly backup moved to 02:00"])
+
+    def die():
+        raise SystemExit("killed mid-batch")
+
+    _stall_encoder(monkeypatch, die)
+    with pytest.raises(EmbeddingModelError, match="killed mid-batch"):
+        embed_texts(["the nightly backup moved to 02:00"])
+    monkeypatch.undo()
+    assert np.allclose(embed_texts(["the nightly backup moved to 02:00"]), expected, atol=1e-5)
+
+
+def test_a_stuck_encoder_times_out_instead_of_hanging(settings, monkeypatch):
+    settings.EMBEDDING_BACKEND = "onnx"
+    settings.EMBEDDING_RESULT_TIMEOUT_S = 0.3
+    embed_texts(["loaded"])
+    _stall_encoder(monkeypatch, lambda: time.sleep(1.5))
+    with pytest.raises(EmbeddingTimeout, match="no answer within 0.3 s"):
+        embed_texts(["a write that meets a stuck encoder"])
+
+
+def test_a_forked_child_embeds_with_its_own_encoder(settings):
+    """Celery's prefork pool forks a parent that may have loaded the model; the child has none
+    of the parent's threads, so it must load its own encoder instead of queueing jobs for a
+    batcher thread that does not exist there."""
+    settings.EMBEDDING_BACKEND = "onnx"
+    expected = embed_texts(["forked workers encode too"])[0]
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: encode, report, leave without running pytest's teardown
+        code = 1
+        try:
+            signal.alarm(60)
+            got = embed_texts(["forked workers encode too"])[0]
+            os.write(write, got.astype(np.float32).tobytes())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    deadline = time.monotonic() + 90
+    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0:
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child never got its vector")
+        time.sleep(0.1)
+    with os.fdopen(read, "rb") as pipe:
+        got = np.frombuffer(pipe.read(), dtype=np.float32)
+    assert os.waitstatus_to_exitcode(done[1]) == 0
+    assert np.allclose(got, expected, atol=1e-5)
