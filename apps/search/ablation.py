@@ -7,7 +7,7 @@ from .stages import STAGES
 
 RERANKERS = ["context", "entity_boost", "coactivation", "boosts", "mmr", "diversity"]
 # issue 11's additions: the reference rows stay plain retrievers
-EXTRAS = ["focus", "feedback", "session", "questions", "answers", "passages"]
+EXTRAS = ["focus", "feedback", "session", "questions", "answers", "passages", "time_answers"]
 
 # name -> (mode, disabled stages)
 REFERENCE_RUNS: dict[str, tuple[str, list[str]]] = {

@@ -26,6 +26,7 @@ STAGES: tuple[str, ...] = (
     "coactivation",  # top hits spread score to graph and temporal neighbours
     "session",  # memories of the sessions that match best rank higher
     "boosts",  # quality, decay (stability per tier), pagerank
+    "time_answers",  # a "when" question: memories that mention a time rank higher
     "diversity",  # at most N results per file
     "mmr",  # maximal marginal relevance, lambda per intent
     "confidence",  # evidence-gap flag

@@ -13,7 +13,7 @@ import numpy as np
 
 from apps.search.types import QueryAnalysis
 
-from .timeexpr import TimeOutOfRange, find_time_phrase, parse_time_expression
+from .timeexpr import ASKS_WHEN, TimeOutOfRange, find_time_phrase, parse_time_expression
 
 INTENT_EXAMPLES: dict[str, tuple[str, ...]] = {
     "lookup": (
@@ -217,4 +217,5 @@ def analyse_query(
         after=after,
         before=before,
         time_phrase=phrase,
+        asks_when=bool(ASKS_WHEN.match(text)),
     )

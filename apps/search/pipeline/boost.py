@@ -19,6 +19,12 @@ TIME_MATCH_BOOST = 0.5  # memories inside a time range the query itself mentions
 # context stage credits. It counts this much (locomo-dev: 25% of the turns end with "?", 13% of
 # the evidence turns, 30% of the wrong turns in the top 10 before this rule).
 QUESTION_FACTOR = 0.8
+# A question that asks for a time ("When did Caroline go to the support group?") is answered by
+# the turn that tells of the event and dates it ("I went to the support group yesterday"):
+# memories that mention a time gain this share (locomo-dev: 68-78% of the evidence turns of
+# such questions mention a time, 19-23% of the other turns in their top 10). The same lift as a
+# memory inside a time range the query names; 0.2 and 0.4 helped both halves as well.
+TIME_ANSWER_BOOST = TIME_MATCH_BOOST
 
 
 def entity_boost(
@@ -40,6 +46,16 @@ def question_turns(items: Sequence[Ranked], factor: float = QUESTION_FACTOR) -> 
     """Memories whose text is a question count `factor` of their score."""
     return [
         r.rescored(r.score * factor, ("question", factor), reason="question") if r.asks else r
+        for r in items
+    ]
+
+
+def time_answers(items: Sequence[Ranked], factor: float = TIME_ANSWER_BOOST) -> list[Ranked]:
+    """For a question that asks when: memories that mention a time gain `factor`."""
+    return [
+        r.rescored(r.score * (1.0 + factor), ("time_answer", 1.0 + factor), reason="time_answer")
+        if r.mentions_time
+        else r
         for r in items
     ]
 

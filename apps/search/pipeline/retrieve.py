@@ -25,6 +25,7 @@ from apps.search.types import Hit, Ranked
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
 from memoryhub.db_router import read_connection as connection
 
+from . import timeexpr
 from .scope import MEMORY, MEMORY_TAGS, PASSAGE, TAG, Scope, uuid_array
 
 K1 = 1.2
@@ -329,11 +330,13 @@ def fetch_rows(
         "SELECT m.id::text, m.created_at, m.external_id, m.file_path, m.tier, m.importance, "
         "m.stability, m.pagerank_score, "
         f"ARRAY(SELECT t.name FROM {MEMORY_TAGS} mt JOIN {TAG} t ON t.id = mt.tag_id "
-        f"WHERE mt.memory_id = m.id), {score}, {sim}, right(rtrim(m.content), 1) = '?'{extra} "
+        f"WHERE mt.memory_id = m.id), {score}, {sim}, right(rtrim(m.content), 1) = '?', "
+        f"m.content ~* %s{extra} "
         f"FROM {MEMORY} m WHERE m.id = ANY(%s::uuid[])"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, score_params + sim_params + extra_params + [uuid_array(ids)])
+        params = [*score_params, *sim_params, timeexpr.MENTION_SQL_PATTERN, *extra_params]
+        cursor.execute(sql, params + [uuid_array(ids)])
         rows = cursor.fetchall()
     out = {}
     for r in rows:
@@ -350,7 +353,8 @@ def fetch_rows(
             # A stored zero vector (written by SQL or another tool) has a NaN cosine.
             "similarity": _finite(r[10]),
             "asks": bool(r[11]),  # the text ends with a question mark
-            **{name: _finite(value) for name, value in zip(names, r[12:], strict=True)},
+            "mentions_time": bool(r[12]),  # timeexpr.MENTION_SQL_PATTERN
+            **{name: _finite(value) for name, value in zip(names, r[13:], strict=True)},
         }
     return out
 

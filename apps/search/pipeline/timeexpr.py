@@ -50,6 +50,21 @@ PATTERNS = (
     rf"\b{MONTH_RE}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s*\d{{4}}\b",
     r"\b(?:since|after|before|until|in|during)\s+\d{4}\b(?!-)",
 )
+# A memory that mentions a time ("yesterday", "last Friday", "two weeks ago", "in March",
+# "2022") is where the answer to a "when" question usually is: the dialog turn that tells of
+# the event and dates it. PostgreSQL regex syntax (\y is a word boundary), matched with ~*.
+_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_MONTHS = "january|february|march|april|june|july|august|september|october|november|december"
+MENTION_SQL_PATTERN = (
+    r"\y(yesterday|today|tonight|tomorrow|ago|recently|weekend|the other day|"
+    rf"(last|next|this|past) (night|week|month|year|summer|winter|spring|fall|{_WEEKDAYS})|"
+    rf"{_WEEKDAYS}|{_MONTHS}|may [0-9]|[0-9]{{4}}|"
+    r"(a|an|one|two|three|four|five|six|seven|eight|nine|ten|few|couple of|[0-9]+) "
+    r"(days?|weeks?|months?|years?))\y"
+)
+# Questions that ask for a time: "When did ...", "What year ...", "How long ago ...".
+ASKS_WHEN = re.compile(r"^\s*(when\b|what (year|month|date|day)\b|how long ago\b)", re.IGNORECASE)
+
 _FIND = re.compile("|".join(f"(?:{p})" for p in PATTERNS), re.IGNORECASE)
 
 
