@@ -30,6 +30,7 @@ def test_questions_that_ask_for_a_time_are_recognised():
     assert asks_when("When did Caroline go to the LGBTQ support group?")
     assert asks_when("what year did John start playing professionally?")
     assert asks_when("How long ago was the trip?")
+    assert asks_when("How long has Nate had his first two turtles?")
     assert not asks_when("What did Caroline do when she was sad?")
     assert not asks_when("Where did John go last week?")
 

@@ -62,8 +62,8 @@ MENTION_SQL_PATTERN = (
     r"(a|an|one|two|three|four|five|six|seven|eight|nine|ten|few|couple of|[0-9]+) "
     r"(days?|weeks?|months?|years?))\y"
 )
-# Questions that ask for a time: "When did ...", "What year ...", "How long ago ...".
-ASKS_WHEN = re.compile(r"^\s*(when\b|what (year|month|date|day)\b|how long ago\b)", re.IGNORECASE)
+# Questions that ask for a time or a duration: "When did ...", "What year ...", "How long ...".
+ASKS_WHEN = re.compile(r"^\s*(when\b|what (year|month|date|day)\b|how long\b)", re.IGNORECASE)
 
 _FIND = re.compile("|".join(f"(?:{p})" for p in PATTERNS), re.IGNORECASE)
 
