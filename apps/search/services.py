@@ -313,7 +313,8 @@ def _boosts(req: SearchRequest, cfg: SearchSettings, analysis: QueryAnalysis, po
         in_range = partial(boost.time_boost, after=analysis.after, before=analysis.before)
         stages += [("boosts", quality), ("boosts", in_range)]
     if cfg.on("time_answers") and analysis.asks_when:
-        stages.append(("time_answers", boost.time_answers))
+        dated = partial(boost.time_answers, mention_times=retrieve.mention_times)
+        stages.append(("time_answers", dated))
     if cfg.on("answers") and cfg.on("questions"):
         stages.append(("answers", partial(boost.answer_turns, temporal=pool.temporal)))
     if cfg.on("session") and cfg.session_share > 0:

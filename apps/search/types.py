@@ -43,7 +43,6 @@ class Ranked:
     pagerank: float = 0.0
     tags: tuple[str, ...] = ()
     asks: bool = False  # the memory's text is a question (ends with "?")
-    mentions_time: bool = False  # its text names a time ("yesterday", "in May", "2022")
     embedding: Any = None  # numpy vector, unit length; set for the head before MMR
 
     def rescored(

@@ -35,13 +35,22 @@ def test_questions_that_ask_for_a_time_are_recognised():
     assert not asks_when("Where did John go last week?")
 
 
-def test_only_memories_that_mention_a_time_gain():
-    dated = ranked("a", 0.5, mentions_time=True)
+def test_only_memories_that_mention_a_time_gain_and_only_in_the_head():
+    dated = ranked("a", 0.5)
     plain = ranked("b", 0.6)
-    out = {r.id: r for r in time_answers([dated, plain])}
+    far = ranked("c", 0.1)  # mentions a time too, but below the head
+    asked = []
+
+    def mention_times(ids):
+        asked.extend(ids)
+        return {"a", "c"} & set(ids)
+
+    out = {r.id: r for r in time_answers([dated, plain, far], mention_times, head=2)}
+    assert sorted(asked) == ["a", "b"]
     assert out["a"].score == pytest.approx(0.5 * (1 + TIME_ANSWER_BOOST))
     assert "time_answer" in out["a"].reasons
     assert out["b"].score == 0.6 and out["b"].boosts == ()
+    assert out["c"].score == 0.1
 
 
 @pytest.mark.django_db
@@ -55,8 +64,8 @@ def test_the_turn_that_dates_the_event_answers_a_when_question(embedding_model):
         progress=False,
     )  # fmt: skip
     ids = {m.external_id: str(m.id) for m in Memory.objects.all()}
-    rows = retrieve.fetch_rows(list(ids.values()), None)
-    mentions = {key: rows[i]["mentions_time"] for key, i in ids.items()}
+    dated = retrieve.mention_times(list(ids.values()))
+    mentions = {key: i in dated for key, i in ids.items()}
     # "yesterday" is a time; "May I ask" is not the month.
     assert mentions == {
         "chat:D1:1": False,

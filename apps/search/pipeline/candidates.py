@@ -246,7 +246,6 @@ def _ranked(key: str, row: dict, score: float, ranks: dict, raw: dict) -> Ranked
         pagerank=row["pagerank"],
         tags=row["tags"],
         asks=row.get("asks", False),
-        mentions_time=row.get("mentions_time", False),
     )
 
 

