@@ -298,7 +298,7 @@ def _boosts(req: SearchRequest, cfg: SearchSettings, analysis: QueryAnalysis, po
     if cfg.on("questions"):
         stages.append(("questions", boost.question_turns))
     if cfg.on("entity_boost") and analysis.tag_entities:
-        entities = analysis.tag_entities
+        entities = (analysis.subject,) if analysis.subject else analysis.tag_entities
         stages.append(("entity_boost", partial(boost.entity_boost, tag_entities=entities)))
     if cfg.on("coactivation"):
         spread = partial(

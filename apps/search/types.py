@@ -85,4 +85,5 @@ class QueryAnalysis:
     after: datetime | None = None
     before: datetime | None = None
     time_phrase: str = ""
+    subject: str | None = None  # the tag the query asks about, of several it names
     asks_when: bool = False  # "When did ...", "What year ...": the answer is a time

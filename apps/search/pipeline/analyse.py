@@ -173,6 +173,29 @@ def find_entities(text: str, known_tags: Iterable[str]) -> dict[str, tuple[str, 
     return {"identifiers": identifiers, "paths": paths, "phrases": phrases, "tags": tags}
 
 
+AUXILIARY = r"(?:does|did|do|is|was|were|are|has|have|had|would|will|can|could|might|should)"
+
+
+def subject_of(text: str, tags: tuple[str, ...]) -> str | None:
+    """Of two or more tag names in the query, the one it asks about: "What did Jon say about
+    Gina's store?" is about Jon (after the verb; Gina is only a possessive). None when the
+    query names one tag, pairs them ("Jon and Gina") or no single one stands out."""
+    if len(tags) < 2:
+        return None
+    names = "|".join(re.escape(t) for t in tags)
+    if re.search(rf"\b({names})\s+(?:and|&)\s+({names})\b", text, re.IGNORECASE):
+        return None
+    leading = [
+        t
+        for t in tags
+        if re.search(rf"(?:\b{AUXILIARY}\s+|^\s*){re.escape(t)}\b", text, re.IGNORECASE)
+    ]
+    if not leading:
+        owned = {t for t in tags if re.search(rf"\b{re.escape(t)}'s\b", text, re.IGNORECASE)}
+        leading = [t for t in tags if t not in owned]
+    return leading[0] if len(leading) == 1 else None
+
+
 def analyse_query(
     text: str,
     *,
@@ -218,4 +241,5 @@ def analyse_query(
         before=before,
         time_phrase=phrase,
         asks_when=bool(ASKS_WHEN.match(text)),
+        subject=subject_of(text, found["tags"]),
     )
