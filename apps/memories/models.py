@@ -205,6 +205,11 @@ class Passage(models.Model):
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="passages")
     position = models.PositiveSmallIntegerField()
     embedding = VectorField(dimensions=EMBEDDING_DIM)
+    # Set on a dialog turn's one passage that is not a sentence of it: the turn read after the
+    # turn before it in its session (apps/memories/dialog.py), which it answers or goes on.
+    previous = models.ForeignKey(
+        Memory, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
 
     class Meta:
         indexes = [models.Index(name="passage_memory", fields=["memory"])]

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 
 from . import embeddings
 from .models import Memory, Passage
@@ -104,7 +105,8 @@ def save_passages(memories: Sequence[Memory], passages: Sequence[Passage]) -> No
     are left out)."""
     keep = {m.pk for m in memories}
     with transaction.atomic():
-        Passage.objects.filter(memory__in=list(keep)).delete()
+        # Sentence passages only: a turn's previous-turn passage is dialog.py's to keep.
+        Passage.objects.filter(memory__in=list(keep), previous__isnull=True).delete()
         add_passages(memories, passages)
 
 
@@ -123,12 +125,13 @@ def store_passages(memories: Sequence[Memory]) -> int:
     return len(rows)
 
 
-def backfill(namespace_id: int | None = None, *, batch_size: int = 200, progress=None) -> int:
+def backfill(namespace_id: int | None = None, batch_size: int = 200, *, progress=None) -> int:
     """Store the passages of memories that have none (written before passages existed);
     returns how many passages were added. Batches in id order, each its own transaction, so
     a stopped run keeps what it did and a new run goes on (single-sentence memories, which
     have no passages, are read again and skipped). `progress(done, total)` after each batch."""
-    rows = Memory.objects.filter(passages__isnull=True)
+    sentences = Passage.objects.filter(memory=OuterRef("pk"), previous__isnull=True)
+    rows = Memory.objects.filter(~Exists(sentences))
     if namespace_id is not None:
         rows = rows.filter(namespace_id=namespace_id)
     total = rows.count()

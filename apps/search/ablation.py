@@ -7,7 +7,16 @@ from .stages import STAGES
 
 RERANKERS = ["context", "entity_boost", "coactivation", "boosts", "mmr", "diversity"]
 # issue 11's additions: the reference rows stay plain retrievers
-EXTRAS = ["focus", "feedback", "session", "questions", "answers", "passages", "time_answers"]
+EXTRAS = [
+    "focus",
+    "feedback",
+    "session",
+    "questions",
+    "answers",
+    "passages",
+    "previous_turn",
+    "time_answers",
+]
 
 # name -> (mode, disabled stages)
 REFERENCE_RUNS: dict[str, tuple[str, list[str]]] = {

@@ -13,6 +13,7 @@ STAGES: tuple[str, ...] = (
     "lexical",  # full-text retrieval (IDF-weighted, title/tag hits beat body hits)
     "semantic",  # pgvector cosine retrieval
     "passages",  # a memory's semantic score is its own cosine or its best sentence's
+    "previous_turn",  # a dialog turn also read after the turn before it (needs passages)
     "focus",  # the semantic query without the tag names it mentions (entity boost has them)
     "feedback",  # pseudo-relevance feedback: the query moved towards the first hits' vectors
     "graph",  # walk over causal edges from the seed hits

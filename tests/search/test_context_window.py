@@ -77,7 +77,10 @@ def _rank(namespace: str, query: str, external_id: str) -> int:
     from apps.memories.models import Memory
 
     target = str(Memory.objects.get(external_id=external_id).id)
-    response = search(namespace=namespace, query=query, limit=20, log=False)
+    # The context window alone: previous-turn passages would carry the same neighbour's words.
+    response = search(
+        namespace=namespace, query=query, limit=20, log=False, disabled_stages=["previous_turn"]
+    )
     ids = [m["id"] for m in response.memories]
     return ids.index(target) + 1 if target in ids else 99
 

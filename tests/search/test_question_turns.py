@@ -47,8 +47,9 @@ def test_the_answer_ranks_above_the_question_that_echoes_the_query(embedding_mod
         for i, text in enumerate(DIALOG, start=1)
     ]  # fmt: skip
     import_records(records, progress=False)
-    found = _order()
-    plain = _order(disabled_stages=["questions"])
+    # The question rule alone: the answer's previous-turn passage holds the question's words.
+    found = _order(disabled_stages=["previous_turn"])
+    plain = _order(disabled_stages=["questions", "previous_turn"])
     assert plain.index("chat:D1:2") < plain.index("chat:D1:3")  # the question wins on words
     assert found.index("chat:D1:3") < found.index("chat:D1:2")
     assert "chat:D1:2" in found  # counted less, not dropped

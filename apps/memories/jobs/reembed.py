@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
-from .. import passages
+from .. import dialog, passages
 from ..models import Memory, Namespace
 
 Progress = Callable[[int, int], None]  # (done, total)
@@ -45,7 +45,7 @@ def reembed_update(
                 stale_memories(namespace)
                 .order_by("id")
                 .select_for_update(skip_locked=True)
-                .only("id", "title", "content", "embedding")[:batch_size]
+                .only(*dialog.FIELDS, "embedding")[:batch_size]
             )
             if not batch:
                 break
@@ -56,6 +56,7 @@ def reembed_update(
                 memory.embedding_model = model
             Memory.objects.bulk_update(batch, ["embedding", "embedding_model"])
             passages.save_passages(batch, passage_rows)
+            dialog.refresh(batch)
         done += len(batch)
         if progress:
             progress(done, max(total, done))

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from apps.core.exceptions import ValidationFailed
 
-from .. import embeddings, passages, revisions
+from .. import dialog, embeddings, passages, revisions
 from ..fields import UPDATABLE
 from ..jobs import graph_changed
 from ..models import CausalEdge, Memory, Relation
@@ -75,6 +75,7 @@ def memory_update(
         memory.save()
     if reembedded:
         passages.save_passages([memory], passage_rows)
+        dialog.refresh([memory])
     if "tags" in after:
         ids = tag_ids(checked.tags)
         memory.tags.set([ids[t] for t in checked.tags])
@@ -124,7 +125,9 @@ def memory_delete(*, memory: Memory, actor: revisions.Actor = None, door: str = 
     """Delete a memory; its last version, tags and edges wait in the namespace's trash."""
     edge_count = revisions.trash_put(memory, actor=actor, door=door)
     namespace_id = memory.namespace_id
+    after = dialog.next_turns([memory])
     memory.delete()
+    dialog.refresh_after_delete(after)
     if edge_count:
         transaction.on_commit(lambda: graph_changed(namespace_id))
 
@@ -139,7 +142,7 @@ def memories_reembed(*, memories, actor: revisions.Actor = None, door: str = "sy
     Takes actor and door like every write, but records no revision: no tracked field changes.
     """
     revisions.record([], actor=actor, door=door)  # checks the door
-    rows = list(memories.only("id", "title", "content"))
+    rows = list(memories.only(*dialog.FIELDS))
     model_name = embeddings.model_name()
     for start in range(0, len(rows), settings.EMBEDDING_BATCH_SIZE * 4):
         batch = rows[start : start + settings.EMBEDDING_BATCH_SIZE * 4]
@@ -148,6 +151,7 @@ def memories_reembed(*, memories, actor: revisions.Actor = None, door: str = "sy
             memory.embedding, memory.embedding_model = vector, model_name
         Memory.objects.bulk_update(batch, ["embedding", "embedding_model"])
         passages.save_passages(batch, passage_rows)
+        dialog.refresh(batch)
     return len(rows)
 
 

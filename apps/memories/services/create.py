@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from apps.core.exceptions import ValidationFailed
 
-from .. import embeddings, nearest, passages, revisions
+from .. import dialog, embeddings, nearest, passages, revisions
 from ..chunking import chunk_markdown
 from ..jobs import graph_changed
 from ..models import CONTENT_UNIQUE, CausalEdge, Memory, Namespace, Passage, Relation
@@ -220,6 +220,7 @@ def _create_many(
             _attach_tags(planned)
             Memory.objects.bulk_create([p.row for p in planned], batch_size=500)
         passages.add_passages([p.row for p in planned], passage_rows)
+        dialog.refresh([p.row for p in planned])  # turns of an imported dialog session only
         changes = revisions.states_for_created([(p.row, p.tags) for p in planned])
 
         edges = _chunk_edges(planned)

@@ -17,7 +17,7 @@ from django.utils.dateparse import parse_datetime
 
 from apps.core.exceptions import ValidationFailed
 
-from .. import passages, revisions
+from .. import dialog, passages, revisions
 from ..jobs import graph_changed
 from ..models import CausalEdge, Memory
 from .tags import tag_ids
@@ -75,6 +75,7 @@ def memory_undelete(
     )
     memory.save(force_insert=True)
     passages.store_passages([memory])  # deleted with the memory; written again from its text
+    dialog.refresh([memory])
     ids = tag_ids(entry.tags)
     memory.tags.set([ids[name] for name in entry.tags])
 

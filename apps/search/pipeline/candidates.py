@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -145,7 +146,12 @@ def gather(
     if query_vector is not None and vector is not None and query_vector is not vector:
         cosines["query_similarity"] = query_vector
     with_passages = on("passages") and use_semantic
-    rows = timer("fetch", retrieve.fetch_rows, pool, plan, vector, cosines, with_passages)
+    fetch = partial(
+        retrieve.fetch_rows,
+        passages=with_passages,
+        previous_turns=on("previous_turn"),
+    )
+    rows = timer("fetch", fetch, pool, plan, vector, cosines)
     temporal: dict[str, tuple[str, ...]] = {}
     surrounding: dict[str, tuple[str, ...]] = {}  # the context stage's window of turns
     if (on("context") or on("coactivation")) and rows:
@@ -161,9 +167,7 @@ def gather(
             dict.fromkeys(n for k in pool for n in surrounding.get(k, ()) if n not in rows)
         )
         if extra:
-            rows.update(
-                timer("fetch", retrieve.fetch_rows, extra, plan, vector, cosines, with_passages)
-            )
+            rows.update(timer("fetch", fetch, extra, plan, vector, cosines))
     ranks: dict[str, dict[str, int]] = {k: {} for k in rows}
     raw: dict[str, dict[str, float]] = {
         k: {"_lexical": r["lexical"], "_similarity": r["similarity"]} for k, r in rows.items()

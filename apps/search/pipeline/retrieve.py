@@ -230,10 +230,14 @@ def semantic_search(
 # computed on the stored float vectors.
 HNSW_ORDER = nearest.order_by("m.embedding", "%s::vector", walk_index=True)
 COSINE = "coalesce(1 - (m.embedding <=> %s::vector), 0)"
-# A memory's best passage (apps/memories/passages.py) by cosine; 0 without passages.
+# A memory's best passage (apps/memories/passages.py) by cosine; 0 without passages. The
+# previous-turn passage of a dialog turn (apps/memories/dialog.py) counts unless left out.
 PASSAGE_COSINE = (
     f"coalesce((SELECT max(1 - (p.embedding <=> %s::vector)) FROM {PASSAGE} p "
     "WHERE p.memory_id = m.id), 0)"
+)
+SENTENCE_COSINE = PASSAGE_COSINE.replace(
+    "p.memory_id = m.id", "p.memory_id = m.id AND p.previous_id IS NULL"
 )
 
 
@@ -305,6 +309,7 @@ def fetch_rows(
     vector: np.ndarray | None = None,
     cosines: Mapping[str, np.ndarray] | None = None,
     passages: bool = False,
+    previous_turns: bool = True,
 ) -> dict[str, dict]:
     """Everything the re-rankers need for each candidate, plus its lexical score and its
     cosine similarity to the query, both computed in the database (so memories found by one
@@ -312,7 +317,8 @@ def fetch_rows(
     `cosines` names more vectors (the feedback vector, the query's own when the semantic
     strategies match a focused one); each row carries its cosine to each under that name.
     `passages`: each row also carries "passage", the best cosine of its passages to `vector`
-    (0 for a memory without passages)."""
+    (0 for a memory without passages); `previous_turns=False` leaves out the previous-turn
+    passages of dialog turns."""
     if not ids:
         return {}
     score, score_params = plan.score_sql() if plan else ("0.0", [])
@@ -324,7 +330,7 @@ def fetch_rows(
     extra_params = [nearest.vector_literal(cosines[name]) for name in names]
     if passages and vector is not None:
         names.append("passage")
-        extra += f", {PASSAGE_COSINE}"
+        extra += f", {PASSAGE_COSINE if previous_turns else SENTENCE_COSINE}"
         extra_params.append(sim_params[0])
     sql = (
         "SELECT m.id::text, m.created_at, m.external_id, m.file_path, m.tier, m.importance, "

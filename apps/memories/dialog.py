@@ -1,0 +1,170 @@
+"""A dialog turn read after the turn before it.
+
+A short reply ("Sure! I can give it to you tomorrow.", "Thanks! It's a mix of drama and
+romance.") means little alone: what it answers is in the turn before. Each turn of a dialog
+session therefore has one more passage (apps/memories/passages.py): the vector of the previous
+turn's text followed by its own, so a question about the recipe or the screenplay finds the
+reply that answers it. Search reads it as it reads the sentence passages (the best passage
+cosine next to the memory's own).
+
+A session is what the search's context stage calls one: memories of a namespace that share one
+timestamp (an imported conversation with its session date), ordered by the natural order of
+their external ids. A memory with a timestamp of its own, the usual note, has no previous turn
+and costs nothing here.
+
+The passage depends on the previous turn's text, so every write that changes who comes before a
+turn or what it says refreshes the turns concerned: a new turn and the one after it, an edited
+turn and the one after it, and the one after a deleted turn (whose passage went with it).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+from django.db.models import Count
+
+from . import embeddings
+from .models import Memory, Passage
+from .texts import embedding_text
+
+# The position of a turn's previous-turn passage, after any sentence passage (at most 8).
+POSITION = 100
+# What is read of a memory here: its text and its place in a session.
+FIELDS = ("id", "namespace_id", "created_at", "external_id", "title", "content")
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def _order(external_id: str) -> tuple:
+    """Natural order ("D1:9" before "D1:10"), as the search's context stage orders turns."""
+    return tuple(int(p) if p.isdigit() else p for p in _DIGITS.split(external_id))
+
+
+def _sessions(memories: Iterable[Memory]) -> dict[tuple, list[Memory]]:
+    """The whole sessions (namespace, timestamp) that `memories` belong to, each in turn order;
+    memories without an external id have no place in an order and are left out."""
+    times: dict[int, set] = defaultdict(set)
+    for m in memories:
+        if m.external_id:
+            times[m.namespace_id].add(m.created_at)
+    found: dict[tuple, list[Memory]] = defaultdict(list)
+    for namespace_id, created in times.items():
+        rows = Memory.objects.filter(
+            namespace_id=namespace_id, created_at__in=created, external_id__isnull=False
+        ).only(*FIELDS)
+        for m in rows:
+            found[(m.namespace_id, m.created_at)].append(m)
+    for turns in found.values():
+        turns.sort(key=lambda m: _order(m.external_id))
+    return found
+
+
+def affected(memories: Iterable[Memory]) -> list[tuple[Memory, Memory]]:
+    """(turn, previous turn) for each of `memories` and for the turn after each: the pairs
+    whose passage a write of `memories` (created, edited, put back) makes new or stale."""
+    wanted = {m.pk for m in memories}
+    pairs: dict = {}
+    for turns in _sessions(memories).values():
+        for i, turn in enumerate(turns):
+            if turn.pk in wanted:
+                if i > 0:
+                    pairs[turn.pk] = (turn, turns[i - 1])
+                if i + 1 < len(turns):
+                    pairs[turns[i + 1].pk] = (turns[i + 1], turn)
+    return list(pairs.values())
+
+
+def next_turns(memories: Iterable[Memory]) -> list[Memory]:
+    """The turn after each of `memories` in its session (for a delete: read before it)."""
+    wanted = {m.pk for m in memories}
+    return [
+        turns[i + 1]
+        for turns in _sessions(memories).values()
+        for i, turn in enumerate(turns[:-1])
+        if turn.pk in wanted and turns[i + 1].pk not in wanted
+    ]
+
+
+def pair_text(turn: Memory, previous: Memory) -> str:
+    return (
+        embedding_text(previous.title, previous.content)
+        + "\n"
+        + embedding_text(turn.title, turn.content)
+    )
+
+
+def store(pairs: Sequence[tuple[Memory, Memory]]) -> int:
+    """Write the previous-turn passage of each (turn, previous) pair, replacing the turn's old
+    one (one encoder call for all); returns how many were written."""
+    if not pairs:
+        return 0
+    vectors = embeddings.embed_texts([pair_text(turn, previous) for turn, previous in pairs])
+    Passage.objects.filter(
+        memory__in=[turn.pk for turn, _ in pairs], previous__isnull=False
+    ).delete()
+    Passage.objects.bulk_create(
+        [
+            Passage(memory=turn, previous=previous, position=POSITION, embedding=vector)
+            for (turn, previous), vector in zip(pairs, vectors, strict=True)
+        ],
+        batch_size=500,
+    )
+    return len(pairs)
+
+
+def refresh(memories: Iterable[Memory]) -> int:
+    """After `memories` were created, edited or put back: their previous-turn passages and
+    those of the turns after them."""
+    return store(affected(list(memories)))
+
+
+def refresh_after_delete(next_ones: Sequence[Memory]) -> int:
+    """After a delete: the turns that came after the deleted ones (from next_turns, read
+    before the delete) get a passage with the turn before them now."""
+    if not next_ones:
+        return 0
+    stale = {m.pk for m in next_ones}
+    pairs = [
+        (turns[i], turns[i - 1])
+        for turns in _sessions(next_ones).values()
+        for i in range(1, len(turns))
+        if turns[i].pk in stale
+    ]
+    Passage.objects.filter(memory__in=stale, previous__isnull=False).delete()
+    return store(pairs)
+
+
+def backfill(namespace_id: int | None = None, *, progress=None) -> int:
+    """Write the previous-turn passage of every dialog turn that has none (stores written
+    before these passages existed); returns how many were written. Sessions are read one at a
+    time; `progress(done, total)` counts them."""
+    rows = Memory.objects.filter(external_id__isnull=False)
+    if namespace_id is not None:
+        rows = rows.filter(namespace_id=namespace_id)
+    has = set(
+        Passage.objects.filter(previous__isnull=False, memory__in=rows).values_list(
+            "memory_id", flat=True
+        )
+    )
+    sessions = list(
+        rows.order_by()
+        .values_list("namespace_id", "created_at")
+        .annotate(turns=Count("id"))
+        .filter(turns__gt=1)
+    )
+    written = 0
+    batch: list[tuple[Memory, Memory]] = []
+    for done, (namespace, created_at, _) in enumerate(sessions, start=1):
+        turns = sorted(
+            rows.filter(namespace_id=namespace, created_at=created_at).only(*FIELDS),
+            key=lambda m: _order(m.external_id),
+        )
+        batch += [(t, turns[i]) for i, t in enumerate(turns[1:]) if t.pk not in has]
+        if len(batch) >= 200 or done == len(sessions):
+            written += store(batch)
+            batch = []
+        if progress:
+            progress(done, len(sessions))
+    return written

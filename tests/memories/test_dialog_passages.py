@@ -1,0 +1,103 @@
+"""Issue 11, sixth session: each turn of a dialog session has a passage of the previous turn
+followed by its own, kept true through edits, deletes, undeletes and the backfill."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+
+from apps.history.models import TrashEntry
+from apps.history.services import trash_restore
+from apps.memories.dialog import pair_text
+from apps.memories.embeddings import embed_query, embed_texts
+from apps.memories.models import Memory, Passage
+from apps.memories.services import memory_create, memory_delete, memory_update
+from apps.memories.transfer import import_records
+from apps.search.pipeline import retrieve
+
+pytestmark = pytest.mark.django_db
+
+DIALOG = [
+    "Nate: Congrats on finishing your first screenplay! What genre is it?",
+    "Joanna: Thanks, Nate! It's a mix of drama and romance!",
+    "Nate: Sounds great. I just got a third turtle, by the way.",
+]
+
+
+@pytest.fixture
+def turns(embedding_model):
+    import_records(
+        [
+            {"id": f"chat:D1:{i}", "namespace": "chat", "content": text,
+             "created_at": "2023-05-08T13:56:00", "tags": [text.split(":")[0].lower()]}
+            for i, text in enumerate(DIALOG, start=1)
+        ],
+        progress=False,
+    )  # fmt: skip
+    return [Memory.objects.get(external_id=f"chat:D1:{i}") for i in (1, 2, 3)]
+
+
+def _previous(memory: Memory) -> tuple[str | None, np.ndarray | None]:
+    found = Passage.objects.filter(memory=memory, previous__isnull=False).first()
+    if found is None:
+        return None, None
+    return str(found.previous_id), np.asarray(found.embedding)
+
+
+def _expect(memory: Memory, previous: Memory) -> None:
+    memory.refresh_from_db()
+    previous.refresh_from_db()
+    got_previous, vector = _previous(memory)
+    assert got_previous == str(previous.pk)
+    assert np.allclose(vector, embed_texts([pair_text(memory, previous)])[0], atol=1e-4)
+
+
+def test_each_turn_after_the_first_is_read_after_the_one_before(turns):
+    first, second, third = turns
+    assert _previous(first) == (None, None)
+    _expect(second, first)
+    _expect(third, second)
+    # The short reply means the screenplay's genre only with the question before it.
+    vector = embed_query("What genre is Joanna's first screenplay?")
+    row = retrieve.fetch_rows([str(second.pk)], None, vector, passages=True)[str(second.pk)]
+    assert row["passage"] > row["similarity"] + 0.1
+
+
+def test_a_note_with_a_time_of_its_own_has_no_previous_turn(namespace, embedding_model):
+    memory_create(namespace=namespace, content="Deploys go out on Tuesdays.")
+    memory_create(namespace=namespace, content="The staging server runs on port 8080.")
+    assert not Passage.objects.filter(previous__isnull=False).exists()
+
+
+def test_editing_a_turn_rewrites_the_passage_of_the_turn_after_it(turns):
+    first, second, third = turns
+    memory_update(memory=second, content="Joanna: Thanks! It's a thriller set in Michigan.")
+    _expect(second, first)
+    _expect(third, second)
+    assert "thriller" in pair_text(third, Memory.objects.get(pk=second.pk))
+
+
+def test_deleting_a_turn_joins_its_neighbours_and_undelete_puts_it_back(turns):
+    first, second, third = turns
+    second_id = second.pk
+    memory_delete(memory=second)
+    _expect(third, first)
+    trash_restore(entry=TrashEntry.objects.get(memory_id=second_id), door="admin")
+    second = Memory.objects.get(pk=second_id)
+    _expect(second, first)
+    _expect(third, second)
+
+
+def test_backfill_writes_the_missing_previous_turn_passages_once(turns):
+    Passage.objects.filter(previous__isnull=False).delete()
+    out = StringIO()
+    call_command("backfill_passages", stdout=out, stderr=StringIO())
+    assert "2 previous-turn passages stored" in out.getvalue()
+    _expect(turns[1], turns[0])
+    _expect(turns[2], turns[1])
+    again = StringIO()
+    call_command("backfill_passages", stdout=again, stderr=StringIO())
+    assert "0 previous-turn passages stored" in again.getvalue()
