@@ -60,3 +60,25 @@ def ranked(key: str, score: float = 1.0, vector: Sequence[float] | None = None, 
     if vector is not None:
         fields["embedding"] = unit(vector)
     return Ranked(id=key, score=score, fused=fields.pop("fused", score), **fields)
+
+
+def import_dialog(turns: Sequence[str], namespace: str = "chat") -> dict[str, Memory]:
+    """One imported dialog session: turns "Speaker: text" sharing one timestamp, with external
+    ids "<namespace>:D1:1", ... and the speaker as tag, as locomo-dev is loaded. Returns the
+    memories by external id."""
+    from apps.memories.transfer import import_records
+
+    import_records(
+        [
+            {
+                "id": f"{namespace}:D1:{i}",
+                "namespace": namespace,
+                "content": text,
+                "created_at": "2023-05-08T13:56:00",
+                "tags": [text.split(":")[0].lower()],
+            }
+            for i, text in enumerate(turns, start=1)
+        ],
+        progress=False,
+    )
+    return {m.external_id: m for m in Memory.objects.filter(namespace__name=namespace)}

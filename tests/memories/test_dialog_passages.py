@@ -15,8 +15,8 @@ from apps.memories.dialog import pair_text
 from apps.memories.embeddings import embed_query, embed_texts
 from apps.memories.models import Memory, Passage
 from apps.memories.services import memory_create, memory_delete, memory_update
-from apps.memories.transfer import import_records
 from apps.search.pipeline import retrieve
+from tests.factories import import_dialog
 
 pytestmark = pytest.mark.django_db
 
@@ -29,14 +29,7 @@ DIALOG = [
 
 @pytest.fixture
 def turns(embedding_model):
-    import_records(
-        [
-            {"id": f"chat:D1:{i}", "namespace": "chat", "content": text,
-             "created_at": "2023-05-08T13:56:00", "tags": [text.split(":")[0].lower()]}
-            for i, text in enumerate(DIALOG, start=1)
-        ],
-        progress=False,
-    )  # fmt: skip
+    import_dialog(DIALOG)
     return [Memory.objects.get(external_id=f"chat:D1:{i}") for i in (1, 2, 3)]
 
 

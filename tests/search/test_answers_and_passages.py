@@ -9,11 +9,10 @@ import pytest
 
 from apps.memories.models import Memory, Passage
 from apps.memories.passages import MAX_PASSAGES, passage_texts
-from apps.memories.transfer import import_records
 from apps.search.pipeline import retrieve
 from apps.search.pipeline.boost import QUESTION_FACTOR, answer_turns
 from apps.search.services import search
-from tests.factories import ranked
+from tests.factories import import_dialog, ranked
 
 SESSION = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 
@@ -80,14 +79,7 @@ DIALOG = [
 
 @pytest.mark.django_db
 def test_passages_are_written_with_the_memory_and_read_by_the_row_fetch(embedding_model):
-    import_records(
-        [
-            {"id": f"chat:D1:{i}", "namespace": "chat", "content": text,
-             "created_at": "2023-05-08T13:56:00", "tags": [text.split(":")[0].lower()]}
-            for i, text in enumerate(DIALOG, start=1)
-        ],
-        progress=False,
-    )  # fmt: skip
+    import_dialog(DIALOG)
     long_turn = Memory.objects.get(external_id="chat:D1:1")
     sentences = Passage.objects.filter(previous__isnull=True)
     assert sentences.filter(memory=long_turn).count() == 4

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from apps.memories.models import Memory
-from apps.memories.transfer import import_records
 from apps.search.pipeline.analyse import subject_of
 from apps.search.services import search
+from tests.factories import import_dialog
 
 TAGS = ("jon", "gina")
 
@@ -41,14 +41,7 @@ DIALOG = [
 
 @pytest.mark.django_db
 def test_the_subjects_own_turn_answers(embedding_model):
-    import_records(
-        [
-            {"id": f"chat:D1:{i}", "namespace": "chat", "content": text,
-             "created_at": "2023-05-08T13:56:00", "tags": [text.split(":")[0].lower()]}
-            for i, text in enumerate(DIALOG, start=1)
-        ],
-        progress=False,
-    )  # fmt: skip
+    import_dialog(DIALOG)
     ids = {m.external_id: str(m.id) for m in Memory.objects.all()}
     question = "What did Jon say about Gina's store?"
     # Gina's turn holds more of the question's words; boosting both names would keep it first.

@@ -8,12 +8,11 @@ from datetime import UTC, datetime
 import pytest
 
 from apps.memories.models import Memory
-from apps.memories.transfer import import_records
 from apps.search.pipeline import retrieve
 from apps.search.pipeline.analyse import analyse_query
 from apps.search.pipeline.boost import TIME_ANSWER_BOOST, time_answers
 from apps.search.services import search
-from tests.factories import ranked
+from tests.factories import import_dialog, ranked
 
 DIALOG = [
     "Caroline: The LGBTQ support group was so powerful, I want to go to the support group again.",
@@ -55,14 +54,7 @@ def test_only_memories_that_mention_a_time_gain_and_only_in_the_head():
 
 @pytest.mark.django_db
 def test_the_turn_that_dates_the_event_answers_a_when_question(embedding_model):
-    import_records(
-        [
-            {"id": f"chat:D1:{i}", "namespace": "chat", "content": text,
-             "created_at": "2023-05-08T13:56:00", "tags": [text.split(":")[0].lower()]}
-            for i, text in enumerate(DIALOG, start=1)
-        ],
-        progress=False,
-    )  # fmt: skip
+    import_dialog(DIALOG)
     ids = {m.external_id: str(m.id) for m in Memory.objects.all()}
     dated = retrieve.mention_times(list(ids.values()))
     mentions = {key: i in dated for key, i in ids.items()}
