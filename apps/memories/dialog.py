@@ -19,7 +19,6 @@ turn and the one after it, and the one after a deleted turn (whose passage went 
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
@@ -27,22 +26,15 @@ from django.db.models import Count
 
 from . import embeddings
 from .models import Memory, Passage
-from .texts import embedding_text
+from .texts import embedding_text, natural_key
 
 # The position of a turn's previous-turn passage, after any sentence passage (at most 8).
 POSITION = 100
 # What is read of a memory here: its text and its place in a session.
 FIELDS = ("id", "namespace_id", "created_at", "external_id", "title", "content")
 
-_DIGITS = re.compile(r"(\d+)")
 
-
-def _order(external_id: str) -> tuple:
-    """Natural order ("D1:9" before "D1:10"), as the search's context stage orders turns."""
-    return tuple(int(p) if p.isdigit() else p for p in _DIGITS.split(external_id))
-
-
-def _sessions(memories: Iterable[Memory]) -> dict[tuple, list[Memory]]:
+def _sessions(memories: Iterable[Memory]) -> list[list[Memory]]:
     """The whole sessions (namespace, timestamp) that `memories` belong to, each in turn order;
     memories without an external id have no place in an order and are left out."""
     times: dict[int, set] = defaultdict(set)
@@ -56,24 +48,21 @@ def _sessions(memories: Iterable[Memory]) -> dict[tuple, list[Memory]]:
         ).only(*FIELDS)
         for m in rows:
             found[(m.namespace_id, m.created_at)].append(m)
-    for turns in found.values():
-        turns.sort(key=lambda m: _order(m.external_id))
-    return found
+    return [sorted(turns, key=lambda m: natural_key(m.external_id)) for turns in found.values()]
 
 
-def affected(memories: Iterable[Memory]) -> list[tuple[Memory, Memory]]:
-    """(turn, previous turn) for each of `memories` and for the turn after each: the pairs
-    whose passage a write of `memories` (created, edited, put back) makes new or stale."""
-    wanted = {m.pk for m in memories}
+def _pairs(turns: list[Memory], wanted: set, following: bool) -> dict:
+    """turn id -> (turn, previous turn) for the wanted turns of one session and, with
+    `following`, for the turn after each of them."""
     pairs: dict = {}
-    for turns in _sessions(memories).values():
-        for i, turn in enumerate(turns):
-            if turn.pk in wanted:
-                if i > 0:
-                    pairs[turn.pk] = (turn, turns[i - 1])
-                if i + 1 < len(turns):
-                    pairs[turns[i + 1].pk] = (turns[i + 1], turn)
-    return list(pairs.values())
+    for i, turn in enumerate(turns):
+        if turn.pk not in wanted:
+            continue
+        if i > 0:
+            pairs[turn.pk] = (turn, turns[i - 1])
+        if following and i + 1 < len(turns):
+            pairs[turns[i + 1].pk] = (turns[i + 1], turn)
+    return pairs
 
 
 def next_turns(memories: Iterable[Memory]) -> list[Memory]:
@@ -81,7 +70,7 @@ def next_turns(memories: Iterable[Memory]) -> list[Memory]:
     wanted = {m.pk for m in memories}
     return [
         turns[i + 1]
-        for turns in _sessions(memories).values()
+        for turns in _sessions(memories)
         for i, turn in enumerate(turns[:-1])
         if turn.pk in wanted and turns[i + 1].pk not in wanted
     ]
@@ -114,26 +103,17 @@ def store(pairs: Sequence[tuple[Memory, Memory]]) -> int:
     return len(pairs)
 
 
-def refresh(memories: Iterable[Memory]) -> int:
-    """After `memories` were created, edited or put back: their previous-turn passages and
-    those of the turns after them."""
-    return store(affected(list(memories)))
-
-
-def refresh_after_delete(next_ones: Sequence[Memory]) -> int:
-    """After a delete: the turns that came after the deleted ones (from next_turns, read
-    before the delete) get a passage with the turn before them now."""
-    if not next_ones:
-        return 0
-    stale = {m.pk for m in next_ones}
-    pairs = [
-        (turns[i], turns[i - 1])
-        for turns in _sessions(next_ones).values()
-        for i in range(1, len(turns))
-        if turns[i].pk in stale
-    ]
-    Passage.objects.filter(memory__in=stale, previous__isnull=False).delete()
-    return store(pairs)
+def refresh(memories: Iterable[Memory], *, following: bool = True) -> int:
+    """The previous-turn passages of `memories` and, with `following`, of the turns after
+    them: after a create, an edit or an undelete (the turn after changed neighbour or text).
+    Without it: after a delete (`memories` are then the turns that came after the deleted
+    ones, see next_turns) and when every turn is re-embedded anyway."""
+    memories = list(memories)
+    wanted = {m.pk for m in memories}
+    pairs: dict = {}
+    for turns in _sessions(memories):
+        pairs.update(_pairs(turns, wanted, following))
+    return store(list(pairs.values()))
 
 
 def backfill(namespace_id: int | None = None, *, progress=None) -> int:
@@ -159,9 +139,10 @@ def backfill(namespace_id: int | None = None, *, progress=None) -> int:
     for done, (namespace, created_at, _) in enumerate(sessions, start=1):
         turns = sorted(
             rows.filter(namespace_id=namespace, created_at=created_at).only(*FIELDS),
-            key=lambda m: _order(m.external_id),
+            key=lambda m: natural_key(m.external_id),
         )
-        batch += [(t, turns[i]) for i, t in enumerate(turns[1:]) if t.pk not in has]
+        missing = {t.pk for t in turns} - has
+        batch += _pairs(turns, missing, following=False).values()
         if len(batch) >= 200 or done == len(sessions):
             written += store(batch)
             batch = []

@@ -14,7 +14,12 @@ from apps.history.services import trash_restore
 from apps.memories.dialog import pair_text
 from apps.memories.embeddings import embed_query, embed_texts
 from apps.memories.models import Memory, Passage
-from apps.memories.services import memory_create, memory_delete, memory_update
+from apps.memories.services import (
+    memories_reembed,
+    memory_create,
+    memory_delete,
+    memory_update,
+)
 from apps.search.pipeline import retrieve
 from tests.factories import import_dialog
 
@@ -94,3 +99,12 @@ def test_backfill_writes_the_missing_previous_turn_passages_once(turns):
     again = StringIO()
     call_command("backfill_passages", stdout=again, stderr=StringIO())
     assert "0 previous-turn passages stored" in again.getvalue()
+
+
+def test_re_embedding_rewrites_each_turns_previous_turn_passage(turns):
+    """After a model change every vector is re-embedded, the previous-turn passages too."""
+    Passage.objects.filter(previous__isnull=False).update(embedding=[0.0] * 383 + [1.0])
+    memories_reembed(memories=Memory.objects.filter(pk__in=[t.pk for t in turns]))
+    _expect(turns[1], turns[0])
+    _expect(turns[2], turns[1])
+    assert Passage.objects.filter(previous__isnull=False).count() == 2

@@ -56,7 +56,7 @@ def reembed_update(
                 memory.embedding_model = model
             Memory.objects.bulk_update(batch, ["embedding", "embedding_model"])
             passages.save_passages(batch, passage_rows)
-            dialog.refresh(batch)
+            dialog.refresh(batch, following=False)  # stale turns each get their own
         done += len(batch)
         if progress:
             progress(done, max(total, done))

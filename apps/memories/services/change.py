@@ -127,7 +127,7 @@ def memory_delete(*, memory: Memory, actor: revisions.Actor = None, door: str = 
     namespace_id = memory.namespace_id
     after = dialog.next_turns([memory])
     memory.delete()
-    dialog.refresh_after_delete(after)
+    dialog.refresh(after, following=False)
     if edge_count:
         transaction.on_commit(lambda: graph_changed(namespace_id))
 
@@ -151,7 +151,7 @@ def memories_reembed(*, memories, actor: revisions.Actor = None, door: str = "sy
             memory.embedding, memory.embedding_model = vector, model_name
         Memory.objects.bulk_update(batch, ["embedding", "embedding_model"])
         passages.save_passages(batch, passage_rows)
-        dialog.refresh(batch)
+        dialog.refresh(batch, following=False)  # each turn's own pair: all are re-embedded
     return len(rows)
 
 

@@ -9,11 +9,10 @@ memories are not neighbours.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
-from functools import lru_cache
 
+from apps.memories.texts import natural_key
 from apps.search.types import Ranked
 
 from .retrieve import SEMANTIC_MIN
@@ -21,14 +20,6 @@ from .retrieve import SEMANTIC_MIN
 COACTIVATION_SHARE = 0.2
 COACTIVATION_TOP = 5
 MAX_GAP = timedelta(hours=2)
-
-_DIGITS = re.compile(r"(\d+)")
-
-
-@lru_cache(maxsize=65536)  # external ids repeat from search to search; the split is not free
-def natural_key(text: str | None) -> tuple:
-    parts = _DIGITS.split(text or "")
-    return tuple(int(p) if p.isdigit() else p for p in parts)
 
 
 def temporal_neighbours(
