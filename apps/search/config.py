@@ -38,6 +38,7 @@ class SearchSettings:
     coactivation_top: int
     question_semantic: float
     question_keyword: float
+    tag_entity_keyword: float  # keyword lift when every entity the query names is a tag
     token_budget: int
     query_max_chars: int
     querylog_sync: bool
@@ -69,6 +70,7 @@ class SearchSettings:
             coactivation_top=int(settings.SEARCH_COACTIVATION_TOP),
             question_semantic=float(settings.SEARCH_QUESTION_SEMANTIC),
             question_keyword=float(settings.SEARCH_QUESTION_KEYWORD),
+            tag_entity_keyword=float(settings.SEARCH_TAG_ENTITY_KEYWORD),
             token_budget=int(settings.SEARCH_TOKEN_BUDGET),
             query_max_chars=int(settings.SEARCH_QUERY_MAX_CHARS),
             querylog_sync=bool(settings.SEARCH_QUERYLOG_SYNC),

@@ -246,7 +246,10 @@ def _weights(analysis: QueryAnalysis, cfg: SearchSettings):
     if not cfg.on("adaptive_weights"):
         return dict(BASE_WEIGHTS), bool(analysis.entities), []
     weights, enabled, rules = adapt_weights(
-        analysis, question_semantic=cfg.question_semantic, question_keyword=cfg.question_keyword
+        analysis,
+        question_semantic=cfg.question_semantic,
+        question_keyword=cfg.question_keyword,
+        tag_entity_keyword=cfg.tag_entity_keyword,
     )
     return weights, enabled["graph"], rules
 

@@ -298,6 +298,9 @@ SEARCH_COACTIVATION_TOP = env.int("SEARCH_COACTIVATION_TOP", default=5)
 # SPEC's question-form multipliers cost recall on locomo-dev (docs/benchmarks.md): neutral here.
 SEARCH_QUESTION_SEMANTIC = env.float("SEARCH_QUESTION_SEMANTIC", default=1.0)
 SEARCH_QUESTION_KEYWORD = env.float("SEARCH_QUESTION_KEYWORD", default=1.0)
+# SPEC's entity rule (keyword x1.5) for a query whose entities are all tags of the namespace:
+# neutral here, since the entity boost already lifts the tagged memories (docs/benchmarks.md).
+SEARCH_TAG_ENTITY_KEYWORD = env.float("SEARCH_TAG_ENTITY_KEYWORD", default=1.0)
 # True: the QueryLog row is committed before the search answers, so a query_log_id a client
 # holds always has its row (feedback never meets a 404 after a crash). False moves the insert
 # to a background thread (bench/evaluate speed), at the price of losing queued rows on a kill.

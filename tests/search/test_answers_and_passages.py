@@ -135,3 +135,24 @@ def test_sentences_cut_off_by_the_models_length_limit_get_no_passage(embedding_m
     # 200 sentences are grouped into 8 passages; the model reads the first 256 tokens only.
     assert 1 <= len(rows) < MAX_PASSAGES
     assert [p.position for p in rows] == list(range(len(rows)))
+
+
+@pytest.mark.django_db
+def test_the_semantic_strategy_finds_a_memory_by_its_best_passage(remember):
+    """A memory whose one sentence answers is retrieved, not only rescored once something
+    else fetched it: the exact scan ranks it by its best passage."""
+    from apps.memories.embeddings import embed_query
+    from apps.search.pipeline.scope import Scope
+
+    long_turn, *_ = remember([
+        DIALOG[0],
+        "Melanie: I photographed the sunrise over the lake last summer.",
+        "Caroline: The sunrise over the lake was beautiful this morning.",
+    ])  # fmt: skip
+    scope = Scope(namespace_id=long_turn.namespace_id)
+    vector = embed_query("painted the sunrise over the lake")
+    own, _ = retrieve.semantic_search(scope, vector, 1)
+    found, _ = retrieve.semantic_search(scope, vector, 1, passages=retrieve.PASSAGE_COSINE)
+    assert own[0].id != str(long_turn.id)  # its own vector averages three other sentences
+    assert found[0].id == str(long_turn.id)
+    assert found[0].score > own[0].score

@@ -98,6 +98,7 @@ def gather(
         plan = found.plan
         lists["keyword"] = [(h.id, h.score) for h in found.hits]
     fallback = False
+    with_passages = on("passages") and use_semantic
     if use_semantic:
         hits, fallback = timer(
             "semantic",
@@ -107,6 +108,7 @@ def gather(
             POOL,
             exact_max=config.exact_scan_max,
             ef_search=config.hnsw_ef_search,
+            passages=_passage_cosine(on) if with_passages else None,
         )
         lists["semantic"] = [(h.id, h.score) for h in hits]
     phrases = [*analysis.phrases, *(e for e in analysis.entities if e not in analysis.tag_entities)]
@@ -145,7 +147,6 @@ def gather(
         cosines["feedback"] = second
     if query_vector is not None and vector is not None and query_vector is not vector:
         cosines["query_similarity"] = query_vector
-    with_passages = on("passages") and use_semantic
     fetch = partial(
         retrieve.fetch_rows,
         passages=with_passages,
@@ -206,6 +207,12 @@ def gather(
         plan=plan,
         timings=timings,
     )
+
+
+def _passage_cosine(on: Callable[[str], bool]) -> str:
+    """What a memory's passages add to its semantic evidence: its sentences, and a dialog
+    turn's previous-turn pair unless that stage is off."""
+    return retrieve.PASSAGE_COSINE if on("previous_turn") else retrieve.SENTENCE_COSINE
 
 
 def _seeds(lists: Mapping[str, list[tuple[str, float]]]) -> dict[str, float]:

@@ -203,6 +203,7 @@ def semantic_search(
     *,
     exact_max: int = 10_000,
     ef_search: int = 0,
+    passages: str | None = None,
 ) -> tuple[list[Hit], bool]:
     """Nearest memories by cosine. A namespace of at most `exact_max` memories is scanned
     exactly (cheaper than walking a graph built over every namespace, and never misses);
@@ -212,15 +213,18 @@ def semantic_search(
     through that the index scan gives up short of `limit`, those few are scanned exactly, so
     a page is never short while matches exist. Returns hits at or above `min_similarity`;
     when none reach it, the rows at or above the fallback threshold, and reports that it fell
-    back."""
+    back. `passages` (PASSAGE_COSINE or SENTENCE_COSINE): the exact scan ranks a memory by
+    the higher of its own cosine and its best passage's, the evidence the row fetch scores
+    it by, so a memory whose one sentence answers is found as well as rescored. The HNSW walk
+    indexes memory vectors only: in a larger namespace passages rescore what it finds."""
     literal = nearest.vector_literal(vector)
     size = namespace_size(scope.namespace_id)
     if size <= exact_max:
-        rows = exact_nearest(scope, literal, limit)
+        rows = exact_nearest(scope, literal, limit, passages)
     else:
         rows = hnsw_nearest(scope, literal, limit, ef_search_for(size, limit, ef_search))
         if len(rows) < limit and scope.filtered:
-            rows = exact_nearest(scope, literal, limit)
+            rows = exact_nearest(scope, literal, limit, passages)
     rows.sort(key=lambda r: -r[1])
     hits, fallback = apply_similarity_floor(rows, min_similarity)
     return hits, fallback
@@ -254,16 +258,23 @@ def hnsw_nearest(scope: Scope, literal: str, limit: int, ef_search: int) -> list
         return [(i, float(s)) for i, s in cursor.fetchall()]
 
 
-def exact_nearest(scope: Scope, literal: str, limit: int) -> list[tuple[str, float]]:
+def exact_nearest(
+    scope: Scope, literal: str, limit: int, passages: str | None = None
+) -> list[tuple[str, float]]:
     """Exact nearest rows in scope: every row passing the scope is compared (ordering by the
-    computed similarity, which no index matches, keeps the planner off the HNSW index)."""
+    computed similarity, which no index matches, keeps the planner off the HNSW index).
+    `passages`: a passage cosine expression (PASSAGE_COSINE, SENTENCE_COSINE); a row's
+    similarity is then the higher of its own and its best passage's."""
     where, params = scope.where()
+    sim, sim_params = "1 - (m.embedding <=> %s::vector)", [literal]
+    if passages:
+        sim, sim_params = f"greatest({sim}, {passages})", [literal, literal]
     sql = (
-        f"SELECT m.id::text, 1 - (m.embedding <=> %s::vector) AS sim FROM {MEMORY} m "
+        f"SELECT m.id::text, {sim} AS sim FROM {MEMORY} m "
         f"WHERE {where} AND m.embedding IS NOT NULL ORDER BY sim DESC LIMIT %s"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [literal] + params + [limit])
+        cursor.execute(sql, sim_params + params + [limit])
         return [(i, float(s)) for i, s in cursor.fetchall()]
 
 
