@@ -78,23 +78,26 @@ def test_question_rule_is_neutral_by_default():
     assert weights == BASE_WEIGHTS and rules == ["question"]
 
 
+def _asking(text: str, entities: tuple[str, ...], keywords: tuple[str, ...]) -> QueryAnalysis:
+    """A question naming `entities`, of which only Melanie is a tag of the namespace."""
+    return QueryAnalysis(text=text, entities=entities, tag_entities=("melanie",), keywords=keywords)
+
+
+SPEAKER = _asking("What has Melanie painted?", ("Melanie",), ("melanie", "painted", "has"))
+
+
 def test_a_tag_entity_does_not_lift_the_keyword_weight_by_default():
     """The entity boost already lifts the memories carrying the tag; an entity found only in
     text keeps SPEC's keyword x1.5."""
-    speaker = QueryAnalysis(text="What has Melanie painted?", entities=("Melanie",),
-                            tag_entities=("melanie",), keywords=("melanie", "painted", "has"))  # fmt: skip
-    weights, enabled, rules = adapt_weights(speaker)
+    weights, enabled, rules = adapt_weights(SPEAKER)
     assert weights["keyword"] == pytest.approx(0.6) and enabled["graph"] is True
     assert weights["graph"] == pytest.approx(1.04) and rules == ["entity"]
-    both = QueryAnalysis(text="When did Melanie visit Rome?", entities=("Melanie", "Rome"),
-                         tag_entities=("melanie",), keywords=("melanie", "visit", "rome"))  # fmt: skip
+    both = _asking("Did Melanie visit Rome?", ("Melanie", "Rome"), ("melanie", "visit", "rome"))
     assert adapt_weights(both)[0]["keyword"] == pytest.approx(0.9)
 
 
 def test_spec_lift_for_tag_entities_comes_back_with_the_setting(settings):
     settings.SEARCH_TAG_ENTITY_KEYWORD = 1.5
     config = search_settings()
-    speaker = QueryAnalysis(text="What has Melanie painted?", entities=("Melanie",),
-                            tag_entities=("melanie",), keywords=("melanie", "painted", "has"))  # fmt: skip
-    weights, _, _ = adapt_weights(speaker, tag_entity_keyword=config.tag_entity_keyword)
+    weights, _, _ = adapt_weights(SPEAKER, tag_entity_keyword=config.tag_entity_keyword)
     assert weights["keyword"] == pytest.approx(0.9)
