@@ -60,7 +60,8 @@ def test_each_turn_after_the_first_is_read_after_the_one_before(turns):
     _expect(third, second)
     # The short reply means the screenplay's genre only with the question before it.
     vector = embed_query("What genre is Joanna's first screenplay?")
-    row = retrieve.fetch_rows([str(second.pk)], None, vector, passages=True)[str(second.pk)]
+    rows = retrieve.fetch_rows([str(second.pk)], None, vector, passages=retrieve.PASSAGE_COSINE)
+    row = rows[str(second.pk)]
     assert row["passage"] > row["similarity"] + 0.1
 
 

@@ -87,7 +87,7 @@ def test_passages_are_written_with_the_memory_and_read_by_the_row_fetch(embeddin
     from apps.memories.embeddings import embed_query
 
     vector = embed_query("painted the sunrise over the lake")
-    rows = retrieve.fetch_rows([str(long_turn.id)], None, vector, passages=True)
+    rows = retrieve.fetch_rows([str(long_turn.id)], None, vector, passages=retrieve.PASSAGE_COSINE)
     row = rows[str(long_turn.id)]
     assert row["passage"] > row["similarity"]  # the painting sentence beats the whole turn
     response = search(namespace="chat", query="What did Melanie paint?", log=False)

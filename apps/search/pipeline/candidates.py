@@ -98,7 +98,8 @@ def gather(
         plan = found.plan
         lists["keyword"] = [(h.id, h.score) for h in found.hits]
     fallback = False
-    with_passages = on("passages") and use_semantic
+    # The passage evidence the semantic scan ranks by and the row fetch scores by, or None.
+    passages = _passage_cosine(on) if on("passages") and use_semantic else None
     if use_semantic:
         hits, fallback = timer(
             "semantic",
@@ -108,7 +109,7 @@ def gather(
             POOL,
             exact_max=config.exact_scan_max,
             ef_search=config.hnsw_ef_search,
-            passages=_passage_cosine(on) if with_passages else None,
+            passages=passages,
         )
         lists["semantic"] = [(h.id, h.score) for h in hits]
     phrases = [*analysis.phrases, *(e for e in analysis.entities if e not in analysis.tag_entities)]
@@ -147,11 +148,7 @@ def gather(
         cosines["feedback"] = second
     if query_vector is not None and vector is not None and query_vector is not vector:
         cosines["query_similarity"] = query_vector
-    fetch = partial(
-        retrieve.fetch_rows,
-        passages=with_passages,
-        previous_turns=on("previous_turn"),
-    )
+    fetch = partial(retrieve.fetch_rows, passages=passages)
     rows = timer("fetch", fetch, pool, plan, vector, cosines)
     temporal: dict[str, tuple[str, ...]] = {}
     surrounding: dict[str, tuple[str, ...]] = {}  # the context stage's window of turns
@@ -176,7 +173,7 @@ def gather(
     for name in cosines:
         for k, r in rows.items():
             raw[k]["_" + name] = r[name]
-    if with_passages:
+    if passages:
         _best_passage(raw, rows, own_vector_only="query_similarity" not in cosines)
     for strategy, hits in lists.items():
         for rank, (key, score) in enumerate(hits, start=1):

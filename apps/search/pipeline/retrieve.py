@@ -319,17 +319,16 @@ def fetch_rows(
     plan: LexicalPlan | None,
     vector: np.ndarray | None = None,
     cosines: Mapping[str, np.ndarray] | None = None,
-    passages: bool = False,
-    previous_turns: bool = True,
+    passages: str | None = None,
 ) -> dict[str, dict]:
     """Everything the re-rankers need for each candidate, plus its lexical score and its
     cosine similarity to the query, both computed in the database (so memories found by one
     strategy still carry the other's evidence, without shipping embeddings around).
     `cosines` names more vectors (the feedback vector, the query's own when the semantic
     strategies match a focused one); each row carries its cosine to each under that name.
-    `passages`: each row also carries "passage", the best cosine of its passages to `vector`
-    (0 for a memory without passages); `previous_turns=False` leaves out the previous-turn
-    passages of dialog turns."""
+    `passages` (PASSAGE_COSINE or SENTENCE_COSINE, as for semantic_search): each row also
+    carries "passage", the best cosine of those passages to `vector` (0 for a memory without
+    passages)."""
     if not ids:
         return {}
     score, score_params = plan.score_sql() if plan else ("0.0", [])
@@ -341,7 +340,7 @@ def fetch_rows(
     extra_params = [nearest.vector_literal(cosines[name]) for name in names]
     if passages and vector is not None:
         names.append("passage")
-        extra += f", {PASSAGE_COSINE if previous_turns else SENTENCE_COSINE}"
+        extra += f", {passages}"
         extra_params.append(sim_params[0])
     sql = (
         "SELECT m.id::text, m.created_at, m.external_id, m.file_path, m.tier, m.importance, "
