@@ -88,29 +88,31 @@ class BearerTokenGate:
             await self.app(scope, receive, send)
             return
         raw = _bearer(scope)
+        if not raw:
+            await _unauthorized(send, "missing")
+            return
         address = (scope.get("client") or ("", 0))[0]
-        if raw and not ratelimit.failures_exceeded(address).allowed:
-            await _too_many(send, ratelimit.failures_exceeded(address).retry_after)
-            return
-        token = await in_thread(_authenticate)(raw) if raw else None
-        if token is None:
-            if raw:
-                ratelimit.failed_auth(address)
-            await _unauthorized(send, "missing" if not raw else "invalid")
-            return
-        verdict = ratelimit.token_request(token.pk)
+        token, verdict = await in_thread(_admit)(raw, address)
         if not verdict.allowed:
             await _too_many(send, verdict.retry_after)
+            return
+        if token is None:
+            await _unauthorized(send, "invalid")
             return
         await self.app({**scope, SCOPE_TOKEN_KEY: token}, receive, send)
 
 
-def _authenticate(raw: str):
+def _admit(raw: str, address: str):
+    """(token or None, verdict): a valid token counts against its own rate; a wrong one against
+    the address's failed checks, which never refuse a valid token."""
     from django.db import close_old_connections
 
     close_old_connections()
     try:
-        return token_authenticate(raw)
+        token = token_authenticate(raw)
+        if token is None:
+            return None, ratelimit.failed_auth(address)
+        return token, ratelimit.token_request(token.pk)
     finally:
         close_old_connections()
 

@@ -73,7 +73,11 @@ MIDDLEWARE = [
 ]
 
 # Password guessing (admin and UI login): django-axes counts failures per username and address
-# for every authenticate() call and locks the pair out for AXES_COOLOFF_TIME.
+# for every authenticate() call and locks the pair out for AXES_COOLOFF_TIME. Only that pair:
+# the same user from another address still logs in, so nobody can lock the owner out from
+# elsewhere, and failures during a lockout do not extend it. The address is the connection's,
+# or X-Forwarded-For's from TRUSTED_PROXIES only. Locked out anyway: `python manage.py
+# axes_reset_username NAME` (docs/operations.md).
 AUTHENTICATION_BACKENDS = [
     "apps.access.backends.LoginGuardBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -82,6 +86,7 @@ AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=10)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_VERBOSE = False
 
 # Content-Security-Policy (django-csp): the UI loads only its own files (htmx is vendored).
@@ -368,6 +373,10 @@ MISSED_WINDOW_DAYS = env.int("MISSED_WINDOW_DAYS", default=90)
 # token checks per client address. High enough for normal use and the test suite.
 API_RATE_LIMIT = env("API_RATE_LIMIT", default="1200/minute")
 AUTH_FAILURE_RATE_LIMIT = env("AUTH_FAILURE_RATE_LIMIT", default="60/minute")
+# Addresses (or networks) of the reverse proxies whose X-Forwarded-For names the client
+# (memoryhub/asgi.py). Empty: the connecting address is the client and the header is ignored,
+# so a forged one changes nothing. Behind nginx on the same machine: 127.0.0.1.
+TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
