@@ -283,6 +283,12 @@ MEMORY_BATCH_MAX_CHARS = env.int("MEMORY_BATCH_MAX_CHARS", default=200_000)
 # Largest file the import page accepts, and how much markdown a zip may unpack to.
 IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=100 * 1024 * 1024)
 IMPORT_MAX_UNPACKED_BYTES = env.int("IMPORT_MAX_UNPACKED_BYTES", default=200 * 1024 * 1024)
+# One file of a zip, counted while it is unpacked (a zip's declared sizes may lie), and the
+# compression no text reaches (a 40 KB zip of 40 MB of one repeated line is a zip bomb).
+IMPORT_MAX_FILE_BYTES = env.int("IMPORT_MAX_FILE_BYTES", default=10 * 1024 * 1024)
+IMPORT_MAX_COMPRESSION_RATIO = env.int("IMPORT_MAX_COMPRESSION_RATIO", default=100)
+# The longest one SQLite upload is read (a view or query built to be slow is stopped).
+IMPORT_SQLITE_SECONDS = env.float("IMPORT_SQLITE_SECONDS", default=8.0)
 # Uploads wait here while their import runs; the progress of each run is a small JSON file.
 IMPORT_DIR = Path(env("IMPORT_DIR", default=str(VAR_DIR / "imports")))
 # An import of at least this many memories refreshes the planner's statistics of the memory
