@@ -214,6 +214,9 @@ LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/login/"
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("MAX_REQUEST_BYTES", default=5 * 1024 * 1024)
+# A client that stops sending a request body for this long gets 408 (memoryhub/limits.py);
+# uvicorn's --timeout-keep-alive closes idle connections between requests.
+REQUEST_BODY_TIMEOUT_S = env.float("REQUEST_BODY_TIMEOUT_S", default=30.0)
 
 # LOG_FORMAT=json (default): one JSON object per line with the request id (apps/core/observability);
 # LOG_FORMAT=text for a console to read.

@@ -16,7 +16,7 @@ from apps.access.models import ApiToken
 from apps.access.services import token_create, token_revoke
 from apps.memories.models import Namespace
 
-from ..access import Action, namespace_view
+from ..access import Action, can, namespace_view
 from ..forms import TokenForm
 
 # One small template per client under templates/ui/connect/snippets/.
@@ -61,8 +61,12 @@ def connect_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
     else:
         context["snippets"] = snippets(request, namespace, "mh_YOUR_TOKEN")
     context["tokens"] = list(
-        ApiToken.objects.filter(namespaces=namespace).order_by("revoked", "-created_at")
+        ApiToken.objects.filter(namespaces=namespace)
+        .order_by("revoked", "-created_at")
+        .prefetch_related("namespaces")
     )
+    for token in context["tokens"]:  # shown, so nobody revokes a shared token unawares
+        token.shared_with = [n.name for n in token.namespaces.all() if n.pk != namespace.pk]
     return render(request, "ui/connect/page.html", context)
 
 
@@ -72,6 +76,15 @@ def revoke(request: HttpRequest, namespace: Namespace, token_id: int) -> HttpRes
     token = ApiToken.objects.filter(namespaces=namespace, pk=token_id).first()
     if token is None:
         raise Http404("No such token.")
+    others = token.namespaces.exclude(pk=namespace.pk)
+    if any(not can(request.user, other, Action.MANAGE) for other in others):
+        # One owner must not cut off an assistant that other namespaces' owners rely on.
+        messages.error(
+            request,
+            f"Token '{token.name}' also serves {others.count()} other namespace(s) you do not "
+            "manage; only someone who manages all of them (an administrator) can revoke it.",
+        )
+        return redirect("ui:connect", namespace=namespace.name)
     token_revoke(token=token)
     messages.success(request, f"Token '{token.name}' revoked.")
     return redirect("ui:connect", namespace=namespace.name)
