@@ -74,8 +74,8 @@ application = RequestBodyLimit(  # noqa: F811
     application,
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
     upload_paths=r"^/ns/[^/]+/transfer/import/$",
-    upload_max_bytes=settings.IMPORT_MAX_BYTES + 64 * 1024,  # the form's other fields
-    read_timeout=settings.REQUEST_BODY_TIMEOUT_S,
+    upload_max_bytes=lambda: settings.IMPORT_MAX_BYTES + 64 * 1024,  # + the form's other fields
+    read_timeout=lambda: settings.REQUEST_BODY_TIMEOUT_S,
 )
 
 # The client address (rate limits, login lockouts, logs) comes from X-Forwarded-For only when the

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -20,7 +21,8 @@ class RequestBodyLimit:
     """`max_bytes` for every body, except uploads to paths matching `upload_paths`, which may
     reach `upload_max_bytes` and are passed on as they arrive (Django spools them to disk), not
     held in memory here. A client that stops sending its body for `read_timeout` seconds gets
-    408: a half-sent request does not hold a worker forever."""
+    408: a half-sent request does not hold a worker forever. The last two may be callables,
+    read per request (settings a test or an operator changes)."""
 
     def __init__(
         self,
@@ -28,14 +30,24 @@ class RequestBodyLimit:
         max_bytes: int,
         *,
         upload_paths: str = "",
-        upload_max_bytes: int = 0,
-        read_timeout: float = 30.0,
+        upload_max_bytes: int | Callable[[], int] = 0,
+        read_timeout: float | Callable[[], float] = 30.0,
     ):
         self.app = app
         self.max_bytes = max_bytes
         self.upload_paths = re.compile(upload_paths) if upload_paths else None
-        self.upload_max_bytes = upload_max_bytes
-        self.read_timeout = read_timeout
+        self._upload_max_bytes = upload_max_bytes
+        self._read_timeout = read_timeout
+
+    @property
+    def upload_max_bytes(self) -> int:
+        value = self._upload_max_bytes
+        return value() if callable(value) else value
+
+    @property
+    def read_timeout(self) -> float:
+        value = self._read_timeout
+        return value() if callable(value) else value
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -50,9 +62,10 @@ class RequestBodyLimit:
             return
         chunks: list[bytes] = []
         size = 0
+        timeout = self.read_timeout
         while True:
             try:
-                message = await asyncio.wait_for(receive(), self.read_timeout)
+                message = await asyncio.wait_for(receive(), timeout)
             except TimeoutError:
                 await self._timed_out(send)
                 return
@@ -92,17 +105,22 @@ class RequestBodyLimit:
             await self._upload_refused(scope, send, declared, limit)
             return
         size = 0
-        started = False
+        started = timed_out = body_done = False
+        timeout = self.read_timeout
 
         async def counted() -> Message:
-            nonlocal size
+            nonlocal size, timed_out, body_done
+            if body_done:  # the app listening for a disconnect: no deadline on that
+                return await receive()
             try:
-                message = await asyncio.wait_for(receive(), self.read_timeout)
+                message = await asyncio.wait_for(receive(), timeout)
             except TimeoutError:
+                timed_out = True
                 return {"type": "http.disconnect"}
             size += len(message.get("body", b""))
             if size > limit:  # a chunked body past the limit: the app sees the client leave
                 return {"type": "http.disconnect"}
+            body_done = message["type"] == "http.request" and not message.get("more_body")
             return message
 
         async def tracked(message: Message) -> None:
@@ -113,6 +131,8 @@ class RequestBodyLimit:
         await self.app(scope, counted, tracked)
         if not started and size > limit:
             await self._upload_refused(scope, send, None, limit)
+        elif not started and timed_out:
+            await self._timed_out(send)
 
     async def _upload_refused(self, scope: Scope, send: Send, size, limit: int) -> None:
         """413; to the import page (htmx) as the report it shows in place of a run."""

@@ -5,8 +5,8 @@ fine; an id used by another namespace's memory tells nothing about it."""
 from __future__ import annotations
 
 import io
-import os
 import json
+import os
 import sqlite3
 import time
 import zipfile
