@@ -30,11 +30,12 @@ from apps.core.exceptions import ValidationFailed
 
 from . import importers
 from .models import Namespace
-from .transfer import import_records
+from .transfer import ImportCancelled, import_records
 
 log = logging.getLogger(__name__)
 
 RUNNING = ("queued", "reading", "writing")
+# A run's `phase` ends as one of: done, failed, cancelled.
 
 
 def _dir() -> Path:
@@ -128,24 +129,48 @@ def _run(state: dict, data: Path) -> None:
             door="ui",
             namespace=namespace,
             on_progress=progress,
+            batch_transactions=True,
+            should_stop=_cancel_path(state["id"]).exists,
         )
         state.update(phase="done", created=stats.created, skipped=stats.skipped, edges=stats.edges)
+    except ImportCancelled as exc:
+        state.update(phase="cancelled", created=exc.stats.created, skipped=exc.stats.skipped)
     except ValidationFailed as exc:
         labels = {label for label, _ in locals().get("labelled", [])}
         lines = [problem_line(key, msgs, labels) for key, msgs in exc.errors.items()]
-        state.update(phase="failed", errors=lines, error_count=len(lines), done=0)
+        state.update(phase="failed", errors=lines, error_count=len(lines))
+        _count_written(state, exc)
     except Exception as exc:  # reported on the page; the details go to the log
         log.exception("import %s failed", state["id"])
         where = state["filename"] or "file"
         problem = f"{where}: could not be read as {state['format_label']} ({type(exc).__name__})."
         state.update(phase="failed", errors=[problem], error_count=1)
+        _count_written(state, exc)
     finally:
         state["finished"] = time.time()
         _save(state)
         data.unlink(missing_ok=True)
+        _cancel_path(state["id"]).unlink(missing_ok=True)
         connection.close()
         labelled = None  # noqa: F841  the records go before the memory is given back
         give_memory_back()
+
+
+def _cancel_path(run_id: str) -> Path:
+    return _dir() / f"{run_id}.cancel"
+
+
+def cancel(run_id: str) -> None:
+    """Ask a running import to stop before its next batch (any web process may ask: the mark
+    is a file next to the run's state)."""
+    uuid.UUID(run_id)
+    _cancel_path(run_id).touch()
+
+
+def _count_written(state: dict, exc: Exception) -> None:
+    """Batches written before a failure stay; the report says how many memories they hold."""
+    stats = getattr(exc, "import_stats", None)
+    state["created"] = stats.created if stats else 0
 
 
 def give_memory_back() -> None:

@@ -12,6 +12,7 @@ Records whose id already exists in their namespace are skipped, so re-running an
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import uuid
@@ -80,13 +81,19 @@ def import_records(
     door: str = "cli",
     namespace: Namespace | None = None,
     on_progress: Progress | None = None,
+    batch_transactions: bool = False,
+    should_stop: Callable[[], bool] | None = None,
 ) -> ImportStats:
     """Import records; each created memory, archive flag and edge is a revision by `door`.
 
     `records` are dicts (labelled "line N" by position) or (label, dict) pairs. With `namespace`
     every record goes there, whatever its own "namespace" says (the browser's import into the
     namespace on screen). Every record is checked before anything is written, and all problems
-    are reported together; the writes then run in one transaction.
+    are reported together; the writes then run in one transaction, or with
+    `batch_transactions` in one per batch of BATCH records (a large file holds no transaction
+    and no lock for minutes), the links in a last one. `should_stop` is asked before each batch:
+    True ends the import with ImportCancelled, the batches written so far kept (and skipped,
+    by id, when the file is imported again).
     """
     labelled = [
         item if isinstance(item, tuple) else (f"line {n}", item)
@@ -106,7 +113,7 @@ def import_records(
         if on_progress:
             on_progress(done, total)
 
-    with transaction.atomic():
+    with _counted_on_failure(stats) if batch_transactions else transaction.atomic():
         for name, numbered in by_namespace.items():
             target = namespace or namespace_get_or_create(name=name)
             stats.namespaces.add(target.name)
@@ -115,41 +122,67 @@ def import_records(
             stats.skipped += len(numbered) - len(fresh)
             advance(len(numbered) - len(fresh))
             for start in range(0, len(fresh), BATCH):
+                if should_stop is not None and should_stop():
+                    raise ImportCancelled(stats)
                 chunk = fresh[start : start + BATCH]
-                items = [_memory_fields(r) for _, r in chunk]
-                try:
-                    results = memory_batch_create(
-                        namespace=target,
-                        items=items,
-                        check_near_duplicates=False,
-                        dedupe=False,
-                        chunk=False,
-                        infer=False,
-                        actor=actor,
-                        door=door,
-                    )
-                except ValidationFailed as exc:
-                    raise _by_line(exc, chunk) from exc
-                archived = [
-                    res.memory.pk
-                    for res, (_, r) in zip(results, chunk, strict=True)
-                    if r.get("archived") and res.created
-                ]
-                if archived:
-                    memories_archive(
-                        memories=Memory.objects.filter(pk__in=archived), actor=actor, door=door
-                    )
+                results = _write_batch(target, chunk, actor=actor, door=door)
                 created = [res for res in results if res.created]
                 fresh_ids.update(res.memory.pk for res in created)
                 stats.created += len(created)
                 stats.skipped += len(results) - len(created)
                 advance(len(chunk))
         targets = {name: namespace or Namespace.objects.get(name=name) for name in by_namespace}
-        stats.edges = _import_edges(by_namespace, targets, fresh_ids, actor=actor, door=door)
+        with transaction.atomic():
+            stats.edges = _import_edges(by_namespace, targets, fresh_ids, actor=actor, door=door)
         if stats.created >= settings.IMPORT_ANALYZE_MIN_MEMORIES:
             transaction.on_commit(refresh_memory_statistics)
     bar.close()
     return stats
+
+
+@contextlib.contextmanager
+def _counted_on_failure(stats: ImportStats):
+    """Batches commit one by one: a failure after some of them says how much was written."""
+    try:
+        yield
+    except Exception as exc:
+        exc.import_stats = stats
+        raise
+
+
+class ImportCancelled(Exception):
+    """An import stopped on request; `stats` counts what was written before it stopped."""
+
+    def __init__(self, stats: ImportStats):
+        self.stats = stats
+        super().__init__("import cancelled")
+
+
+@transaction.atomic
+def _write_batch(target: Namespace, chunk: list[tuple[str, dict]], *, actor, door: str) -> list:
+    """One batch of records with their archive flags; a transaction of its own when the import
+    has none around it."""
+    try:
+        results = memory_batch_create(
+            namespace=target,
+            items=[_memory_fields(r) for _, r in chunk],
+            check_near_duplicates=False,
+            dedupe=False,
+            chunk=False,
+            infer=False,
+            actor=actor,
+            door=door,
+        )
+    except ValidationFailed as exc:
+        raise _by_line(exc, chunk) from exc
+    archived = [
+        res.memory.pk
+        for res, (_, r) in zip(results, chunk, strict=True)
+        if r.get("archived") and res.created
+    ]
+    if archived:
+        memories_archive(memories=Memory.objects.filter(pk__in=archived), actor=actor, door=door)
+    return results
 
 
 def refresh_memory_statistics() -> None:

@@ -9,6 +9,7 @@ be probed; a visible object the person may not change is 403.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import uuid
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 
 from apps.access.permissions import Action, can, namespaces_for, role_of
+from apps.core.exceptions import NotFound
 from apps.memories.models import Memory, Namespace
 
 __all__ = ["Action", "can", "memory_view", "namespace_view", "role_of", "visible_namespaces"]
@@ -61,6 +63,16 @@ def memory_or_404(user, memory_id, action: Action = Action.VIEW) -> Memory:
 View = Callable[..., HttpResponse]
 
 
+@contextlib.contextmanager
+def _gone_is_404():
+    """A memory deleted by someone else between the page's lookup and its write (the write path
+    then raises NotFound under the row lock) is "not found" too, not a server error."""
+    try:
+        yield
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+
+
 def namespace_view(action: Action = Action.VIEW) -> Callable[[View], View]:
     """The view gets `namespace` (a Namespace) instead of the URL's namespace name."""
 
@@ -70,7 +82,8 @@ def namespace_view(action: Action = Action.VIEW) -> Callable[[View], View]:
         def wrapper(request: HttpRequest, namespace: str, **kwargs) -> HttpResponse:
             ns = namespace_or_404(request.user, namespace, action)
             request.session["ui_namespace"] = ns.name
-            return view(request, namespace=ns, **kwargs)
+            with _gone_is_404():
+                return view(request, namespace=ns, **kwargs)
 
         return wrapper
 
@@ -86,7 +99,8 @@ def memory_view(action: Action = Action.VIEW) -> Callable[[View], View]:
         def wrapper(request: HttpRequest, memory_id, **kwargs) -> HttpResponse:
             memory = memory_or_404(request.user, memory_id, action)
             request.session["ui_namespace"] = memory.namespace.name
-            return view(request, memory=memory, **kwargs)
+            with _gone_is_404():
+                return view(request, memory=memory, **kwargs)
 
         return wrapper
 

@@ -66,6 +66,11 @@ urlpatterns = [
         transfer.import_progress,
         name="import_progress",
     ),
+    path(
+        "ns/<slug:namespace>/transfer/import/<str:run_id>/cancel/",
+        transfer.import_cancel,
+        name="import_cancel",
+    ),
     path("ns/<slug:namespace>/export.jsonl", transfer.export_jsonl_view, name="export_jsonl"),
     path("ns/<slug:namespace>/export.zip", transfer.export_markdown_view, name="export_markdown"),
     path("ns/<slug:namespace>/queues/stale/", stale.stale_page, name="stale"),

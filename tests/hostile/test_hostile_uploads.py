@@ -130,3 +130,28 @@ def test_an_id_of_another_namespaces_memory_is_no_oracle(namespace, other_namesp
         progress=False,
     )
     assert again.skipped == 1  # re-running the import finds it by that id
+
+
+def test_a_large_import_commits_batch_by_batch_and_can_be_cancelled(namespace, monkeypatch):
+    from apps.memories import transfer
+
+    monkeypatch.setattr(transfer, "BATCH", 4)
+    records = [{"id": f"r{i}", "content": f"Batch record number {i}."} for i in range(12)]
+    asked = []
+
+    def stop_after_two_batches() -> bool:
+        asked.append(1)
+        return len(asked) > 2
+
+    with pytest.raises(transfer.ImportCancelled) as cancelled:
+        import_records(
+            records,
+            namespace=namespace,
+            progress=False,
+            batch_transactions=True,
+            should_stop=stop_after_two_batches,
+        )
+    assert cancelled.value.stats.created == 8
+    assert Memory.objects.filter(namespace=namespace).count() == 8  # two batches committed
+    again = import_records(records, namespace=namespace, progress=False, batch_transactions=True)
+    assert (again.created, again.skipped) == (4, 8)  # the rest; nothing twice

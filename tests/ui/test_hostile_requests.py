@@ -96,3 +96,35 @@ def test_a_token_shared_with_another_namespace_is_shown_and_not_revoked_by_one_o
     olivia.post(f"/ns/acme/tokens/{token.pk}/revoke/")
     token.refresh_from_db()
     assert token.revoked
+
+
+def test_a_running_import_can_be_cancelled_by_its_owner_only(acme, settings, tmp_path):
+    from apps.memories import import_runs
+
+    settings.IMPORT_DIR = tmp_path
+    olivia = _owner(acme)
+    run = {
+        "id": "6f1c1f9e-0d43-4a8e-9b1a-3f2f64c8e0aa",
+        "namespace": "acme",
+        "user": get_user_model().objects.get(username="olivia").pk,
+        "filename": "big.jsonl",
+        "format": "jsonl",
+        "format_label": "memoryhub JSONL",
+        "phase": "writing",
+        "done": 256,
+        "total": 5000,
+        "created": 256,
+        "skipped": 0,
+        "edges": 0,
+        "errors": [],
+        "error_count": 0,
+        "started": 0,
+        "finished": None,
+    }
+    import_runs._save(run)
+    url = f"/ns/acme/transfer/import/{run['id']}/cancel/"
+    other = _owner(acme, "oscar")
+    assert other.post(url).status_code == 404  # not their run
+    answer = olivia.post(url)
+    assert answer.status_code == 200 and b"Stopping after this batch" in answer.content
+    assert (tmp_path / f"{run['id']}.cancel").exists()

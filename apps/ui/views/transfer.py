@@ -59,10 +59,25 @@ def import_start(request: HttpRequest, namespace: Namespace) -> HttpResponse:
 
 @namespace_view(Action.CHANGE)
 def import_progress(request: HttpRequest, namespace: Namespace, run_id: str) -> HttpResponse:
+    return _run_response(request, namespace, _own_run(request, namespace, run_id))
+
+
+@namespace_view(Action.CHANGE)
+@require_POST
+def import_cancel(request: HttpRequest, namespace: Namespace, run_id: str) -> HttpResponse:
+    """Stop a running import before its next batch; what was written stays (see the report)."""
+    run = _own_run(request, namespace, run_id)
+    if run["phase"] in import_runs.RUNNING:
+        import_runs.cancel(run_id)
+        run["cancelling"] = True
+    return _run_response(request, namespace, run)
+
+
+def _own_run(request: HttpRequest, namespace: Namespace, run_id: str) -> dict:
     run = import_runs.load(run_id)
     if run is None or run["namespace"] != namespace.name or run["user"] != request.user.pk:
         raise Http404("No such import.")
-    return _run_response(request, namespace, run)
+    return run
 
 
 def _run_response(request: HttpRequest, namespace: Namespace, run: dict) -> HttpResponse:
