@@ -27,7 +27,7 @@ migrate: install
 run: migrate
 	$(BIN)/python manage.py ensure_admin --url http://$(HOST):$(PORT)
 	$(BIN)/uvicorn memoryhub.asgi:application --host $(HOST) --port $(PORT) \
-		--workers $(WEB_CONCURRENCY) --no-proxy-headers
+		--workers $(WEB_CONCURRENCY) --no-proxy-headers --http memoryhub.http:HeaderDeadlineH11
 
 lint: install
 	$(BIN)/ruff check .

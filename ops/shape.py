@@ -68,6 +68,9 @@ PROCESSES = {
             "--no-access-log",
             # Forwarded headers are read by the app, from TRUSTED_PROXIES only (memoryhub/asgi.py).
             "--no-proxy-headers",
+            # Request headers have a deadline (memoryhub/http.py).
+            "--http",
+            "memoryhub.http:HeaderDeadlineH11",
         ],
     },
     "worker": {

@@ -217,6 +217,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("MAX_REQUEST_BYTES", default=5 * 1024 * 10
 # A client that stops sending a request body for this long gets 408 (memoryhub/limits.py);
 # uvicorn's --timeout-keep-alive closes idle connections between requests.
 REQUEST_BODY_TIMEOUT_S = env.float("REQUEST_BODY_TIMEOUT_S", default=30.0)
+# A request's headers must be complete this long after the connection opened (or the previous
+# response); otherwise the connection is closed (memoryhub/http.py, uvicorn --http).
+REQUEST_HEADER_TIMEOUT_S = env.float("REQUEST_HEADER_TIMEOUT_S", default=10.0)
 
 # LOG_FORMAT=json (default): one JSON object per line with the request id (apps/core/observability);
 # LOG_FORMAT=text for a console to read.

@@ -62,3 +62,20 @@ def test_a_half_sent_request_body_is_answered_408(asgi_server):
         answer = sock.recv(4096)
     assert answer.startswith(b"HTTP/1.1 408")
     assert time.monotonic() - started < 5
+
+
+@override_settings(REQUEST_HEADER_TIMEOUT_S=1)
+def test_a_connection_whose_headers_never_end_is_closed(asgi_server):
+    url = urlparse(asgi_server)
+    with socket.create_connection((url.hostname, url.port), timeout=10) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        started = time.monotonic()
+        for _ in range(4):  # a byte now and then, as a slow client would
+            time.sleep(0.4)
+            try:
+                sock.sendall(b"X")
+            except OSError:
+                break
+        closed = sock.recv(4096)
+    assert closed == b""  # closed by the server, no request ever started
+    assert time.monotonic() - started < 5
