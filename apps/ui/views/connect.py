@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 from apps.access.models import ApiToken
 from apps.access.services import token_create, token_revoke
 from apps.memories.models import Namespace
+from apps.oauth.services import connections_of
 
 from ..access import Action, namespace_view
 from ..forms import TokenForm
@@ -63,6 +64,7 @@ def connect_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
     context["tokens"] = list(
         ApiToken.objects.filter(namespaces=namespace).order_by("revoked", "-created_at")
     )
+    context["connections"] = connections_of(request.user)
     return render(request, "ui/connect/page.html", context)
 
 
