@@ -91,16 +91,17 @@ class ConsentView(AuthorizationView):
 
     def validate_authorization_request(self, request):
         scopes, credentials = super().validate_authorization_request(request)
+        # Refused before the person is asked: plain PKCE (the library would refuse it only
+        # after consent) and any resource other than this server's MCP endpoint (RFC 8707).
+        if credentials.get("code_challenge_method") != "S256":
+            raise _refusal(credentials, "invalid_request", "code_challenge_method must be S256.")
         expected = mcp_resource(request)
         for given in request.GET.getlist("resource"):
             if not same_resource(given, expected):
-                raise OAuthToolkitError(
-                    error=CustomOAuth2Error(
-                        error="invalid_target",
-                        description=f"Tokens are only issued for the resource {expected}.",
-                        state=credentials.get("state"),
-                    ),
-                    redirect_uri=credentials["redirect_uri"],
+                raise _refusal(
+                    credentials,
+                    "invalid_target",
+                    f"Tokens are only issued for the resource {expected}.",
                 )
         return scopes, credentials
 
@@ -143,6 +144,16 @@ class ConsentView(AuthorizationView):
             parts = urlsplit(uri)
             response._csp_update = {"form-action": [f"{parts.scheme}://{parts.netloc}"]}
         return response
+
+
+def _refusal(credentials: dict, error: str, description: str) -> OAuthToolkitError:
+    """An error sent back to the client's (already validated) redirect URI."""
+    return OAuthToolkitError(
+        error=CustomOAuth2Error(
+            error=error, description=description, state=credentials.get("state")
+        ),
+        redirect_uri=credentials["redirect_uri"],
+    )
 
 
 @login_required
