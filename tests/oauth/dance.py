@@ -13,6 +13,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx
 
 CALLBACK = "http://127.0.0.1:8976/callback"
+TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 
 
 class _FormFields(HTMLParser):
@@ -156,3 +158,13 @@ def tokens_for(session, base, client_id, *, namespaces, access="read") -> dict:
     response = exchange(base, client_id, code, verifier)
     assert response.status_code == 200, response.text
     return response.json()
+
+
+def mcp_status(base: str, access_token: str) -> int:
+    """The status of an MCP tools/list with this bearer token."""
+    response = httpx.post(
+        f"{base}/mcp",
+        json=TOOLS_LIST,
+        headers={**MCP_HEADERS, "Authorization": f"Bearer {access_token}"},
+    )
+    return response.status_code

@@ -16,12 +16,15 @@ from oauth2_provider.models import AccessToken, Grant
 from apps.access.models import OAuthConnection
 
 from .dance import (
+    MCP_HEADERS,
+    TOOLS_LIST,
     authorize_url,
     code_for,
     consent,
     exchange,
     hidden_fields,
     login,
+    mcp_status,
     pkce,
     query_of,
     refresh,
@@ -31,18 +34,6 @@ from .dance import (
 from .people import PASSWORD, make_person
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
-MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
-
-
-def mcp_status(base: str, access_token: str) -> int:
-    response = httpx.post(
-        f"{base}/mcp",
-        json=TOOLS_LIST,
-        headers={**MCP_HEADERS, "Authorization": f"Bearer {access_token}"},
-    )
-    return response.status_code
 
 
 @pytest.fixture
