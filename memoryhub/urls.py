@@ -12,7 +12,10 @@ urlpatterns = [
     path("metrics", metrics_view, name="metrics"),
     path("", include((oauth_protocol, "oauth2_provider"))),
     path("", include((oauth_pages, "oauth"))),
-    re_path(r"^\.well-known/openid-configuration(?:/.*)?$", discovery.no_openid),
+    re_path(
+        r"^\.well-known/(?:openid-configuration|oauth-authorization-server/.+)$",
+        discovery.elsewhere,
+    ),
     path("admin/", admin.site.urls),
     path("api/", include("apps.api.urls")),
     path("", include("apps.ui.urls")),

@@ -1,8 +1,9 @@
-"""The one OAuth discovery document this server does not offer: OpenID Connect's.
+"""The OAuth discovery documents this server does not offer: OpenID Connect's, and
+authorization-server metadata under a path (the issuer has none).
 
 memoryhub is an OAuth 2.1 authorization server for its MCP endpoint (apps/oauth) without
-OpenID Connect. Clients that probe `/.well-known/openid-configuration` get a JSON answer that
-points them at the OAuth metadata instead of Django's HTML 404 page.
+OpenID Connect. Clients that probe those addresses get a JSON answer that points them at the
+OAuth metadata instead of Django's HTML 404 page.
 """
 
 from __future__ import annotations
@@ -18,5 +19,5 @@ HOW = (
 
 
 @csrf_exempt
-def no_openid(request: HttpRequest) -> JsonResponse:
+def elsewhere(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"error": "unsupported", "error_description": HOW}, status=404)
