@@ -15,6 +15,7 @@ from apps.core.exceptions import ValidationFailed
 LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1"}
 MAX_REDIRECT_URIS = 10
 MAX_NAME = 255
+SUBSTITUTED_AUTH_METHODS = {"none", "client_secret_basic", "client_secret_post"}
 
 
 class InvalidRedirectUri(ValidationFailed):
@@ -55,12 +56,14 @@ def client_register(data: Any) -> Application:
         raise InvalidRedirectUri({"redirect_uris": f"at most {MAX_REDIRECT_URIS} are allowed."})
     for uri in redirect_uris:
         _check_redirect_uri(uri)
+    # A client asking for a secret gets none: RFC 7591 lets the server substitute its own
+    # value, and the answer says "none", so such a client still connects, as a public one.
     method = data.get("token_endpoint_auth_method", "none")
-    if method != "none":
+    if method not in SUBSTITUTED_AUTH_METHODS:
         raise ValidationFailed(
             {
-                "token_endpoint_auth_method": f"'{method}' is not supported: only 'none' "
-                "(public clients proving each code with PKCE S256)."
+                "token_endpoint_auth_method": f"'{method}' is not supported: clients are public "
+                "('none'), each code proved with PKCE S256."
             }
         )
     grant_types = _string_list(data, "grant_types", ["authorization_code"])

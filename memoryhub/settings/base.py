@@ -439,3 +439,6 @@ OAUTH2_PROVIDER = {
     "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
     "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
 }
+# "http redirect URIs are allowed": only for loopback (RFC 8252 native clients such as Claude
+# Code or MCP Inspector); registration refuses http on any other host (apps/oauth/registration).
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]

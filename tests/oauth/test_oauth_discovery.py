@@ -94,6 +94,8 @@ def test_registration_takes_loopback_on_any_port_and_https(asgi_server):
         f"{asgi_server}/oauth/register",
         json={
             "client_name": "Claude",
+            # Asked for a secret: registered public all the same, and told so.
+            "token_endpoint_auth_method": "client_secret_post",
             "redirect_uris": [
                 "http://localhost:53682/callback",
                 "http://127.0.0.1:1234/cb",
