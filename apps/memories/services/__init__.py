@@ -25,6 +25,7 @@ from .namespaces import namespace_get_or_create
 from .refresh import memories_refresh, memory_refresh_undo, refresh_revision
 from .tagging import tag_delete, tag_rename
 from .trash import UndeleteResult, memory_undelete
+from .validity import supersede_undo, supersede_undoable
 
 __all__ = [
     "ON_DUPLICATE",
@@ -47,6 +48,8 @@ __all__ = [
     "memory_update",
     "namespace_get_or_create",
     "refresh_revision",
+    "supersede_undo",
+    "supersede_undoable",
     "tag_delete",
     "tag_rename",
 ]

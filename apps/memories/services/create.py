@@ -27,11 +27,11 @@ from ..models import (
     PossibleUpdate,
     Relation,
 )
+from ..supersession import close_validity, resolve_superseded
 from ..tags import infer_tags
 from ..texts import content_hash
 from ..validation import MemoryInput, validate_memory_input
 from .tags import tag_ids
-from .validity import close_validity, resolve_superseded
 
 ON_DUPLICATE = ("report", "skip", "supersede")
 
@@ -271,17 +271,12 @@ def _create_many(
             for dup in near.get(p.item, []):
                 if dup not in result.near_duplicates:
                     result.near_duplicates.append(dup)
-                if on_duplicate == "supersede" and p.row.metadata.get("chunk_index", 0) == 0:
-                    edge = CausalEdge(
-                        namespace=namespace,
-                        source=p.row,
-                        target_id=dup["id"],
-                        relation=Relation.SUPERSEDES,
-                        strength=1.0,
-                        created_at=now,
-                    )
-                    edges.append(edge)
-                    changes.extend(revisions.edge_changes(edge, revisions.Action.LINK))
+            first_chunk = p.row.metadata.get("chunk_index", 0) == 0
+            stored_near = [d["id"] for d in near.get(p.item, []) if d["id"] != str(p.row.pk)]
+            if on_duplicate == "supersede" and stored_near and first_chunk:
+                closed, closing = close_validity(newer=p.row, older=stored_near, now=now)
+                edges += closed
+                changes += closing
         for result in results:
             if result is not None and len(result.chunks) == 1:
                 result.chunks = []  # only report chunks when a document was split

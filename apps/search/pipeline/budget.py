@@ -40,7 +40,7 @@ def memory_block(item: dict, index: int, contradicted: set[str]) -> str:
         was = older.get("title") or older.get("content", "")[:120]
         lines.append(
             f"**Replaces** `{older['id']}` (valid {_day(older.get('valid_from'))} to "
-            f"{_day(older.get('valid_until'))}): was \"{was}\""
+            f'{_day(older.get("valid_until"))}): was "{was}"'
         )
     lines.append("")
     lines.append(item["content"])
