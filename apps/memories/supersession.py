@@ -141,3 +141,25 @@ def close_validity(
 
 def iso(moment: datetime | None) -> str | None:
     return moment.isoformat() if moment is not None else None
+
+
+CHAIN_MAX = 20  # links followed each way; a longer chain is cut, never looped
+
+
+def validity_chain(memory: Memory) -> list[Memory]:
+    """`memory` with what it replaced and what replaced it, through `supersedes` links, oldest
+    fact first: the timeline a memory's page shows."""
+    seen = {memory.pk: memory}
+    frontier = {memory.pk}
+    for _ in range(CHAIN_MAX):
+        links = CausalEdge.objects.filter(relation=Relation.SUPERSEDES).filter(
+            Q(source_id__in=frontier) | Q(target_id__in=frontier)
+        )
+        reached = {i for pair in links.values_list("source_id", "target_id") for i in pair}
+        frontier = reached - set(seen)
+        if not frontier:
+            break
+        seen.update(Memory.objects.filter(pk__in=frontier).in_bulk())
+    if len(seen) == 1:
+        return []
+    return sorted(seen.values(), key=lambda m: (m.effective_valid_from, m.created_at))

@@ -26,16 +26,21 @@ from .models import Memory
 
 CANDIDATE_MIN = 0.45  # cosine below which two memories are not about the same thing
 CANDIDATES = 5
-UPDATE_SCORE = 1.0
+UPDATE_SCORE = 0.9
 
 # Words that say a value changed, in the newer text.
 CHANGE_WORDS = re.compile(
-    r"\b(?:now|no longer|any ?more|anymore|instead|replac\w*|switch\w*|migrat\w*|mov(?:ed|es)"
-    r"|took over|taken over|takes over|chang\w*|upgrad\w*|downgrad\w*|renam\w*|relocat\w*"
-    r"|became|become|becomes|succeed\w*|successor|new(?:ly)?|since|as of|from now on"
-    r"|dropp\w*|retir\w*|deprecat\w*|abandon\w*|ditch\w*|rais\w*|lower\w*|increas\w*"
-    r"|decreas\w*|reduc\w*|extend\w*|shorten\w*|cut|scaled|left|resign\w*|stepped down"
-    r"|appointed|named|elected|rewr\w*|rebrand\w*|ported|transferred|handed over|took the)\b",
+    r"\b(?:now|no longer|any ?more|anymore|instead|again|replac\w*|switch\w*|migrat\w*"
+    r"|mov(?:ed|es|ing)|relocat\w*|took over|taken over|takes over|chang\w*|upgrad\w*"
+    r"|downgrad\w*|renam\w*|rebrand\w*|became|become|becomes|succeed\w*|successor"
+    r"|from now on|as of|dropp\w*|retir\w*|deprecat\w*|abandon\w*|ditch\w*|rais(?:ed|es)"
+    r"|lower(?:ed|s)|increas\w*|decreas\w*|reduc\w*|extend\w*|shorten\w*|cut|scaled"
+    r"|resign\w*|stepped down|appointed|elected|rewr\w*|ported|transferr\w*"
+    r"|handed over|acquir\w*|acquisition|bought|sold|clos(?:ed|es|ing)|shut|stopp\w*"
+    r"|ended|ends|removed|withdr\w*|collaps\w*|bankrupt\w*|dissolv\w*|added|adds"
+    r"|legali[sz]ed|banned|abolished|joined|passed|overt(?:ook|aken)|shrunk|shrank|returned"
+    r"|discontinued|phased out|postponed|expand\w*|grew|doubled|halved|revised|down to"
+    r"|overtook|no more|took the|supersed\w*|rose|risen|rises|fell|fallen|left(?!-))\b",
     re.IGNORECASE,
 )
 NEGATION = re.compile(
@@ -43,6 +48,7 @@ NEGATION = re.compile(
     re.IGNORECASE,
 )
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
+YEAR = re.compile(r"^(?:1[89]|20)\d\d$")  # when something happened, not a value it has
 NAME = re.compile(r"\b[A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*)*")
 WORD = re.compile(r"[a-z][a-z0-9+#.-]+")
 STOP = frozenset(
@@ -110,7 +116,7 @@ STOP = frozenset(
 
 # Signal weights (set on the labelled training pairs, see the module docstring).
 W_SIMILARITY = 1.0
-W_CHANGE = 0.3
+W_CHANGE = 0.4
 W_VALUE = 0.25
 W_NEGATION = 0.15
 W_SUBJECT = 0.1
@@ -121,14 +127,15 @@ W_NO_SUBJECT = -0.3
 class Verdict:
     score: float
     reasons: tuple[str, ...]
+    changed: bool  # a change word, a different value or a negation: not only the same topic
 
     @property
     def is_update(self) -> bool:
-        return self.score >= UPDATE_SCORE
+        return self.changed and self.score >= UPDATE_SCORE
 
 
 def _numbers(text: str) -> set[str]:
-    return set(NUMBER.findall(text))
+    return {n for n in NUMBER.findall(text) if not YEAR.match(n)}
 
 
 def _names(text: str) -> set[str]:
@@ -147,17 +154,26 @@ def judge_pair(older: str, newer: str, similarity: float) -> Verdict:
     """How much `newer` reads as an update of `older`, with the reasons in words."""
     score = W_SIMILARITY * similarity
     reasons = [f"similar meaning ({similarity:.2f})"]
-    change = CHANGE_WORDS.search(newer)
-    if change and not CHANGE_WORDS.search(older):
+    changed = False
+    said = {m.lower() for m in CHANGE_WORDS.findall(newer)} - {
+        m.lower() for m in CHANGE_WORDS.findall(older)
+    }
+    if newer.lower().startswith("since "):  # "Since 1982 the penny is made of zinc."
+        said.add("since")
+    if said:
+        change = min(said)
+        changed = True
         score += W_CHANGE
-        reasons.append(f"says it changed ({change.group(0).lower()!r})")
+        reasons.append(f"says it changed ({change!r})")
     old_numbers, new_numbers = _numbers(older), _numbers(newer)
-    if old_numbers and new_numbers and old_numbers != new_numbers:
+    if old_numbers and new_numbers - old_numbers:
+        changed = True
         score += W_VALUE
         gone = ", ".join(sorted(old_numbers - new_numbers)) or "?"
         came = ", ".join(sorted(new_numbers - old_numbers)) or "?"
         reasons.append(f"a different value ({gone} -> {came})")
     if bool(NEGATION.search(older)) != bool(NEGATION.search(newer)):
+        changed = True
         score += W_NEGATION
         reasons.append("a negation on one side only")
     shared = (_names(older) & _names(newer)) or (_words(older) & _words(newer))
@@ -166,7 +182,7 @@ def judge_pair(older: str, newer: str, similarity: float) -> Verdict:
         reasons.append("same subject (" + ", ".join(sorted(shared)[:3]) + ")")
     else:
         score += W_NO_SUBJECT
-    return Verdict(round(score, 4), tuple(reasons))
+    return Verdict(round(score, 4), tuple(reasons), changed)
 
 
 def candidates(namespace_id: int, vectors: np.ndarray) -> list[list[tuple[Memory, float]]]:
