@@ -10,10 +10,10 @@ from django.views.decorators.http import require_POST
 
 from apps.core.exceptions import ValidationFailed
 from apps.history.conf import history_settings
-from apps.memories.supersession import validity_chain
 from apps.memories import services
 from apps.memories.browse import document_chunks, memory_edges, similar_memories
 from apps.memories.models import CausalEdge, Memory
+from apps.memories.supersession import validity_chain
 from apps.search.models import QueryLog
 
 from ..access import Action, can, memory_view
