@@ -4,8 +4,9 @@ A record: {"id", "namespace", "content", "created_at", "tags", "metadata"} plus,
 wrote it, "updated_at", "title", "category", "file_path", "source", "trigger_phrases", "tier",
 "importance", "archived", "valid_from", "valid_until" (when set) and "edges" ([{"target",
 "relation", "strength", "created_at"}], the record's outgoing edges). An imported record may
-also name "supersedes": [ids of memories already stored in its namespace]. Export then import restores all of it, ids included: a uuid id becomes
-the primary key again, any other id is kept in `external_id`.
+also name "supersedes": [ids of memories already stored in its namespace]. Export then import
+restores all of it, ids included: a uuid id becomes the primary key again, any other id is kept
+in `external_id`.
 
 An import is one transaction: a bad record anywhere (reported by line) leaves nothing written.
 Records whose id already exists in their namespace are skipped, so re-running an import is safe.
