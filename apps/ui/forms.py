@@ -97,6 +97,10 @@ class BrowseForm(forms.Form):
         choices=[("active", "active"), ("archived", "archived"), ("all", "all")],
         required=False,
     )
+    validity = forms.ChoiceField(
+        choices=[("current", "current"), ("superseded", "superseded"), ("all", "any validity")],
+        required=False,
+    )
     file_path = forms.CharField(required=False)
     after = forms.DateTimeField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     before = forms.DateTimeField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
