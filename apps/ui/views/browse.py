@@ -15,7 +15,7 @@ from apps.memories.models import Memory, Namespace
 
 from ..access import Action, can, namespace_view
 from ..forms import BrowseForm, BulkForm
-from .common import pick, uuids, writer
+from .common import counted, pick, uuids, writer
 
 PAGE_SIZE = 50
 
@@ -80,7 +80,9 @@ def bulk_action(request: HttpRequest, namespace: Namespace) -> HttpResponse:
     except ValidationFailed as exc:
         messages.error(request, exc.summary())
         return redirect(back)
-    messages.success(request, f"{data['action'].replace('_', ' ')}: {count} memories.")
+    messages.success(
+        request, f"{data['action'].replace('_', ' ')}: {counted(count, 'memory,memories')}."
+    )
     return redirect(back)
 
 

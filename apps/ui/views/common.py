@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 from django.http import HttpRequest
+from django.template.defaultfilters import pluralize
 
 
 def writer(request: HttpRequest) -> dict:
@@ -26,3 +27,10 @@ def uuids(values: list[str]) -> list[str]:
         except ValueError:
             continue
     return out
+
+
+def counted(count: int, word: str) -> str:
+    """ "1 memory", "3 memories": `word` is "link" (an s is added) or "memory,memories"."""
+    return (
+        f"{count} {pluralize(count, word)}" if "," in word else f"{count} {word}{pluralize(count)}"
+    )
