@@ -33,7 +33,9 @@ document.addEventListener("htmx:xhr:progress", (event) => {
 // When the upload is through, the bar ends full: the last progress event may stop short of it.
 document.addEventListener("htmx:afterRequest", (event) => {
   const bar = event.target.querySelector && event.target.querySelector("#upload-progress");
-  if (bar && event.detail.successful) bar.value = 100;
+  if (!bar || !event.detail.successful) return;
+  bar.hidden = false;
+  bar.value = 100;
 });
 // The navigation's Menu button (narrow screens): opens and closes the panel it controls.
 document.addEventListener("click", (event) => {

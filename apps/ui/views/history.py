@@ -116,8 +116,10 @@ def _mentioned(revisions: list[MemoryRevision]) -> dict[str, str]:
             edge = state.get("edge") or {}
             ids.update(str(edge[end]) for end in ("source", "target") if edge.get(end))
             ids.update(str(i) for i in state.get("merged") or [])
-    rows = Memory.objects.filter(pk__in=[i for i in ids if _is_uuid(i)])
-    rows = rows.only("id", "title", "content")
+    ids = [i for i in ids if _is_uuid(i)]
+    if not ids:
+        return {}
+    rows = Memory.objects.filter(pk__in=ids).only("id", "title", "content")
     return {str(m.pk): m.display_title for m in rows}
 
 
