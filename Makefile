@@ -28,7 +28,7 @@ migrate: install
 run: migrate
 	$(BIN)/python manage.py ensure_admin --url http://$(HOST):$(PORT)
 	$(BIN)/uvicorn memoryhub.asgi:application --host $(HOST) --port $(PORT) \
-		--workers $(WEB_CONCURRENCY)
+		--workers $(WEB_CONCURRENCY) --no-proxy-headers
 
 lint: install
 	$(BIN)/ruff check .

@@ -118,6 +118,7 @@ class MemoryOut(serializers.ModelSerializer):
             "metadata",
             "created_at",
             "updated_at",
+            "version",
         ]
         read_only_fields = fields
 

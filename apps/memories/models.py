@@ -103,6 +103,10 @@ class Memory(models.Model):
     content_hash = models.CharField(max_length=64, editable=False)
     archived = models.BooleanField(default=False)
     metadata = models.JSONField(default=dict, blank=True)
+    # Counts the changes a person or an assistant made (never search's access counters): a
+    # client sends the version it read (REST If-Match, MCP expected_version, the edit form) and
+    # a write on a newer row is refused rather than silently undoing the change in between.
+    version = models.PositiveIntegerField(default=1)
 
     objects = MemoryQuerySet.as_manager()
 

@@ -142,6 +142,9 @@ class MemoryForm(forms.Form):
     importance = forms.FloatField(
         min_value=0, max_value=1, initial=0.5, widget=forms.NumberInput(attrs={"step": "0.05"})
     )
+    # The edit form carries the version it was filled from: a save on a memory changed since
+    # is shown as a conflict instead of putting the older values back.
+    version = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
 
     def service_fields(self) -> dict:
         data = self.cleaned_data

@@ -7,7 +7,7 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from apps.core.exceptions import ValidationFailed
+from apps.core.exceptions import ValidationFailed, VersionConflict
 from apps.memories import services
 from apps.memories.models import Memory, Namespace
 from apps.memories.tags import infer_tags
@@ -83,27 +83,78 @@ def create_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
     return render(request, "ui/memory/form.html", context, status=status)
 
 
-@memory_view(Action.CHANGE)
-def edit_page(request: HttpRequest, memory: Memory) -> HttpResponse:
-    current = {
+FIELD_LABELS = {
+    "title": "Title",
+    "content": "Content",
+    "category": "Category",
+    "tags": "Tags",
+    "file_path": "File path",
+    "source": "Source",
+    "tier": "Tier",
+    "importance": "Importance",
+}
+
+
+def _form_values(memory: Memory) -> dict:
+    return {
         "title": memory.title,
         "content": memory.content,
         "category": memory.category,
-        "tags": ", ".join(memory.tags.values_list("name", flat=True)),
+        "tags": ", ".join(sorted(memory.tags.values_list("name", flat=True))),
         "file_path": memory.file_path,
         "source": memory.source,
         "tier": memory.tier,
         "importance": memory.importance,
     }
-    form = MemoryForm(request.POST or None, initial=current)
+
+
+def _conflict(request: HttpRequest, memory: Memory, seen: int | None, fields: dict) -> HttpResponse:
+    """Someone saved the memory after this form was filled: nothing is written; the page shows
+    the stored values beside the submitted ones, and the form now carries the stored version,
+    so saving again deliberately puts the submitted values over the others'."""
+    stored = _form_values(memory)
+    differing = []
+    for name, label in FIELD_LABELS.items():
+        theirs, mine = stored[name], fields[name]
+        if name == "tags":
+            if sorted(split_list(theirs)) == sorted(mine):
+                continue
+            mine = ", ".join(mine)
+        elif theirs == mine:
+            continue
+        differing.append({"label": label, "theirs": theirs, "mine": mine})
+    data = request.POST.copy()
+    data["version"] = str(memory.version)
+    form = MemoryForm(data)
+    form.is_valid()
+    context = {
+        "form": form,
+        "namespace": memory.namespace,
+        "memory": memory,
+        "conflict": {"seen": seen, "now": memory.version, "fields": differing},
+    }
+    return render(request, "ui/memory/form.html", context, status=409)
+
+
+@memory_view(Action.CHANGE)
+def edit_page(request: HttpRequest, memory: Memory) -> HttpResponse:
+    current = _form_values(memory)
+    form = MemoryForm(request.POST or None, initial={**current, "version": memory.version})
     context = {"form": form, "namespace": memory.namespace, "memory": memory}
     if request.method == "POST" and form.is_valid():
         fields = form.service_fields()
+        seen = form.cleaned_data.get("version")
+        if seen != memory.version:
+            return _conflict(request, memory, seen, fields)
         before = {**current, "tags": split_list(current["tags"])}
         changes = {k: v for k, v in fields.items() if v != before[k]}
         if changes:
             try:
-                services.memory_update(memory=memory, **changes, **writer(request))
+                services.memory_update(
+                    memory=memory, expected_version=seen, **changes, **writer(request)
+                )
+            except VersionConflict as exc:  # saved by someone else a moment ago
+                return _conflict(request, exc.current, seen, fields)
             except ValidationFailed as exc:
                 attach_errors(form, exc)
                 return render(request, "ui/memory/form.html", context, status=400)
