@@ -18,6 +18,7 @@ from django.utils import timezone
 from pgvector.django import HalfVectorField, HnswIndex, VectorField
 
 from .querysets import EdgeQuerySet, MemoryQuerySet, NamespaceQuerySet
+from .texts import shown_title
 
 EMBEDDING_DIM = 384
 
@@ -205,6 +206,21 @@ class Memory(models.Model):
 
     def __str__(self) -> str:
         return self.title or self.content[:60]
+
+    @property
+    def display_title(self) -> str:
+        """The name every page shows (apps/memories/texts.shown_title); the speaker in the
+        metadata is read only where the row was loaded with it (no extra query)."""
+        speaker = ""
+        if "metadata" not in self.get_deferred_fields() and isinstance(self.metadata, dict):
+            found = self.metadata.get("speaker")
+            speaker = found if isinstance(found, str) else ""
+        return shown_title(self.title, self.content, speaker)
+
+    @property
+    def was_edited(self) -> bool:
+        """Written with updated_at = created_at; only a later change moves updated_at."""
+        return self.updated_at > self.created_at
 
     @property
     def public_id(self) -> str:

@@ -16,7 +16,7 @@ from apps.memories.models import Memory, Namespace
 
 from ..access import Action, can, namespace_view
 from ..forms import BrowseForm, BulkForm
-from .common import pick, safe_next, uuids, writer
+from .common import counted, pick, safe_next, uuids, writer
 
 PAGE_SIZE = 50
 
@@ -84,7 +84,9 @@ def bulk_action(request: HttpRequest, namespace: Namespace) -> HttpResponse:
     except ValidationFailed as exc:
         messages.error(request, exc.summary())
         return redirect(back)
-    messages.success(request, f"{data['action'].replace('_', ' ')}: {count} memories.")
+    messages.success(
+        request, f"{data['action'].replace('_', ' ')}: {counted(count, 'memory,memories')}."
+    )
     return redirect(back)
 
 

@@ -14,7 +14,7 @@ from apps.memories.tags import infer_tags
 
 from ..access import Action, memory_view, namespace_view
 from ..forms import MemoryForm, attach_errors, split_list
-from .common import writer
+from .common import counted, writer
 
 PREFILLED = ("content", "title", "category", "tags", "file_path", "source", "supersedes")
 DUPLICATE_CHOICES = {"keep": "report", "skip": "skip", "supersede": "supersede"}
@@ -74,9 +74,13 @@ def create_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
             inferred = ", ".join(result.inferred_tags)
             messages.info(request, f"Tags inferred from the text: {inferred}")
         if result.chunks:
-            messages.info(request, f"Stored as a document of {len(result.chunks)} chunks.")
+            messages.info(
+                request,
+                f"Stored as a document of {counted(len(result.chunks), 'chunk')}.",
+            )
         if result.superseded:
-            messages.info(request, f"Replaces {len(result.superseded)} older memory (now ended).")
+            replaced = counted(len(result.superseded), "older memory,older memories")
+            messages.info(request, f"Replaces {replaced} (now ended).")
         for update in result.possible_updates:
             messages.warning(
                 request,
