@@ -17,7 +17,7 @@ from django.db import InterfaceError, OperationalError, close_old_connections
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
-from apps.access.models import ApiToken
+from apps.access.models import ApiToken, OAuthConnection
 from apps.access.services import token_authenticate
 from apps.core.exceptions import NotFound, PermissionDenied, ValidationFailed, VersionConflict
 from apps.memories.embeddings import EmbeddingTimeout
@@ -79,8 +79,9 @@ async def run_sync(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         raise ToolError("The embedding model is busy; retry in a few seconds.") from exc
 
 
-async def current_token(ctx: Context) -> ApiToken:
-    """The token of this call: from the HTTP request, or the one the stdio server was given."""
+async def current_token(ctx: Context) -> ApiToken | OAuthConnection:
+    """The principal of this call: from the HTTP request (an API token or an OAuth
+    connection), or the API token the stdio server was given."""
     request = ctx.request_context.request
     if request is not None:
         token = request.scope.get(SCOPE_TOKEN_KEY)

@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "axes",
     "csp",
+    "oauth2_provider",
     "apps.core",
     "apps.memories",
     "apps.access",
@@ -53,6 +54,7 @@ INSTALLED_APPS = [
     "apps.queues",
     "apps.api",
     "apps.mcp",
+    "apps.oauth",
     "apps.ui",
 ]
 
@@ -359,6 +361,14 @@ JOBS_DEBOUNCE_SECONDS = env.float("JOBS_DEBOUNCE_SECONDS", default=10.0)
 JOBS_INLINE_MAX_MEMORIES = env.int("JOBS_INLINE_MAX_MEMORIES", default=2000)
 JOBS_DECAY_HALF_LIFE_DAYS = env.float("JOBS_DECAY_HALF_LIFE_DAYS", default=30.0)
 JOBS_REEMBED_BATCH_SIZE = env.int("JOBS_REEMBED_BATCH_SIZE", default=256)
+# Without a broker the web server runs the periodic jobs itself (apps/jobs/scheduler.py): "auto"
+# does so when CELERY_BROKER_URL is unset, "on" always, "off" never (a worker and beat do it).
+JOBS_SCHEDULER = env("JOBS_SCHEDULER", default="auto")
+# How often that scheduler looks for due jobs, and how long after a process starts it first does.
+JOBS_SCHEDULER_TICK_SECONDS = env.float("JOBS_SCHEDULER_TICK_SECONDS", default=5.0)
+JOBS_SCHEDULER_FIRST_DELAY_SECONDS = env.float("JOBS_SCHEDULER_FIRST_DELAY_SECONDS", default=5.0)
+# Usage counts and near-duplicate pairs of what changed lately, this often (in-server scheduler).
+JOBS_RECENT_SECONDS = env.float("JOBS_RECENT_SECONDS", default=60.0)
 
 # --- History (apps/history) -------------------------------------------------------------------
 # Deleted memories wait this many days in their namespace's trash before the purge job drops them.
@@ -417,3 +427,47 @@ SPECTACULAR_SETTINGS = {
 METRICS_ENABLED = env.bool("METRICS_ENABLED", default=False)
 METRICS_TOKEN = env("METRICS_TOKEN", default="")
 METRICS_ALLOWED_IPS = env.list("METRICS_ALLOWED_IPS", default=["127.0.0.1", "::1"])
+
+# --- OAuth 2.1 for the remote MCP endpoint (apps/oauth, docs/oauth.md) ----------------------
+# The address people and assistants reach this server at, e.g. https://memory.example.com.
+# Behind a proxy it fixes the issuer and the MCP resource URL; empty: taken from each request.
+PUBLIC_URL = env("MEMORYHUB_PUBLIC_URL", default="").rstrip("/")
+# django-oauth-toolkit's own models (named so the migrations that point at them resolve).
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
+OAUTH2_PROVIDER_ACCESS_TOKEN_MODEL = "oauth2_provider.AccessToken"
+OAUTH2_PROVIDER_REFRESH_TOKEN_MODEL = "oauth2_provider.RefreshToken"
+OAUTH2_PROVIDER_ID_TOKEN_MODEL = "oauth2_provider.IDToken"
+OAUTH2_PROVIDER_GRANT_MODEL = "oauth2_provider.Grant"
+OAUTH2_PROVIDER_DEVICE_GRANT_MODEL = "oauth2_provider.DeviceGrant"
+OAUTH_REGISTRATION_RATE_LIMIT = env("OAUTH_REGISTRATION_RATE_LIMIT", default="30/hour")
+OAUTH2_PROVIDER = {
+    "SCOPES": {"mcp": "Use memoryhub's MCP tools in the namespaces you choose"},
+    "DEFAULT_SCOPES": ["mcp"],
+    # Short-lived access tokens; refresh tokens rotate and a reused one ends its whole family.
+    "ACCESS_TOKEN_EXPIRE_SECONDS": env.int("OAUTH_ACCESS_TOKEN_SECONDS", default=3600),
+    "REFRESH_TOKEN_EXPIRE_SECONDS": env.int("OAUTH_REFRESH_TOKEN_SECONDS", default=30 * 86400),
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "PKCE_REQUIRED": True,
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https"],
+    "ALLOW_LOCALHOST_LOOPBACK": True,
+    "OIDC_ISS_ENDPOINT": PUBLIC_URL,
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none"],
+    "OAUTH2_PROTECTED_RESOURCE_NAME": "memoryhub",
+    # Advertises the registration endpoint (apps/oauth/views.py register) in the metadata.
+    "DCR_ENABLED": True,
+    # RFC 9700 (OAuth security best practice): S256 only, no implicit or password grants,
+    # tokens only in headers, the issuer in authorization responses, tokens hashed at rest.
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+}
+# "http redirect URIs are allowed": only for loopback (RFC 8252 native clients such as Claude
+# Code or MCP Inspector); registration refuses http on any other host (apps/oauth/registration).
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 from django.http import HttpRequest
+from django.template.defaultfilters import pluralize
 from django.utils.http import url_has_allowed_host_and_scheme
 
 
@@ -27,6 +28,13 @@ def uuids(values: list[str]) -> list[str]:
         except ValueError:
             continue
     return out
+
+
+def counted(count: int, word: str) -> str:
+    """ "1 memory", "3 memories": `word` is "link" (an s is added) or "memory,memories"."""
+    return (
+        f"{count} {pluralize(count, word)}" if "," in word else f"{count} {word}{pluralize(count)}"
+    )
 
 
 def safe_next(request: HttpRequest, default: str) -> str:

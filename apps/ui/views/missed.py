@@ -29,6 +29,7 @@ from apps.search.selectors import (
 
 from ..access import Action, can, namespace_view
 from ..templatetags.stale_nav import forget_counts
+from .common import counted
 
 SHOWN_GROUPS = 100
 
@@ -65,7 +66,10 @@ def missed_dismiss(request: HttpRequest, namespace: Namespace) -> HttpResponse:
     else:
         forget_counts(namespace.name)
         dismiss_queries(namespace=namespace, keys=keys, by=request.user.get_username())
-        messages.success(request, f"Dismissed {len(keys)} queries; they stay out of this queue.")
+        messages.success(
+            request,
+            f"Dismissed {counted(len(keys), 'query,queries')}; they stay out of this queue.",
+        )
     return redirect("ui:missed", namespace=namespace.name)
 
 
@@ -81,7 +85,9 @@ def missed_bring_back(request: HttpRequest, namespace: Namespace) -> HttpRespons
     else:
         forget_counts(namespace.name)
         count = missed_undismiss(namespace=namespace, keys=keys)
-        messages.success(request, f"Brought back {count} dismissed queries.")
+        messages.success(
+            request, f"Brought back {counted(count, 'dismissed query,dismissed queries')}."
+        )
     return redirect("ui:missed", namespace=namespace.name)
 
 

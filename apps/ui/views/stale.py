@@ -20,7 +20,7 @@ from apps.memories.selectors import STALE_REASONS, stale_counts, stale_memories,
 
 from ..access import Action, can, namespace_view
 from ..templatetags.stale_nav import forget_counts
-from .common import safe_next, uuids, writer
+from .common import counted, safe_next, uuids, writer
 
 PAGE_SIZE = 50
 ACTIONS = ("archive", "refresh", "promote")
@@ -76,7 +76,7 @@ def stale_act(request: HttpRequest, namespace: Namespace) -> HttpResponse:
         return redirect(back)
     forget_counts(namespace.name)
     done = {"archive": "Archived", "refresh": "Refreshed", "promote": "Promoted"}[action]
-    messages.success(request, f"{done}: {count} memories.")
+    messages.success(request, f"{done}: {counted(count, 'memory,memories')}.")
     return redirect(back)
 
 

@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("access", "0002_namespace_membership"),
+        ("access", "0003_oauth_connection"),
     ]
 
     operations = [
