@@ -13,7 +13,7 @@ import pytest
 from django.test import override_settings
 from playwright.sync_api import expect
 
-from .conftest import login
+from .conftest import allow_console_errors, login
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -41,6 +41,7 @@ def test_an_upload_over_five_megabytes_reaches_the_import(page, admin_user, acme
 def test_an_upload_over_the_import_limit_is_refused_on_the_page(page, admin_user, acme, tmp_path):
     path = tmp_path / "big.jsonl"
     _jsonl(path, 2)
+    allow_console_errors(page, "413")  # the refusal the test provokes
     login(page, "admin")
     page.goto("/ns/acme/transfer/")
     page.set_input_files("#import-file", str(path))
