@@ -196,20 +196,29 @@ class Browser:
         text = answer.text
         self.answered = time.monotonic() - started
         cancelled = False
-        while 'data-phase="queued"' in text or re.search(r'data-phase="(reading|writing)"', text):
-            run = re.search(r"/transfer/import/([0-9a-f-]{36})/", text).group(1)
+        run = re.search(r"/transfer/import/([0-9a-f-]{36})/", text)
+        while run and _phase(text) not in ("done", "failed", "cancelled"):
+            if time.monotonic() - started > 600:
+                break
             if cancel_after and not cancelled and time.monotonic() - started > cancel_after:
                 csrf = self.http.cookies["csrftoken"]
                 self.http.post(
-                    f"/ns/{NAMESPACE}/transfer/import/{run}/cancel/",
+                    f"/ns/{NAMESPACE}/transfer/import/{run.group(1)}/cancel/",
                     data={"csrfmiddlewaretoken": csrf},
                 )
                 cancelled, self.cancelled_at = True, time.monotonic() - started
             time.sleep(0.5)
-            text = self.http.get(
-                f"/ns/{NAMESPACE}/transfer/import/{run}/", headers={"HX-Request": "true"}
-            ).text
+            progress = self.http.get(
+                f"/ns/{NAMESPACE}/transfer/import/{run.group(1)}/", headers={"HX-Request": "true"}
+            )
+            if progress.status_code == 200:
+                text = progress.text
         return answer.status_code, text, time.monotonic() - started
+
+
+def _phase(text: str) -> str:
+    found = re.search(r'data-phase="(\w+)"', text)
+    return found.group(1) if found else ""
 
 
 def uploads(base: str, server_pid: int | None) -> None:

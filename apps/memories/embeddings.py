@@ -215,6 +215,10 @@ class OnnxEncoder:
                     options.inter_op_num_threads = 1
                     # Spinning threads would burn the cores other requests need.
                     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                    # No arena: a batch of long texts (an import) needs a gigabyte or more of
+                    # activations, which the arena would keep for the life of the process;
+                    # without it the memory goes back when the run ends.
+                    options.enable_cpu_mem_arena = False
                     session = ort.InferenceSession(
                         str(self.path), options, providers=["CPUExecutionProvider"]
                     )

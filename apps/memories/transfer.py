@@ -92,10 +92,10 @@ def import_records(
     every record goes there, whatever its own "namespace" says (the browser's import into the
     namespace on screen). Every record is checked before anything is written, and all problems
     are reported together; the writes then run in one transaction, or with
-    `batch_transactions` in one per batch of BATCH records (a large file holds no transaction
-    and no lock for minutes), the links in a last one. `should_stop` is asked before each batch:
-    True ends the import with ImportCancelled, the batches written so far kept (and skipped,
-    by id, when the file is imported again).
+    `batch_transactions` in one per IMPORT_TRANSACTION_RECORDS records (a large file holds no
+    transaction and no lock for minutes), the links in a last one. `should_stop` is asked
+    before each batch: True ends the import with ImportCancelled, the batches written so far
+    kept (and skipped, by id, when the file is imported again).
     """
     labelled = [
         item if isinstance(item, tuple) else (f"line {n}", item)
@@ -123,10 +123,11 @@ def import_records(
             fresh = [(n, r) for n, r in numbered if str(r.get("id", "")) not in have]
             stats.skipped += len(numbered) - len(fresh)
             advance(len(numbered) - len(fresh))
-            for start in range(0, len(fresh), BATCH):
+            size = settings.IMPORT_TRANSACTION_RECORDS if batch_transactions else BATCH
+            for start in range(0, len(fresh), size):
                 if should_stop is not None and should_stop():
                     raise ImportCancelled(stats)
-                chunk = fresh[start : start + BATCH]
+                chunk = fresh[start : start + size]
                 results = _write_batch(target, chunk, actor=actor, door=door)
                 created = [res for res in results if res.created]
                 fresh_ids.update(res.memory.pk for res in created)

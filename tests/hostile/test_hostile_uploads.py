@@ -132,10 +132,10 @@ def test_an_id_of_another_namespaces_memory_is_no_oracle(namespace, other_namesp
     assert again.skipped == 1  # re-running the import finds it by that id
 
 
-def test_a_large_import_commits_batch_by_batch_and_can_be_cancelled(namespace, monkeypatch):
+@override_settings(IMPORT_TRANSACTION_RECORDS=4)
+def test_a_large_import_commits_batch_by_batch_and_can_be_cancelled(namespace):
     from apps.memories import transfer
 
-    monkeypatch.setattr(transfer, "BATCH", 4)
     records = [{"id": f"r{i}", "content": f"Batch record number {i}."} for i in range(12)]
     asked = []
 
