@@ -296,8 +296,8 @@ IMPORT_MAX_UNPACKED_BYTES = env.int("IMPORT_MAX_UNPACKED_BYTES", default=200 * 1
 IMPORT_MAX_FILE_BYTES = env.int("IMPORT_MAX_FILE_BYTES", default=10 * 1024 * 1024)
 IMPORT_MAX_COMPRESSION_RATIO = env.int("IMPORT_MAX_COMPRESSION_RATIO", default=100)
 # The browser's import commits every this many records (each batch is one transaction, and
-# the point where a cancel takes effect): 64 long markdown sections embed in seconds.
-IMPORT_TRANSACTION_RECORDS = env.int("IMPORT_TRANSACTION_RECORDS", default=64)
+# the point where a cancel takes effect): 32 long markdown sections embed in seconds.
+IMPORT_TRANSACTION_RECORDS = env.int("IMPORT_TRANSACTION_RECORDS", default=32)
 # The longest one SQLite upload is read (a view or query built to be slow is stopped).
 IMPORT_SQLITE_SECONDS = env.float("IMPORT_SQLITE_SECONDS", default=8.0)
 # Uploads wait here while their import runs; the progress of each run is a small JSON file.
