@@ -99,7 +99,12 @@ def start(*, upload: UploadedFile, namespace: Namespace, user, fmt: str = "auto"
         "finished": None,
     }
     _save(state)
-    threading.Thread(target=_run, args=(state, data), name=f"import-{run_id}", daemon=True).start()
+    # The thread works on its own copy: the page answered now shows the state as it was saved,
+    # not a dict the import is changing while the template renders it.
+    worker = threading.Thread(
+        target=_run, args=(dict(state), data), name=f"import-{run_id}", daemon=True
+    )
+    worker.start()
     return state
 
 
