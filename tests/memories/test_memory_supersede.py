@@ -121,6 +121,7 @@ def test_valid_until_is_editable_and_undoable_like_any_field(namespace, embeddin
     assert memory.valid_until == datetime(2025, 9, 1, tzinfo=UTC)
     revision = MemoryRevision.objects.filter(memory_id=memory.pk).latest("pk")
     assert revision.after == {"valid_until": "2025-09-01T00:00:00+00:00"}
+    memory_update(memory=memory, valid_from="2025-03-01", door="ui")
     with pytest.raises(ValidationFailed) as caught:
         memory_update(memory=memory, valid_until="2025-01-01", door="ui")
     assert "valid_until" in caught.value.errors
