@@ -124,6 +124,7 @@ class MemoryOut(serializers.ModelSerializer):
             "metadata",
             "created_at",
             "updated_at",
+            "version",
             "valid_from",
             "valid_until",
         ]

@@ -39,6 +39,7 @@ def memory_to_dict(memory: Memory, *, with_edges: bool = False) -> dict[str, Any
         "metadata": memory.metadata,
         "created_at": memory.created_at,
         "updated_at": memory.updated_at,
+        "version": memory.version,
     }
     if with_edges:
         data["edges"] = [edge_to_dict(e) for e in _edges_of(memory)]
@@ -69,7 +70,7 @@ def memory_markdown(memory: Memory, *, heading: str = "") -> str:
         + (f" · file: {memory.file_path}" if memory.file_path else "")
         + (" · archived" if memory.archived else "")
     )
-    lines.append(f"created: {memory.created_at:%Y-%m-%d %H:%M} UTC")
+    lines.append(f"created: {memory.created_at:%Y-%m-%d %H:%M} UTC · version {memory.version}")
     lines.append("")
     lines.append(memory.content)
     return "\n".join(lines)

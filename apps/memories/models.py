@@ -18,6 +18,7 @@ from django.utils import timezone
 from pgvector.django import HalfVectorField, HnswIndex, VectorField
 
 from .querysets import EdgeQuerySet, MemoryQuerySet, NamespaceQuerySet
+from .texts import shown_title
 
 EMBEDDING_DIM = 384
 
@@ -102,6 +103,11 @@ class Memory(models.Model):
     content_hash = models.CharField(max_length=64, editable=False)
     archived = models.BooleanField(default=False)
     metadata = models.JSONField(default=dict, blank=True)
+    # Counts the changes a person or an assistant made (never search's access counters): a
+    # client sends the version it read (REST If-Match, MCP expected_version, the edit form) and
+    # a write on a newer row is refused rather than silently undoing the change in between.
+    version = models.PositiveIntegerField(default=1)
+
     # When the fact holds: from valid_from (null: since created_at, when it was learnt) until
     # valid_until (null: still holds). Superseding a memory sets its valid_until to the
     # successor's valid_from; search answers "as of now" from these (apps/search).
@@ -200,6 +206,21 @@ class Memory(models.Model):
 
     def __str__(self) -> str:
         return self.title or self.content[:60]
+
+    @property
+    def display_title(self) -> str:
+        """The name every page shows (apps/memories/texts.shown_title); the speaker in the
+        metadata is read only where the row was loaded with it (no extra query)."""
+        speaker = ""
+        if "metadata" not in self.get_deferred_fields() and isinstance(self.metadata, dict):
+            found = self.metadata.get("speaker")
+            speaker = found if isinstance(found, str) else ""
+        return shown_title(self.title, self.content, speaker)
+
+    @property
+    def was_edited(self) -> bool:
+        """Written with updated_at = created_at; only a later change moves updated_at."""
+        return self.updated_at > self.created_at
 
     @property
     def public_id(self) -> str:

@@ -46,6 +46,7 @@ KEPT = (
     "created_at",
     "updated_at",
     "last_accessed_at",
+    "version",
 )
 
 

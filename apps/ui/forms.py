@@ -151,6 +151,10 @@ class MemoryForm(forms.Form):
     importance = forms.FloatField(
         min_value=0, max_value=1, initial=0.5, widget=forms.NumberInput(attrs={"step": "0.05"})
     )
+    # The edit form carries the version it was filled from: a save on a memory changed since
+    # is shown as a conflict instead of putting the older values back.
+    version = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+
     # Parsed by the write path (apps.core.dates), which names the field when a date is bad.
     valid_from = forms.CharField(
         required=False,

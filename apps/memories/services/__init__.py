@@ -12,6 +12,7 @@ from .change import (
     memories_unmerge,
     memory_archive,
     memory_delete,
+    memory_locked,
     memory_update,
 )
 from .create import (
@@ -43,6 +44,7 @@ __all__ = [
     "memory_batch_create",
     "memory_create",
     "memory_delete",
+    "memory_locked",
     "memory_refresh_undo",
     "memory_undelete",
     "memory_update",
