@@ -149,3 +149,16 @@ def test_related_facts_that_both_hold_are_not_called_updates(namespace, embeddin
         namespace=namespace, content="Alice also mentors the two new backend hires."
     )
     assert result.possible_updates == []
+
+
+def test_storing_the_same_text_again_with_supersedes_confirms_the_update(
+    namespace, embedding_model
+):
+    old = _jenkins(namespace)
+    text = "CI was migrated from Jenkins to GitHub Actions."
+    first = memory_create(namespace=namespace, content=text, created_at="2025-06-01")
+    assert [u["id"] for u in first.possible_updates] == [str(old.pk)]
+    again = memory_create(namespace=namespace, content=text, supersedes=[str(old.pk)])
+    assert again.created is False and again.superseded == [str(old.pk)]
+    old.refresh_from_db()
+    assert old.valid_until == JUNE
