@@ -11,6 +11,7 @@ from apps.core.exceptions import ValidationFailed
 from apps.history.models import MemoryRevision
 from apps.memories.models import CausalEdge, Memory, PossibleUpdate, Relation
 from apps.memories.revisions import Action
+from apps.memories.transfer import export_records, import_records
 from apps.memories.services import (
     edge_create,
     edge_delete,
@@ -162,3 +163,25 @@ def test_storing_the_same_text_again_with_supersedes_confirms_the_update(
     assert again.created is False and again.superseded == [str(old.pk)]
     old.refresh_from_db()
     assert old.valid_until == JUNE
+
+
+def test_import_keeps_validity_and_takes_supersedes(namespace, embedding_model):
+    old = _jenkins(namespace)
+    import_records(
+        [
+            {
+                "id": "ci-2025",
+                "namespace": namespace.name,
+                "content": "CI runs on GitHub Actions.",
+                "created_at": "2025-06-01",
+                "valid_from": "2025-05-20",
+                "supersedes": [str(old.pk)],
+            }
+        ],
+        progress=False,
+    )
+    old.refresh_from_db()
+    assert old.valid_until == datetime(2025, 5, 20, tzinfo=UTC)
+    records = {r["id"]: r for r in export_records([namespace.name])}
+    assert records[str(old.pk)]["valid_until"].startswith("2025-05-20")
+    assert records["ci-2025"]["valid_from"].startswith("2025-05-20")
