@@ -11,7 +11,6 @@ from apps.core.exceptions import ValidationFailed
 from apps.history.models import MemoryRevision
 from apps.memories.models import CausalEdge, Memory, PossibleUpdate, Relation
 from apps.memories.revisions import Action
-from apps.memories.transfer import export_records, import_records
 from apps.memories.services import (
     edge_create,
     edge_delete,
@@ -20,6 +19,7 @@ from apps.memories.services import (
     memory_update,
     supersede_undo,
 )
+from apps.memories.transfer import export_records, import_records
 
 pytestmark = pytest.mark.django_db
 
