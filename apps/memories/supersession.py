@@ -150,9 +150,12 @@ def iso(moment: datetime | None) -> str | None:
 CHAIN_MAX = 20  # links followed each way; a longer chain is cut, never looped
 
 
-def validity_chain(memory: Memory) -> list[Memory]:
+def validity_chain(memory: Memory, links: Sequence[CausalEdge] | None = None) -> list[Memory]:
     """`memory` with what it replaced and what replaced it, through `supersedes` links, oldest
-    fact first: the timeline a memory's page shows."""
+    fact first: the timeline a memory's page shows. `links`: the memory's own links when the
+    caller has them; without a `supersedes` one among them there is no timeline (no query)."""
+    if links is not None and not any(e.relation == Relation.SUPERSEDES for e in links):
+        return []
     seen = {memory.pk: memory}
     frontier = {memory.pk}
     for _ in range(CHAIN_MAX):
