@@ -60,8 +60,8 @@ def test_the_public_url_setting_fixes_issuer_and_resource_behind_a_proxy(asgi_se
         (
             {
                 "redirect_uris": ["https://a.example/cb"],
-                "token_endpoint_auth_method": "client_secret_basic",
-            },  # noqa: E501
+                "token_endpoint_auth_method": "private_key_jwt",
+            },
             "invalid_client_metadata",
             "token_endpoint_auth_method",
         ),
