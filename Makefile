@@ -7,7 +7,8 @@ PORT ?= 8000
 # Web worker processes (uvicorn reads the same variable); one per core suits most machines.
 WEB_CONCURRENCY ?= 2
 
-.PHONY: run test install lint format migrate worker stop-db evaluate loadtest clean demo browser prod-check
+.PHONY: run test install lint format migrate worker stop-db evaluate loadtest clean demo browser prod-check \
+	screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,10 +25,11 @@ install: $(VENV)/.installed
 migrate: install
 	$(BIN)/python manage.py migrate --noinput
 
+# The web server; with CELERY_BROKER_URL set also a Celery worker and beat, stopped with it
+# (without one the server runs the periodic jobs itself: docs/jobs.md).
 run: migrate
 	$(BIN)/python manage.py ensure_admin --url http://$(HOST):$(PORT)
-	$(BIN)/uvicorn memoryhub.asgi:application --host $(HOST) --port $(PORT) \
-		--workers $(WEB_CONCURRENCY)
+	$(BIN)/python manage.py serve --host $(HOST) --port $(PORT) --workers $(WEB_CONCURRENCY)
 
 lint: install
 	$(BIN)/ruff check .
@@ -47,6 +49,11 @@ browser:
 
 test: lint browser
 	$(BIN)/pytest
+
+# The browser tests save their screenshots under var/screenshots (ignored); this reruns them
+# to refresh the README's pictures in docs/screenshots (desktop, and phone-*.png at 390 px).
+screenshots: install browser
+	SCREENSHOTS_DIR=docs/screenshots $(BIN)/pytest tests/ui/test_browser_*.py -p no:cacheprovider
 
 # A real worker and beat against Redis (defaults to the local one).
 worker: migrate

@@ -88,3 +88,15 @@ class OAuthConnection(models.Model):
     def __str__(self) -> str:
         mode = "read-only" if self.read_only else "read-write"
         return f"{self.application.name or self.application.client_id} for {self.user} ({mode})"
+
+
+class RateCounter(models.Model):
+    """One window's count of one rate limit (apps/access/ratelimit.py), in the database so that
+    every web process counts against the same number; rows of past windows are swept."""
+
+    key = models.CharField(max_length=200, primary_key=True)
+    count = models.PositiveIntegerField(default=0)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.count}"

@@ -19,7 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from apps.access.models import ApiToken, OAuthConnection
 from apps.access.services import token_authenticate
-from apps.core.exceptions import NotFound, PermissionDenied, ValidationFailed
+from apps.core.exceptions import NotFound, PermissionDenied, ValidationFailed, VersionConflict
 from apps.memories.embeddings import EmbeddingTimeout
 from memoryhub import db_router
 
@@ -71,7 +71,7 @@ async def run_sync(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return await in_thread(_call_in_thread)(fn, *args, **kwargs)
     except ValidationFailed as exc:
         raise ToolError(f"Invalid arguments: {exc.summary()}") from exc
-    except (NotFound, PermissionDenied) as exc:
+    except (NotFound, PermissionDenied, VersionConflict) as exc:
         raise ToolError(str(exc)) from exc
     except (OperationalError, InterfaceError) as exc:
         raise ToolError("The database is briefly unavailable; retry in a few seconds.") from exc

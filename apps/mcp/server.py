@@ -92,32 +92,33 @@ class BearerTokenGate:
             await self.app(scope, receive, send)
             return
         raw = _bearer(scope)
+        if not raw:
+            await _unauthorized(send, "missing", scope)
+            return
         address = (scope.get("client") or ("", 0))[0]
-        if raw and not ratelimit.failures_exceeded(address).allowed:
-            await _too_many(send, ratelimit.failures_exceeded(address).retry_after)
-            return
-        token = await in_thread(_authenticate)(raw, mcp_resource_of_scope(scope)) if raw else None
-        if token is None:
-            if raw:
-                ratelimit.failed_auth(address)
-            await _unauthorized(send, "missing" if not raw else "invalid", scope)
-            return
-        if isinstance(token, ApiToken):
-            verdict = ratelimit.token_request(token.pk)
-        else:
-            verdict = ratelimit.hit("oauth-connection", str(token.pk), settings.API_RATE_LIMIT)
+        token, verdict = await in_thread(_admit)(raw, address, mcp_resource_of_scope(scope))
         if not verdict.allowed:
             await _too_many(send, verdict.retry_after)
+            return
+        if token is None:
+            await _unauthorized(send, "invalid", scope)
             return
         await self.app({**scope, SCOPE_TOKEN_KEY: token}, receive, send)
 
 
-def _authenticate(raw: str, resource: str):
+def _admit(raw: str, address: str, resource: str):
+    """(principal or None, verdict): a valid API token or OAuth connection counts against its
+    own rate; a wrong token against the address's failed checks, which never refuse a valid one."""
     from django.db import close_old_connections
 
     close_old_connections()
     try:
-        return token_authenticate(raw) or connection_authenticate(raw, resource=resource)
+        token = token_authenticate(raw) or connection_authenticate(raw, resource=resource)
+        if token is None:
+            return None, ratelimit.failed_auth(address)
+        if isinstance(token, ApiToken):
+            return token, ratelimit.token_request(token.pk)
+        return token, ratelimit.hit("oauth-connection", str(token.pk), settings.API_RATE_LIMIT)
     finally:
         close_old_connections()
 

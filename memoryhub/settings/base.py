@@ -75,7 +75,11 @@ MIDDLEWARE = [
 ]
 
 # Password guessing (admin and UI login): django-axes counts failures per username and address
-# for every authenticate() call and locks the pair out for AXES_COOLOFF_TIME.
+# for every authenticate() call and locks the pair out for AXES_COOLOFF_TIME. Only that pair:
+# the same user from another address still logs in, so nobody can lock the owner out from
+# elsewhere, and failures during a lockout do not extend it. The address is the connection's,
+# or X-Forwarded-For's from TRUSTED_PROXIES only. Locked out anyway: `python manage.py
+# axes_reset_username NAME` (docs/operations.md).
 AUTHENTICATION_BACKENDS = [
     "apps.access.backends.LoginGuardBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -84,6 +88,7 @@ AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=10)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_VERBOSE = False
 
 # Content-Security-Policy (django-csp): the UI loads only its own files (htmx is vendored).
@@ -211,6 +216,9 @@ LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/login/"
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("MAX_REQUEST_BYTES", default=5 * 1024 * 1024)
+# A client that stops sending a request body for this long gets 408 (memoryhub/limits.py);
+# uvicorn's --timeout-keep-alive closes idle connections between requests.
+REQUEST_BODY_TIMEOUT_S = env.float("REQUEST_BODY_TIMEOUT_S", default=30.0)
 
 # LOG_FORMAT=json (default): one JSON object per line with the request id (apps/core/observability);
 # LOG_FORMAT=text for a console to read.
@@ -280,6 +288,12 @@ MEMORY_BATCH_MAX_CHARS = env.int("MEMORY_BATCH_MAX_CHARS", default=200_000)
 # Largest file the import page accepts, and how much markdown a zip may unpack to.
 IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=100 * 1024 * 1024)
 IMPORT_MAX_UNPACKED_BYTES = env.int("IMPORT_MAX_UNPACKED_BYTES", default=200 * 1024 * 1024)
+# One file of a zip, counted while it is unpacked (a zip's declared sizes may lie), and the
+# compression no text reaches (a 40 KB zip of 40 MB of one repeated line is a zip bomb).
+IMPORT_MAX_FILE_BYTES = env.int("IMPORT_MAX_FILE_BYTES", default=10 * 1024 * 1024)
+IMPORT_MAX_COMPRESSION_RATIO = env.int("IMPORT_MAX_COMPRESSION_RATIO", default=100)
+# The longest one SQLite upload is read (a view or query built to be slow is stopped).
+IMPORT_SQLITE_SECONDS = env.float("IMPORT_SQLITE_SECONDS", default=8.0)
 # Uploads wait here while their import runs; the progress of each run is a small JSON file.
 IMPORT_DIR = Path(env("IMPORT_DIR", default=str(VAR_DIR / "imports")))
 # An import of at least this many memories refreshes the planner's statistics of the memory
@@ -344,6 +358,14 @@ JOBS_DEBOUNCE_SECONDS = env.float("JOBS_DEBOUNCE_SECONDS", default=10.0)
 JOBS_INLINE_MAX_MEMORIES = env.int("JOBS_INLINE_MAX_MEMORIES", default=2000)
 JOBS_DECAY_HALF_LIFE_DAYS = env.float("JOBS_DECAY_HALF_LIFE_DAYS", default=30.0)
 JOBS_REEMBED_BATCH_SIZE = env.int("JOBS_REEMBED_BATCH_SIZE", default=256)
+# Without a broker the web server runs the periodic jobs itself (apps/jobs/scheduler.py): "auto"
+# does so when CELERY_BROKER_URL is unset, "on" always, "off" never (a worker and beat do it).
+JOBS_SCHEDULER = env("JOBS_SCHEDULER", default="auto")
+# How often that scheduler looks for due jobs, and how long after a process starts it first does.
+JOBS_SCHEDULER_TICK_SECONDS = env.float("JOBS_SCHEDULER_TICK_SECONDS", default=5.0)
+JOBS_SCHEDULER_FIRST_DELAY_SECONDS = env.float("JOBS_SCHEDULER_FIRST_DELAY_SECONDS", default=5.0)
+# Usage counts and near-duplicate pairs of what changed lately, this often (in-server scheduler).
+JOBS_RECENT_SECONDS = env.float("JOBS_RECENT_SECONDS", default=60.0)
 
 # --- History (apps/history) -------------------------------------------------------------------
 # Deleted memories wait this many days in their namespace's trash before the purge job drops them.
@@ -370,6 +392,10 @@ MISSED_WINDOW_DAYS = env.int("MISSED_WINDOW_DAYS", default=90)
 # token checks per client address. High enough for normal use and the test suite.
 API_RATE_LIMIT = env("API_RATE_LIMIT", default="1200/minute")
 AUTH_FAILURE_RATE_LIMIT = env("AUTH_FAILURE_RATE_LIMIT", default="60/minute")
+# Addresses (or networks) of the reverse proxies whose X-Forwarded-For names the client
+# (memoryhub/asgi.py). Empty: the connecting address is the client and the header is ignored,
+# so a forged one changes nothing. Behind nginx on the same machine: 127.0.0.1.
+TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
