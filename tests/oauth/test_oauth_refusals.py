@@ -89,6 +89,22 @@ def test_plain_pkce_and_a_missing_challenge_are_refused(setup):
     assert query_of(missing)["error"] == "invalid_request"
 
 
+def test_a_consent_form_tampered_to_plain_pkce_gives_no_code_and_leaves_nothing(setup):
+    base, person, client_id, session = setup
+    verifier, challenge = pkce()
+    answer = consent(
+        session,
+        authorize_url(base, client_id, challenge),
+        namespaces=[person.alpha.pk],
+        tamper={"code_challenge": verifier, "code_challenge_method": "plain"},
+    )
+    assert answer.status_code == 302
+    assert "code" not in query_of(answer)
+    assert query_of(answer)["error"] == "invalid_request"
+    assert not OAuthConnection.objects.filter(user=person.user).exists()
+    assert not Grant.objects.filter(user=person.user).exists()
+
+
 def test_a_made_up_token_is_refused_with_the_metadata_to_start_from(setup):
     base, *_ = setup
     response = httpx.post(
