@@ -240,3 +240,16 @@ def test_a_refresh_token_used_twice_ends_the_whole_family(setup):
     assert replayed.status_code == 400
     # Reuse of a rotated refresh token means it leaked: its successors stop too.
     assert mcp_status(base, new["access_token"]) == 401
+
+
+def test_a_client_revoking_its_own_token_is_refused_afterwards(setup):
+    base, person, client_id, session = setup
+    tokens = tokens_for(session, base, client_id, namespaces=[person.alpha.pk])
+    assert mcp_status(base, tokens["access_token"]) == 200
+    revoked = httpx.post(
+        f"{base}/oauth/revoke",
+        data={"token": tokens["refresh_token"], "client_id": client_id},
+    )
+    assert revoked.status_code == 200
+    assert mcp_status(base, tokens["access_token"]) == 401
+    assert refresh(base, client_id, tokens["refresh_token"]).status_code == 400
