@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
@@ -253,3 +254,25 @@ def test_a_client_revoking_its_own_token_is_refused_afterwards(setup):
     assert revoked.status_code == 200
     assert mcp_status(base, tokens["access_token"]) == 401
     assert refresh(base, client_id, tokens["refresh_token"]).status_code == 400
+
+
+def test_the_login_on_the_way_to_consent_locks_out_like_the_ui(asgi_server, settings):
+    settings.AXES_FAILURE_LIMIT = 3
+    person = make_person("guessed")
+    client_id = register(asgi_server)
+    _, challenge = pkce()
+    session = httpx.Client(base_url=asgi_server, follow_redirects=False, timeout=60)
+    to_login = session.get(authorize_url(asgi_server, client_id, challenge))
+    assert to_login.headers["location"].startswith("/login/?next=")
+    next_url = parse_qs(urlsplit(to_login.headers["location"]).query)["next"][0]
+    form = hidden_fields(session.get(to_login.headers["location"]).text)
+
+    def attempt(password: str) -> httpx.Response:
+        data = {**form, "username": person.username, "password": password, "next": next_url}
+        return session.post("/login/", data=data)
+
+    assert [attempt("wrong").status_code for _ in range(3)] == [200, 200, 429]
+    locked = attempt(PASSWORD)  # the right password, during the lockout
+    assert locked.status_code == 429
+    assert session.get(next_url).status_code == 302  # still not logged in: back to login
+    session.close()
