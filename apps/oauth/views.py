@@ -123,12 +123,17 @@ class ConsentView(AuthorizationView):
         # The grant and the code are written together or not at all: if the library refuses
         # the request after all (a tampered hidden field), no connection is left behind.
         with transaction.atomic():
-            connection_grant(
-                application=application,
-                user=self.request.user,
-                namespaces=form.cleaned_data["namespaces"],
-                read_only=form.cleaned_data["access"] != "write",
-            )
+            try:
+                connection_grant(
+                    application=application,
+                    user=self.request.user,
+                    namespaces=form.cleaned_data["namespaces"],
+                    read_only=form.cleaned_data["access"] != "write",
+                )
+            except ValidationFailed as exc:  # e.g. a membership ended while the page was open
+                for field, messages_ in exc.errors.items():
+                    form.add_error(field if field in form.fields else None, messages_)
+                return self.form_invalid(form)
             response = super().form_valid(form)
             if "code" not in parse_qs(urlsplit(response.get("Location", "")).query):
                 transaction.set_rollback(True)
