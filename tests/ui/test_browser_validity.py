@@ -41,6 +41,10 @@ def test_supersede_a_possible_update_then_read_the_past(page, admin_user, acme):
     expect(timeline.locator("li").first).to_contain_text("Docker Hub")
     expect(timeline.locator("li").first).to_contain_text("2025-03-01 → 2025-06-01")
     shoot(page, "memory-timeline")
+    page.set_viewport_size({"width": 390, "height": 844})
+    expect(timeline.locator("li").first).to_be_visible()
+    shoot(page, "memory-timeline-390")
+    page.set_viewport_size({"width": 1280, "height": 900})
 
     page.goto("/?namespace=acme&q=Where+are+container+images+stored%3F")
     results = page.locator("ol.results li.result")
@@ -56,6 +60,9 @@ def test_supersede_a_possible_update_then_read_the_past(page, admin_user, acme):
     expect(page.locator("ol.results")).not_to_contain_text("GitHub Container Registry")
     expect(page.locator("ol.results .validity")).to_have_count(0)  # nothing replaced it yet
     shoot(page, "search-as-of")
+    page.set_viewport_size({"width": 390, "height": 844})
+    shoot(page, "search-as-of-390")
+    page.set_viewport_size({"width": 1280, "height": 900})
 
     page.goto("/ns/acme/memories/?validity=superseded")
     expect(page.locator("#table")).to_contain_text("stored in Docker Hub")
