@@ -23,7 +23,10 @@ def test_rest_and_mcp_accept_exactly_the_declared_fields():
     assert set(MemoryCreateIn().fields) == create | {"namespace", "on_duplicate"}
     assert set(MemoryUpdateIn().fields) == update | {"archived"}
     assert set(_tool_params("remember")["properties"]) == create | {"namespace", "on_duplicate"}
-    assert set(_tool_params("update_memory")["properties"]) == update | {"memory_id"}
+    assert set(_tool_params("update_memory")["properties"]) == update | {
+        "memory_id",
+        "expected_version",
+    }
     item = _tool_params("remember_batch")["$defs"]["MemoryItem"]
     assert set(item["properties"]) == create
 

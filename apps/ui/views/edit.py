@@ -154,8 +154,10 @@ def edit_page(request: HttpRequest, memory: Memory) -> HttpResponse:
     context = {"form": form, "namespace": memory.namespace, "memory": memory}
     if request.method == "POST" and form.is_valid():
         fields = form.service_fields()
+        # The page always sends the version it was filled from; a client that sends none
+        # (like REST without If-Match) changes whatever version is stored.
         seen = form.cleaned_data.get("version")
-        if seen != memory.version:
+        if seen is not None and seen != memory.version:
             return _conflict(request, memory, seen, fields)
         before = {**current, "tags": split_list(current["tags"])}
         changes = {k: v for k, v in fields.items() if v != before[k] and (v or before[k])}
