@@ -106,7 +106,8 @@ class Memory(models.Model):
     # Counts the changes a person or an assistant made (never search's access counters): a
     # client sends the version it read (REST If-Match, MCP expected_version, the edit form) and
     # a write on a newer row is refused rather than silently undoing the change in between.
-    version = models.PositiveIntegerField(default=1)
+    # A database default too: rows written by SQL or by a process of the previous release.
+    version = models.PositiveIntegerField(default=1, db_default=1)
 
     # When the fact holds: from valid_from (null: since created_at, when it was learnt) until
     # valid_until (null: still holds). Superseding a memory sets its valid_until to the
