@@ -16,7 +16,6 @@ from apps.mcp.runtime import configure_stdio_token
 from apps.mcp.server import build_server
 from memoryhub.warmup import warm
 
-
 WARM_UP_WAIT_SECONDS = 120
 
 
