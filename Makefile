@@ -7,7 +7,8 @@ PORT ?= 8000
 # Web worker processes (uvicorn reads the same variable); one per core suits most machines.
 WEB_CONCURRENCY ?= 2
 
-.PHONY: run test install lint format migrate worker stop-db evaluate loadtest clean demo browser prod-check
+.PHONY: run test install lint format migrate worker stop-db evaluate loadtest clean demo browser prod-check \
+	screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +49,11 @@ browser:
 
 test: lint browser
 	$(BIN)/pytest
+
+# The browser tests save their screenshots under var/screenshots (ignored); this reruns them
+# to refresh the README's pictures in docs/screenshots (desktop, and phone-*.png at 390 px).
+screenshots: install browser
+	SCREENSHOTS_DIR=docs/screenshots $(BIN)/pytest tests/ui/test_browser_*.py -p no:cacheprovider
 
 # A real worker and beat against Redis (defaults to the local one).
 worker: migrate

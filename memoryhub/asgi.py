@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings.base")
 # A worker of `uvicorn --workers N` tells its siblings it is starting before the slow imports,
@@ -73,4 +74,18 @@ if db_router.replica_configured():
     application = db_router.RoutingScope(application)  # noqa: F811
 
 # Outermost: the body limit on the bytes actually received, for Django and MCP alike.
-application = RequestBodyLimit(application, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)  # noqa: F811
+# Import uploads may be as large as the import allows; they stream through to Django's disk
+# spooling. A body that stops arriving is answered 408 (REQUEST_BODY_TIMEOUT_S).
+application = RequestBodyLimit(  # noqa: F811
+    application,
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
+    upload_paths=r"^/ns/[^/]+/transfer/import/$",
+    upload_max_bytes=lambda: settings.IMPORT_MAX_BYTES + 64 * 1024,  # + the form's other fields
+    read_timeout=lambda: settings.REQUEST_BODY_TIMEOUT_S,
+)
+
+# The client address (rate limits, login lockouts, logs) comes from X-Forwarded-For only when the
+# connection is from a configured proxy; anyone else's header is ignored. uvicorn runs with
+# --no-proxy-headers, so this is the only place that reads it (uvicorn's own middleware).
+if settings.TRUSTED_PROXIES:
+    application = ProxyHeadersMiddleware(application, trusted_hosts=settings.TRUSTED_PROXIES)

@@ -4,17 +4,18 @@ from django.urls import include, path, re_path
 from apps.core.metrics import metrics_view
 from apps.core.views import healthz
 from apps.mcp import discovery
-
-OAUTH_PATHS = (
-    r"^\.well-known/(?:oauth-authorization-server|openid-configuration)(?:/.*)?$",
-    r"^(?:register|authorize|token)/?$",
-)
+from apps.oauth.urls import page_patterns as oauth_pages
+from apps.oauth.urls import protocol_patterns as oauth_protocol
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("metrics", metrics_view, name="metrics"),
-    re_path(r"^\.well-known/oauth-protected-resource(?:/.*)?$", discovery.protected_resource),
-    *[re_path(pattern, discovery.no_oauth) for pattern in OAUTH_PATHS],
+    path("", include((oauth_protocol, "oauth2_provider"))),
+    path("", include((oauth_pages, "oauth"))),
+    re_path(
+        r"^\.well-known/(?:openid-configuration|oauth-authorization-server/.+)$",
+        discovery.elsewhere,
+    ),
     path("admin/", admin.site.urls),
     path("api/", include("apps.api.urls")),
     path("", include("apps.ui.urls")),

@@ -80,6 +80,7 @@ class Shape:
             "replica_port": REPLICA_PORT,
             "redis_host": HOST,
             "redis_port": REDIS_PORT,
+            "trusted_proxies": HOST,  # nginx runs on this machine
             "debounce_seconds": "2",
             "drain_seconds": "5",
             "beat_schedule": str(tmp / "celerybeat-schedule"),

@@ -35,6 +35,9 @@ APP_ENV = {
     "CELERY_BROKER_URL": "redis://{redis_host}:{redis_port}/2",
     # Read-your-writes pins shared by every web process.
     "ROUTING_CACHE_URL": "redis://{redis_host}:{redis_port}/2",
+    # The proxy whose X-Forwarded-For names the client: rate limits and login lockouts count
+    # per real client address, not once for everyone behind nginx.
+    "TRUSTED_PROXIES": "{trusted_proxies}",
     # A request waits at most this long for a pooled connection (then 503 with Retry-After),
     # so a database that went away costs seconds, not the default 30.
     "DATABASE_POOL_TIMEOUT": "5",
@@ -63,6 +66,8 @@ PROCESSES = {
             "--workers",
             "1",
             "--no-access-log",
+            # Forwarded headers are read by the app, from TRUSTED_PROXIES only (memoryhub/asgi.py).
+            "--no-proxy-headers",
         ],
     },
     "worker": {

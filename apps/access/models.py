@@ -55,3 +55,48 @@ class NamespaceMembership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} in {self.namespace} ({self.role})"
+
+
+class OAuthConnection(models.Model):
+    """What a person let one OAuth application (an assistant's connector) do: which namespaces,
+    read-only or read-write. Its tokens reach those namespaces only as far as the person's own
+    role there allows at the time of each request (permissions.py), so a later change of role
+    or membership narrows it at once."""
+
+    application = models.ForeignKey(
+        settings.OAUTH2_PROVIDER_APPLICATION_MODEL,
+        on_delete=models.CASCADE,
+        related_name="connections",
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="oauth_connections"
+    )
+    namespaces = models.ManyToManyField(Namespace, related_name="oauth_connections")
+    read_only = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["application", "user"], name="oauth_connection_application_user"
+            )
+        ]
+
+    def __str__(self) -> str:
+        mode = "read-only" if self.read_only else "read-write"
+        return f"{self.application.name or self.application.client_id} for {self.user} ({mode})"
+
+
+class RateCounter(models.Model):
+    """One window's count of one rate limit (apps/access/ratelimit.py), in the database so that
+    every web process counts against the same number; rows of past windows are swept."""
+
+    key = models.CharField(max_length=200, primary_key=True)
+    count = models.PositiveIntegerField(default=0)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.count}"

@@ -7,7 +7,11 @@ A principal is an ApiToken or a Django user (people in the web UI and the admin)
   nothing;
 - a token reaches only its own namespaces: a read-only token may view, a read-write token may
   view, give feedback and change; no token may manage (members and tokens are people's work);
-  a revoked token nothing.
+  a revoked token nothing;
+- an OAuth connection (an assistant a person connected) reaches its granted namespaces, with
+  the read-only or read-write token actions chosen at consent, and never more than the
+  person's own role there allows now: a viewer's connection only reads, a removed member's
+  connection reaches nothing.
 
 `namespaces_for` is the single source: querysets apply it with `restrict(principal, action)`
 (apps.core.querysets), and `can` answers the same question for one namespace. `Action` is
@@ -24,7 +28,7 @@ from django.db.models import QuerySet
 from apps.core.permissions import Action
 from apps.memories.models import Namespace
 
-from .models import ApiToken, Role
+from .models import ApiToken, OAuthConnection, Role
 
 ROLE_ACTIONS: dict[str, frozenset[Action]] = {
     Role.VIEWER: frozenset({Action.VIEW, Action.FEEDBACK}),
@@ -36,13 +40,17 @@ READ_WRITE_TOKEN_ACTIONS = frozenset({Action.VIEW, Action.FEEDBACK, Action.CHANG
 
 __all__ = ["Action", "Principal", "can", "namespaces_for", "role_of", "roles_allowing"]
 
-Principal = ApiToken | AbstractBaseUser | AnonymousUser
+Principal = ApiToken | OAuthConnection | AbstractBaseUser | AnonymousUser
 
 
 def token_actions(token: ApiToken) -> frozenset[Action]:
     if token.revoked:
         return frozenset()
     return READ_ONLY_TOKEN_ACTIONS if token.read_only else READ_WRITE_TOKEN_ACTIONS
+
+
+def connection_actions(connection: OAuthConnection) -> frozenset[Action]:
+    return READ_ONLY_TOKEN_ACTIONS if connection.read_only else READ_WRITE_TOKEN_ACTIONS
 
 
 def roles_allowing(action: Action | str) -> list[str]:
@@ -57,6 +65,11 @@ def namespaces_for(principal: Principal | None, action: Action | str) -> QuerySe
         if action not in token_actions(principal):
             return namespaces.none()
         return namespaces.filter(tokens=principal)
+    if isinstance(principal, OAuthConnection):
+        if action not in connection_actions(principal):
+            return namespaces.none()
+        person = namespaces_for(principal.user, action)
+        return namespaces.filter(oauth_connections=principal, pk__in=person.values("pk"))
     if not _active_user(principal):
         return namespaces.none()
     if principal.is_superuser:
@@ -75,6 +88,8 @@ def can(principal: Principal | None, namespace: Namespace | int, action: Action 
         return action in token_actions(principal) and any(
             ns.pk == ns_id for ns in principal.namespaces.all()
         )
+    if isinstance(principal, OAuthConnection):
+        return namespaces_for(principal, action).filter(pk=ns_id).exists()
     if not _active_user(principal):
         return False
     if principal.is_superuser:

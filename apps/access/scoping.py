@@ -13,7 +13,7 @@ import uuid
 from apps.core.exceptions import NotFound, PermissionDenied, ValidationFailed
 from apps.memories.models import CausalEdge, Memory, Namespace
 
-from .models import ApiToken
+from .models import ApiToken, OAuthConnection
 from .permissions import Action, Principal, can, role_of
 
 VERBS = {
@@ -38,9 +38,26 @@ def require(principal: Principal, namespace: Namespace, action: Action) -> None:
         if action == Action.MANAGE:
             raise PermissionDenied(f"API tokens cannot manage '{namespace.name}'.")
         raise PermissionDenied(f"This token is read-only; it cannot {verb} '{namespace.name}'.")
+    if isinstance(principal, OAuthConnection):
+        _refuse_connection(principal, namespace, action)
     role = role_of(principal, namespace) or "none"
     raise PermissionDenied(
         f"Your role in '{namespace.name}' ({role}) does not allow you to {verb} it."
+    )
+
+
+def _refuse_connection(connection: OAuthConnection, namespace: Namespace, action: Action) -> None:
+    verb = VERBS[Action(action)]
+    if action == Action.MANAGE:
+        raise PermissionDenied(f"Connected apps cannot manage '{namespace.name}'.")
+    if connection.read_only:
+        raise PermissionDenied(
+            f"This app was connected read-only; it cannot {verb} '{namespace.name}'."
+        )
+    role = role_of(connection.user, namespace) or "none"
+    raise PermissionDenied(
+        f"{connection.user.get_username()}'s role in '{namespace.name}' ({role}) does not allow "
+        f"this app to {verb} it."
     )
 
 

@@ -34,14 +34,15 @@ class ApiTokenAuthentication(BaseAuthentication):
         parts = get_authorization_header(request).split()
         if not parts or parts[0].lower() not in self.keywords:
             return None
-        address = request.META.get("REMOTE_ADDR", "")
-        refused = ratelimit.failures_exceeded(address)
-        if not refused.allowed:
-            raise Throttled(refused.retry_after, "Too many failed token checks from this address.")
         try:
             return self._authenticate(parts)
         except AuthenticationFailed:
-            ratelimit.failed_auth(address)
+            # Counted and refused only when the check failed: a valid token always gets in.
+            verdict = ratelimit.failed_auth(request.META.get("REMOTE_ADDR", ""))
+            if not verdict.allowed:
+                raise Throttled(
+                    verdict.retry_after, "Too many failed token checks from this address."
+                ) from None
             raise
 
     def _authenticate(self, parts):

@@ -16,7 +16,7 @@ from rest_framework.exceptions import APIException, NotAuthenticated, Validation
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from apps.core.exceptions import NotFound, PermissionDenied, ValidationFailed
+from apps.core.exceptions import NotFound, PermissionDenied, ValidationFailed, VersionConflict
 from apps.memories.embeddings import EmbeddingTimeout
 from memoryhub.pg_backend.base import ServerMarkedDown
 
@@ -81,6 +81,10 @@ def api_exception_handler(exc: Exception, context: dict) -> Response | None:
         return Response({"detail": exc.summary(), "errors": exc.errors}, status=400)
     if isinstance(exc, NotFound):
         return Response({"detail": str(exc)}, status=404)
+    if isinstance(exc, VersionConflict):
+        version = getattr(exc.current, "version", None)
+        headers = {"ETag": f'"{version}"'} if version is not None else None
+        return Response({"detail": str(exc), "version": version}, status=412, headers=headers)
     if isinstance(exc, PermissionDenied):
         return Response({"detail": str(exc)}, status=403)
     if isinstance(exc, RequestDataTooBig):

@@ -24,3 +24,12 @@ class NotFound(ServiceError):
 
 class PermissionDenied(ServiceError):
     """The caller's token may not do this (read-only token, foreign namespace)."""
+
+
+class VersionConflict(ServiceError):
+    """The object changed since the caller read it (its version is no longer the one the caller
+    sent). `current` is the object as it is now, so the caller can show both versions."""
+
+    def __init__(self, message: str, *, current=None):
+        self.current = current
+        super().__init__(message)

@@ -11,14 +11,14 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.utils import timezone
 
-from apps.access.models import ApiToken
+from apps.access.models import ApiToken, OAuthConnection
 from apps.core.changes import Change
 from apps.memories.models import CausalEdge, Memory
 from apps.memories.revisions import KEPT, edge_dict, memory_state
 
 from .models import Action, Door, MemoryRevision, TrashEntry
 
-Actor = AbstractBaseUser | ApiToken | AnonymousUser | None
+Actor = AbstractBaseUser | ApiToken | OAuthConnection | AnonymousUser | None
 
 
 def actor_fields(actor: Actor, door: str) -> dict[str, Any]:
@@ -28,6 +28,11 @@ def actor_fields(actor: Actor, door: str) -> dict[str, Any]:
     if isinstance(actor, ApiToken):
         label = f"token {actor.name} ({actor.prefix}…)"
         return {"actor_token": actor, "actor_user": None, "actor_label": label, "door": door}
+    if isinstance(actor, OAuthConnection):
+        # A connected app acts for its person: the change is theirs, made through the app.
+        app = actor.application.name or actor.application.client_id
+        label = f"{actor.user.get_username()} via {app}"
+        return {"actor_token": None, "actor_user": actor.user, "actor_label": label, "door": door}
     if isinstance(actor, AbstractBaseUser) and actor.pk is not None:
         return {
             "actor_token": None,

@@ -1,11 +1,9 @@
-"""OAuth discovery answers for MCP clients: this server takes bearer tokens, not OAuth.
+"""The OAuth discovery documents this server does not offer: OpenID Connect's, and
+authorization-server metadata under a path (the issuer has none).
 
-MCP Inspector and mcp-remote react to a 401 by probing the OAuth discovery documents and trying
-dynamic client registration. Answered with Django's HTML 404 they showed "Dynamic Client
-Registration rejected (HTTP 404)" and never the server's own message. These views answer in
-JSON: the protected-resource metadata (RFC 9728) lists no authorization server and the header
-bearer method; authorization-server metadata and registration answer an OAuth-style error whose
-description says how to authenticate.
+memoryhub is an OAuth 2.1 authorization server for its MCP endpoint (apps/oauth) without
+OpenID Connect. Clients that probe those addresses get a JSON answer that points them at the
+OAuth metadata instead of Django's HTML 404 page.
 """
 
 from __future__ import annotations
@@ -14,31 +12,12 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 HOW = (
-    "memoryhub does not offer OAuth. Send an API token in the header "
-    "'Authorization: Bearer <token>' (create one with "
-    "`python manage.py create_token --namespace NAME` or on the UI's Connect page)."
+    "memoryhub offers OAuth 2.1 without OpenID Connect: see "
+    "/.well-known/oauth-authorization-server. Or send an API token in the header "
+    "'Authorization: Bearer <token>' (created on the UI's Connect page)."
 )
 
 
-def _base(request: HttpRequest) -> str:
-    return f"{request.scheme}://{request.get_host()}"
-
-
 @csrf_exempt
-def protected_resource(request: HttpRequest) -> JsonResponse:
-    return JsonResponse(
-        {
-            "resource": f"{_base(request)}/mcp",
-            "resource_name": "memoryhub",
-            "authorization_servers": [],
-            "bearer_methods_supported": ["header"],
-            "resource_documentation": f"{_base(request)}/api/docs/",
-            "description": HOW,
-        }
-    )
-
-
-@csrf_exempt
-def no_oauth(request: HttpRequest) -> JsonResponse:
-    """Authorization-server metadata, /register, /authorize, /token: not offered."""
+def elsewhere(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"error": "unsupported", "error_description": HOW}, status=404)

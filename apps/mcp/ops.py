@@ -134,11 +134,19 @@ def get(token: ApiToken, *, memory_id: str) -> CallToolResult:
     return tool_result(text, data)
 
 
-def update(token: ApiToken, *, memory_id: str, **fields: Any) -> CallToolResult:
+def update(
+    token: ApiToken, *, memory_id: str, expected_version: int | None = None, **fields: Any
+) -> CallToolResult:
     memory = memory_for(token, memory_id, action=Action.CHANGE)
     changes = _drop_none(fields)
-    if changes:
-        memory = memory_services.memory_update(memory=memory, actor=token, door="mcp", **changes)
+    if changes or expected_version is not None:
+        memory = memory_services.memory_update(
+            memory=memory,
+            actor=token,
+            door="mcp",
+            expected_version=expected_version,
+            **changes,
+        )
     text = memory_markdown(memory, heading=f"Updated: {', '.join(changes) or 'nothing changed'}.")
     return tool_result(text, memory_to_dict(memory))
 

@@ -39,6 +39,7 @@ def memory_to_dict(memory: Memory, *, with_edges: bool = False) -> dict[str, Any
         "metadata": memory.metadata,
         "created_at": memory.created_at,
         "updated_at": memory.updated_at,
+        "version": memory.version,
     }
     if with_edges:
         data["edges"] = [edge_to_dict(e) for e in _edges_of(memory)]
@@ -69,7 +70,7 @@ def memory_markdown(memory: Memory, *, heading: str = "") -> str:
         + (f" · file: {memory.file_path}" if memory.file_path else "")
         + (" · archived" if memory.archived else "")
     )
-    lines.append(f"created: {memory.created_at:%Y-%m-%d %H:%M} UTC")
+    lines.append(f"created: {memory.created_at:%Y-%m-%d %H:%M} UTC · version {memory.version}")
     lines.append("")
     lines.append(memory.content)
     return "\n".join(lines)
@@ -89,4 +90,18 @@ def write_result_markdown(result) -> str:
     if result.near_duplicates:
         near = ", ".join(f"`{d['id']}` ({d['similarity']:.2f})" for d in result.near_duplicates)
         text += f" Near-duplicates: {near} — consider update_memory or link_memories (supersedes)."
+    if result.superseded:
+        ended = ", ".join(f"`{i}`" for i in result.superseded)
+        text += f" Supersedes {ended}: their validity ends where this one begins."
+    if result.possible_updates:
+        listed = "; ".join(
+            f'`{u["id"]}` "{u["title"]}" ({u["why"]})' for u in result.possible_updates
+        )
+        ids = ", ".join(f'"{u["id"]}"' for u in result.possible_updates)
+        text += (
+            f" Possible update of: {listed}. If this replaces that fact, ask the user or "
+            f"confirm by storing it again with supersedes=[{ids}] (or link_memories with "
+            "relation supersedes); otherwise nothing to do, a person can decide in the "
+            "conflicts queue."
+        )
     return text

@@ -17,9 +17,9 @@ from django.db import InterfaceError, OperationalError, close_old_connections
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
-from apps.access.models import ApiToken
+from apps.access.models import ApiToken, OAuthConnection
 from apps.access.services import token_authenticate
-from apps.core.exceptions import NotFound, PermissionDenied, ValidationFailed
+from apps.core.exceptions import NotFound, PermissionDenied, ValidationFailed, VersionConflict
 from apps.memories.embeddings import EmbeddingTimeout
 from memoryhub import db_router
 
@@ -71,7 +71,7 @@ async def run_sync(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return await in_thread(_call_in_thread)(fn, *args, **kwargs)
     except ValidationFailed as exc:
         raise ToolError(f"Invalid arguments: {exc.summary()}") from exc
-    except (NotFound, PermissionDenied) as exc:
+    except (NotFound, PermissionDenied, VersionConflict) as exc:
         raise ToolError(str(exc)) from exc
     except (OperationalError, InterfaceError) as exc:
         raise ToolError("The database is briefly unavailable; retry in a few seconds.") from exc
@@ -79,8 +79,9 @@ async def run_sync(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         raise ToolError("The embedding model is busy; retry in a few seconds.") from exc
 
 
-async def current_token(ctx: Context) -> ApiToken:
-    """The token of this call: from the HTTP request, or the one the stdio server was given."""
+async def current_token(ctx: Context) -> ApiToken | OAuthConnection:
+    """The principal of this call: from the HTTP request (an API token or an OAuth
+    connection), or the API token the stdio server was given."""
     request = ctx.request_context.request
     if request is not None:
         token = request.scope.get(SCOPE_TOKEN_KEY)

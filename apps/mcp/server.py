@@ -13,7 +13,10 @@ from mcp_types import ToolAnnotations
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from apps.access import ratelimit
+from apps.access.models import ApiToken
 from apps.access.services import token_authenticate
+from apps.oauth.resource import mcp_resource_of_scope, metadata_url_of_scope
+from apps.oauth.services import connection_authenticate
 
 from . import tools
 from .arguments import strict_tool
@@ -77,8 +80,9 @@ def _transport_security() -> TransportSecuritySettings:
 
 
 class BearerTokenGate:
-    """Refuse any MCP HTTP request without a valid `Authorization: Bearer <token>`; hand the
-    authenticated token to the tools through the ASGI scope."""
+    """Refuse any MCP HTTP request without a valid `Authorization: Bearer <token>` (an API
+    token, or an OAuth access token issued for this endpoint); hand the principal (the ApiToken
+    or the OAuthConnection) to the tools through the ASGI scope."""
 
     def __init__(self, app: ASGIApp):
         self.app = app
@@ -88,29 +92,33 @@ class BearerTokenGate:
             await self.app(scope, receive, send)
             return
         raw = _bearer(scope)
+        if not raw:
+            await _unauthorized(send, "missing", scope)
+            return
         address = (scope.get("client") or ("", 0))[0]
-        if raw and not ratelimit.failures_exceeded(address).allowed:
-            await _too_many(send, ratelimit.failures_exceeded(address).retry_after)
-            return
-        token = await in_thread(_authenticate)(raw) if raw else None
-        if token is None:
-            if raw:
-                ratelimit.failed_auth(address)
-            await _unauthorized(send, "missing" if not raw else "invalid")
-            return
-        verdict = ratelimit.token_request(token.pk)
+        token, verdict = await in_thread(_admit)(raw, address, mcp_resource_of_scope(scope))
         if not verdict.allowed:
             await _too_many(send, verdict.retry_after)
+            return
+        if token is None:
+            await _unauthorized(send, "invalid", scope)
             return
         await self.app({**scope, SCOPE_TOKEN_KEY: token}, receive, send)
 
 
-def _authenticate(raw: str):
+def _admit(raw: str, address: str, resource: str):
+    """(principal or None, verdict): a valid API token or OAuth connection counts against its
+    own rate; a wrong token against the address's failed checks, which never refuse a valid one."""
     from django.db import close_old_connections
 
     close_old_connections()
     try:
-        return token_authenticate(raw)
+        token = token_authenticate(raw) or connection_authenticate(raw, resource=resource)
+        if token is None:
+            return None, ratelimit.failed_auth(address)
+        if isinstance(token, ApiToken):
+            return token, ratelimit.token_request(token.pk)
+        return token, ratelimit.hit("oauth-connection", str(token.pk), settings.API_RATE_LIMIT)
     finally:
         close_old_connections()
 
@@ -124,15 +132,16 @@ def _bearer(scope: Scope) -> str | None:
     return None
 
 
-async def _unauthorized(send: Send, reason: str) -> None:
+async def _unauthorized(send: Send, reason: str, scope: Scope) -> None:
     """401 with the reason both in the JSON body and in the Bearer challenge (RFC 6750), which
-    is what MCP clients show."""
+    is what MCP clients show; the challenge names the protected resource metadata (RFC 9728),
+    where OAuth clients start."""
     detail = (
-        f"API token {reason}: send 'Authorization: Bearer <token>' "
+        f"Token {reason}: connect with OAuth, or send 'Authorization: Bearer <token>' "
         "(create one with `python manage.py create_token --namespace NAME`)."
     )
     body = json.dumps({"error": "unauthorized", "detail": detail}).encode()
-    challenge = 'Bearer realm="memoryhub"'
+    challenge = f'Bearer realm="memoryhub", resource_metadata="{metadata_url_of_scope(scope)}"'
     if reason != "missing":
         challenge += ', error="invalid_token"'
     challenge += f', error_description="{detail}"'

@@ -148,11 +148,26 @@ async def get_memory(ctx: Context, memory_id: MemoryId) -> CallToolResult:
 
 
 @with_memory_fields(UPDATE_FIELDS, partial=True)
-async def update_memory(ctx: Context, memory_id: MemoryId, **fields: Any) -> CallToolResult:
+async def update_memory(
+    ctx: Context,
+    memory_id: MemoryId,
+    expected_version: Annotated[
+        int | None,
+        Field(
+            description="The `version` you read the memory at (get_memory answers it): the "
+            "change is refused if someone changed the memory since. Leave out to change it "
+            "whatever its version.",
+            ge=1,
+        ),
+    ] = None,
+    **fields: Any,
+) -> CallToolResult:
     """Correct or refine a memory. Only the fields given change; new content is re-embedded;
     tags and trigger_phrases given replace the old ones."""
     token = await current_token(ctx)
-    return await run_sync(ops.update, token, memory_id=memory_id, **fields)
+    return await run_sync(
+        ops.update, token, memory_id=memory_id, expected_version=expected_version, **fields
+    )
 
 
 async def memory_history(

@@ -140,6 +140,11 @@ def memory_edges(memory: Memory) -> tuple[list[CausalEdge], list[CausalEdge]]:
 def summaries(ids: list[str]) -> dict[str, dict]:
     """Fields the search payload leaves out (tier, dates, archived), for a result list."""
     rows = Memory.objects.filter(id__in=ids).values(
-        "id", "tier", "updated_at", "importance", "archived", "access_count"
+        "id", "tier", "created_at", "updated_at", "importance", "archived", "access_count"
     )
-    return {str(r.pop("id")): r for r in rows}
+    out = {}
+    for r in rows:
+        # A memory is written with updated_at = created_at; only a later change moves it.
+        r["edited"] = r["updated_at"] > r.pop("created_at")
+        out[str(r.pop("id"))] = r
+    return out

@@ -14,6 +14,7 @@ from django.db.models import Q
 from django.db.models.functions import Left
 
 from .models import CausalEdge, Memory, Namespace
+from .texts import shown_title
 
 MAX_NODES = 500
 NODE_FIELDS = ("id", "title", "snippet", "category", "pagerank_score", "archived", "tier")
@@ -126,5 +127,5 @@ def _graph(namespace: Namespace, rows: list[dict], total: int) -> Graph:
 
 
 def _label(row: dict) -> str:
-    text = row["title"] or " ".join(row["snippet"].split())
+    text = shown_title(row["title"], row["snippet"])
     return text if len(text) <= LABEL_WIDTH else text[: LABEL_WIDTH - 1] + "…"

@@ -25,7 +25,9 @@ import json
 import posixpath
 import re
 import sqlite3
+import time
 import zipfile
+import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -59,6 +61,7 @@ FORMATS = {
 }
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+NESTED_TOO_DEEPLY = "Nested too deeply to read (JSON arrays or objects inside each other)."
 
 
 def detect(path: Path, filename: str = "") -> str:
@@ -97,7 +100,8 @@ def read_jsonl_labelled(path: Path) -> Labelled:
     """Every line; all bad lines are reported together, not only the first."""
     out: Labelled = []
     errors: dict[str, str] = {}
-    with open(path, encoding="utf-8", errors="strict") as handle:
+    # utf-8-sig: a byte order mark (Windows editors write one) is not part of the first line.
+    with open(path, encoding="utf-8-sig", errors="strict") as handle:
         try:
             for number, line in enumerate(handle, start=1):
                 if not line.strip():
@@ -106,6 +110,9 @@ def read_jsonl_labelled(path: Path) -> Labelled:
                     record = json.loads(line)
                 except json.JSONDecodeError as exc:
                     errors[f"line {number}"] = f"Not valid JSON: {exc.msg}."
+                    continue
+                except RecursionError:
+                    errors[f"line {number}"] = NESTED_TOO_DEEPLY
                     continue
                 if not isinstance(record, dict):
                     errors[f"line {number}"] = "Must be a JSON object."
@@ -185,11 +192,12 @@ def _tag_list(raw) -> list[str]:
 def read_markdown_zip(path: Path) -> Labelled:
     try:
         archive = zipfile.ZipFile(path)
-    except zipfile.BadZipFile as exc:
-        raise ValidationFailed({"file": "Is not a zip file."}) from exc
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise ValidationFailed({"file": f"Is not a readable zip file ({exc})."}) from exc
     out: Labelled = []
     errors: dict[str, str] = {}
     budget = settings.IMPORT_MAX_UNPACKED_BYTES
+    left = [budget]
     with archive:
         infos = [
             i
@@ -209,9 +217,14 @@ def read_markdown_zip(path: Path) -> Labelled:
         for info in sorted(infos, key=lambda i: i.filename):
             name = posixpath.normpath(info.filename).lstrip("/")
             try:
-                text = archive.read(info).decode("utf-8-sig")
+                text = _unpack(archive, info, left).decode("utf-8-sig")
             except UnicodeDecodeError:
                 errors[name] = "Is not UTF-8 text."
+                continue
+            except _UnpackRefused as exc:
+                errors[name] = str(exc)
+                if exc.stop:
+                    break
                 continue
             try:
                 out.extend(_note_records(name, text))
@@ -220,6 +233,46 @@ def read_markdown_zip(path: Path) -> Labelled:
     if errors:
         raise ValidationFailed(errors)
     return out
+
+
+class _UnpackRefused(Exception):
+    def __init__(self, message: str, *, stop: bool = False):
+        self.stop = stop  # the whole archive's budget is spent: no use reading further parts
+        super().__init__(message)
+
+
+def _unpack(archive: zipfile.ZipFile, info: zipfile.ZipInfo, left: list[int]) -> bytes:
+    """One member's bytes, read as a stream and counted as they come (the sizes a zip declares
+    may lie): refused past the per-file budget, the archive's remaining budget (`left`, spent
+    here) or a compression ratio no text reaches (a zip bomb)."""
+    per_file = settings.IMPORT_MAX_FILE_BYTES
+    max_ratio = settings.IMPORT_MAX_COMPRESSION_RATIO
+    compressed = max(info.compress_size, 1)
+    pieces, size = [], 0
+    try:
+        with archive.open(info) as member:
+            while piece := member.read(64 * 1024):
+                size += len(piece)
+                if size > per_file:
+                    raise _UnpackRefused(f"Unpacks to more than {per_file} bytes; split it.")
+                if size > left[0]:
+                    raise _UnpackRefused(
+                        f"The zip unpacks to more than {settings.IMPORT_MAX_UNPACKED_BYTES} "
+                        "bytes of markdown; split it.",
+                        stop=True,
+                    )
+                if size > 1024 * 1024 and size / compressed > max_ratio:
+                    raise _UnpackRefused(
+                        f"Compressed more than {max_ratio}:1, which no text is; refused as a "
+                        "zip bomb."
+                    )
+                pieces.append(piece)
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
+        raise _UnpackRefused(f"Cannot be unpacked: the zip entry is damaged ({exc}).") from exc
+    except (NotImplementedError, RuntimeError) as exc:  # unknown compression, encryption
+        raise _UnpackRefused(f"Cannot be unpacked: {exc}.") from exc
+    left[0] -= size
+    return b"".join(pieces)
 
 
 def _note_records(name: str, text: str) -> Labelled:
@@ -306,7 +359,16 @@ def read_mcp_memory_service(path: Path) -> Labelled:
     except sqlite3.Error as exc:
         raise ValidationFailed({"file": f"Cannot be opened as SQLite: {exc}."}) from exc
     db.row_factory = sqlite3.Row
+    # Every statement stops at the deadline: a file can make a query as slow as it likes.
+    limit = settings.IMPORT_SQLITE_SECONDS
+    deadline = time.monotonic() + limit
+    db.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
     try:
+        kinds = dict(db.execute("SELECT name, type FROM sqlite_master"))
+        if kinds.get("memories", "table") != "table":
+            raise ValidationFailed(
+                {"file": f"`memories` is a {kinds['memories']}, not a table; only tables are read."}
+            )
         columns = {r["name"] for r in db.execute("PRAGMA table_info(memories)")}
         if not {"content", "content_hash"} <= columns:
             raise ValidationFailed(
@@ -317,15 +379,40 @@ def read_mcp_memory_service(path: Path) -> Labelled:
         out: Labelled = []
         by_hash: dict[str, dict] = {}
         for row in rows:
-            record = _mcp_record(dict(row))
+            label = f"row {row['id'] if 'id' in columns else len(out) + 1}"
+            try:
+                record = _mcp_record(_as_text(dict(row)))
+            except (TypeError, ValueError, AttributeError) as exc:
+                raise ValidationFailed({label: f"Cannot be read: {exc}."}) from exc
             by_hash[record["id"]] = record
-            out.append((f"row {row['id'] if 'id' in columns else len(out) + 1}", record))
+            out.append((label, record))
         _mcp_edges(db, by_hash)
+    except sqlite3.OperationalError as exc:
+        if time.monotonic() > deadline:
+            raise ValidationFailed(
+                {"file": f"Reading it took longer than {limit:g} s; refused (too large or slow)."}
+            ) from exc
+        raise ValidationFailed({"file": f"Cannot be read as SQLite: {exc}."}) from exc
     except sqlite3.DatabaseError as exc:
         raise ValidationFailed({"file": f"Cannot be read as SQLite: {exc}."}) from exc
     finally:
         db.close()
     return out
+
+
+TEXT_COLUMNS = ("content", "content_hash", "tags", "memory_type", "metadata")
+
+
+def _as_text(row: dict) -> dict:
+    """SQLite keeps any type in any column: a number or blob where text belongs is read as text
+    (the content check then names a bad value), never a crash."""
+    for name in TEXT_COLUMNS:
+        value = row.get(name)
+        if isinstance(value, bytes):
+            row[name] = value.decode("utf-8", errors="replace")
+        elif value is not None and not isinstance(value, str):
+            row[name] = str(value)
+    return row
 
 
 def _mcp_record(row: dict) -> dict:
@@ -390,6 +477,8 @@ def read_mem0(path: Path) -> Labelled:
         data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
     except UnicodeDecodeError as exc:
         raise ValidationFailed({"file": "Is not UTF-8 text."}) from exc
+    except RecursionError as exc:
+        raise ValidationFailed({"file": NESTED_TOO_DEEPLY}) from exc
     except json.JSONDecodeError as exc:
         raise ValidationFailed(
             {"file": f"Not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})."}

@@ -2,9 +2,11 @@
 
 A record: {"id", "namespace", "content", "created_at", "tags", "metadata"} plus, when memoryhub
 wrote it, "updated_at", "title", "category", "file_path", "source", "trigger_phrases", "tier",
-"importance", "archived" and "edges" ([{"target", "relation", "strength", "created_at"}], the
-record's outgoing edges). Export then import restores all of it, ids included: a uuid id becomes
-the primary key again, any other id is kept in `external_id`.
+"importance", "archived", "valid_from", "valid_until" (when set) and "edges" ([{"target",
+"relation", "strength", "created_at"}], the record's outgoing edges). An imported record may
+also name "supersedes": [ids of memories already stored in its namespace]. Export then import
+restores all of it, ids included: a uuid id becomes the primary key again, any other id is kept
+in `external_id`.
 
 An import is one transaction: a bad record anywhere (reported by line) leaves nothing written.
 Records already stored are skipped and counted: one whose id exists in its namespace, or one
@@ -85,10 +87,11 @@ def _existing_ids(namespace: Namespace, records: list[dict]) -> set[str]:
     uuids, externals = [], []
     for r in records:
         raw = str(r.get("id", ""))
+        externals.append(raw)  # a uuid too: one used elsewhere is kept as external id
         try:
             uuids.append(uuid.UUID(raw))
         except ValueError:
-            externals.append(raw)
+            continue
     found = Memory.objects.in_namespace(namespace)
     have = {str(i) for i in found.filter(id__in=uuids).values_list("id", flat=True)}
     have |= set(found.filter(external_id__in=externals).values_list("external_id", flat=True))
@@ -229,32 +232,42 @@ def check_records(
                 errors[key] = [str(exc)]
         if len(errors) >= MAX_REPORTED:
             break
-    errors.update(_ids_used_elsewhere(by_namespace, namespace))
+    _keep_ids_used_elsewhere_as_external(by_namespace)
     if errors:
         raise ValidationFailed(dict(list(errors.items())[:MAX_REPORTED]))
     return by_namespace
 
 
-def _ids_used_elsewhere(by_namespace, namespace: Namespace | None) -> dict[str, list[str]]:
-    """A uuid id is a primary key: one held by a memory of another namespace cannot be reused."""
-    errors: dict[str, list[str]] = {}
+def _keep_ids_used_elsewhere_as_external(by_namespace) -> None:
+    """A uuid id is a primary key: one held by a memory of another namespace cannot be reused.
+    Such a record gets a new uuid and keeps its own as external id (found again by it, links to
+    it still resolve), exactly as if the id were free: an import must not tell whether a
+    memory with some id exists in a namespace the importer cannot see."""
     for name, numbered in by_namespace.items():
         wanted = {}
-        for label, record in numbered:
+        for _, record in numbered:
             try:
-                wanted[uuid.UUID(str(record.get("id")))] = label
+                wanted[uuid.UUID(str(record.get("id")))] = record
             except ValueError:
                 continue
         if not wanted:
             continue
         clash = Memory.objects.filter(pk__in=list(wanted)).exclude(namespace__name=name)
         for pk in clash.values_list("pk", flat=True):
-            errors[f"{wanted[pk]}.id"] = ["Already used by a memory of another namespace."]
-    return errors
+            record = wanted[pk]
+            record["external_id"] = str(record["id"])
+            record[NEW_UUID] = True
+
+
+# Marks a record whose uuid id is kept as external id (see above); never a field of a memory.
+NEW_UUID = "\x00new-uuid"
 
 
 def _memory_fields(record: dict) -> dict:
-    return {k: v for k, v in record.items() if k not in {"namespace", "edges", "archived"}}
+    fields = {k: v for k, v in record.items() if k not in {"namespace", "edges", "archived"}}
+    if fields.pop(NEW_UUID, False):
+        fields.pop("id", None)
+    return fields
 
 
 def _by_line(exc: ValidationFailed, chunk: list[tuple[int, dict]]) -> ValidationFailed:
@@ -421,6 +434,9 @@ def _record(memory: Memory, namespace: str, edges: list[dict] | None) -> dict:
         "importance": memory.importance,
         "archived": memory.archived,
     }
+    for name in ("valid_from", "valid_until"):  # only when set: an open validity is the default
+        if getattr(memory, name) is not None:
+            record[name] = getattr(memory, name).isoformat()
     if edges:
         record["edges"] = edges
     return record

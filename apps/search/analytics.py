@@ -19,6 +19,7 @@ from django.db.models.functions import Left
 from django.utils import timezone
 
 from apps.memories.models import Memory, Namespace
+from apps.memories.texts import shown_title
 
 from . import rollup
 from .models import QueryLog, SearchDay, SearchDayMemory, SearchDayQuery, SearchDayStrategy
@@ -179,7 +180,7 @@ def top_memories(*, namespace: Namespace, p: Period, limit: int = TOP) -> list[d
 
 
 def _label(memory: dict, width: int = 60) -> str:
-    text = memory["title"] or " ".join(memory["snippet"].split())
+    text = shown_title(memory["title"], memory["snippet"])
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import path
+from django.utils.functional import lazy
+from django.views.generic import RedirectView
 
 from .views import (
     analytics,
@@ -23,8 +26,11 @@ from .views import (
 )
 
 app_name = "ui"
+FAVICON = lazy(static, str)("ui/favicon.svg")
 
 urlpatterns = [
+    # Browsers ask for /favicon.ico on pages without an icon link (admin, API docs).
+    path("favicon.ico", RedirectView.as_view(url=FAVICON, permanent=True)),
     path("", search.search_page, name="search"),
     path("explain/", search.explain_page, name="explain"),
     path("feedback/", search.feedback, name="feedback"),

@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "axes",
     "csp",
+    "oauth2_provider",
     "apps.core",
     "apps.memories",
     "apps.access",
@@ -53,6 +54,7 @@ INSTALLED_APPS = [
     "apps.queues",
     "apps.api",
     "apps.mcp",
+    "apps.oauth",
     "apps.ui",
 ]
 
@@ -73,7 +75,11 @@ MIDDLEWARE = [
 ]
 
 # Password guessing (admin and UI login): django-axes counts failures per username and address
-# for every authenticate() call and locks the pair out for AXES_COOLOFF_TIME.
+# for every authenticate() call and locks the pair out for AXES_COOLOFF_TIME. Only that pair:
+# the same user from another address still logs in, so nobody can lock the owner out from
+# elsewhere, and failures during a lockout do not extend it. The address is the connection's,
+# or X-Forwarded-For's from TRUSTED_PROXIES only. Locked out anyway: `python manage.py
+# axes_reset_username NAME` (docs/operations.md).
 AUTHENTICATION_BACKENDS = [
     "apps.access.backends.LoginGuardBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -82,6 +88,7 @@ AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=10)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_VERBOSE = False
 
 # Content-Security-Policy (django-csp): the UI loads only its own files (htmx is vendored).
@@ -209,6 +216,9 @@ LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/login/"
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("MAX_REQUEST_BYTES", default=5 * 1024 * 1024)
+# A client that stops sending a request body for this long gets 408 (memoryhub/limits.py);
+# uvicorn's --timeout-keep-alive closes idle connections between requests.
+REQUEST_BODY_TIMEOUT_S = env.float("REQUEST_BODY_TIMEOUT_S", default=30.0)
 
 # LOG_FORMAT=json (default): one JSON object per line with the request id (apps/core/observability);
 # LOG_FORMAT=text for a console to read.
@@ -278,6 +288,12 @@ MEMORY_BATCH_MAX_CHARS = env.int("MEMORY_BATCH_MAX_CHARS", default=200_000)
 # Largest file the import page accepts, and how much markdown a zip may unpack to.
 IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=100 * 1024 * 1024)
 IMPORT_MAX_UNPACKED_BYTES = env.int("IMPORT_MAX_UNPACKED_BYTES", default=200 * 1024 * 1024)
+# One file of a zip, counted while it is unpacked (a zip's declared sizes may lie), and the
+# compression no text reaches (a 40 KB zip of 40 MB of one repeated line is a zip bomb).
+IMPORT_MAX_FILE_BYTES = env.int("IMPORT_MAX_FILE_BYTES", default=10 * 1024 * 1024)
+IMPORT_MAX_COMPRESSION_RATIO = env.int("IMPORT_MAX_COMPRESSION_RATIO", default=100)
+# The longest one SQLite upload is read (a view or query built to be slow is stopped).
+IMPORT_SQLITE_SECONDS = env.float("IMPORT_SQLITE_SECONDS", default=8.0)
 # Uploads wait here while their import runs; the progress of each run is a small JSON file.
 IMPORT_DIR = Path(env("IMPORT_DIR", default=str(VAR_DIR / "imports")))
 # An import of at least this many memories refreshes the planner's statistics of the memory
@@ -376,6 +392,10 @@ MISSED_WINDOW_DAYS = env.int("MISSED_WINDOW_DAYS", default=90)
 # token checks per client address. High enough for normal use and the test suite.
 API_RATE_LIMIT = env("API_RATE_LIMIT", default="1200/minute")
 AUTH_FAILURE_RATE_LIMIT = env("AUTH_FAILURE_RATE_LIMIT", default="60/minute")
+# Addresses (or networks) of the reverse proxies whose X-Forwarded-For names the client
+# (memoryhub/asgi.py). Empty: the connecting address is the client and the header is ignored,
+# so a forged one changes nothing. Behind nginx on the same machine: 127.0.0.1.
+TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -404,3 +424,47 @@ SPECTACULAR_SETTINGS = {
 METRICS_ENABLED = env.bool("METRICS_ENABLED", default=False)
 METRICS_TOKEN = env("METRICS_TOKEN", default="")
 METRICS_ALLOWED_IPS = env.list("METRICS_ALLOWED_IPS", default=["127.0.0.1", "::1"])
+
+# --- OAuth 2.1 for the remote MCP endpoint (apps/oauth, docs/oauth.md) ----------------------
+# The address people and assistants reach this server at, e.g. https://memory.example.com.
+# Behind a proxy it fixes the issuer and the MCP resource URL; empty: taken from each request.
+PUBLIC_URL = env("MEMORYHUB_PUBLIC_URL", default="").rstrip("/")
+# django-oauth-toolkit's own models (named so the migrations that point at them resolve).
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
+OAUTH2_PROVIDER_ACCESS_TOKEN_MODEL = "oauth2_provider.AccessToken"
+OAUTH2_PROVIDER_REFRESH_TOKEN_MODEL = "oauth2_provider.RefreshToken"
+OAUTH2_PROVIDER_ID_TOKEN_MODEL = "oauth2_provider.IDToken"
+OAUTH2_PROVIDER_GRANT_MODEL = "oauth2_provider.Grant"
+OAUTH2_PROVIDER_DEVICE_GRANT_MODEL = "oauth2_provider.DeviceGrant"
+OAUTH_REGISTRATION_RATE_LIMIT = env("OAUTH_REGISTRATION_RATE_LIMIT", default="30/hour")
+OAUTH2_PROVIDER = {
+    "SCOPES": {"mcp": "Use memoryhub's MCP tools in the namespaces you choose"},
+    "DEFAULT_SCOPES": ["mcp"],
+    # Short-lived access tokens; refresh tokens rotate and a reused one ends its whole family.
+    "ACCESS_TOKEN_EXPIRE_SECONDS": env.int("OAUTH_ACCESS_TOKEN_SECONDS", default=3600),
+    "REFRESH_TOKEN_EXPIRE_SECONDS": env.int("OAUTH_REFRESH_TOKEN_SECONDS", default=30 * 86400),
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "PKCE_REQUIRED": True,
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https"],
+    "ALLOW_LOCALHOST_LOOPBACK": True,
+    "OIDC_ISS_ENDPOINT": PUBLIC_URL,
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none"],
+    "OAUTH2_PROTECTED_RESOURCE_NAME": "memoryhub",
+    # Advertises the registration endpoint (apps/oauth/views.py register) in the metadata.
+    "DCR_ENABLED": True,
+    # RFC 9700 (OAuth security best practice): S256 only, no implicit or password grants,
+    # tokens only in headers, the issuer in authorization responses, tokens hashed at rest.
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+}
+# "http redirect URIs are allowed": only for loopback (RFC 8252 native clients such as Claude
+# Code or MCP Inspector); registration refuses http on any other host (apps/oauth/registration).
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]

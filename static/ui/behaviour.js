@@ -2,7 +2,8 @@
 // every inline script: data-confirm="question" asks before a form submits; on a button,
 // data-confirm-when="field=value" asks data-question when that field holds that value;
 // data-autosubmit submits the form when the control changes;
-// data-select-all="css selector" checks or unchecks every box the selector finds.
+// data-select-all="css selector" checks or unchecks every box the selector finds;
+// data-copy="css selector" copies that element's text; data-nav-toggle opens the navigation.
 document.addEventListener("submit", (event) => {
   const question = event.target.getAttribute("data-confirm");
   if (question && !confirm(question)) event.preventDefault();
@@ -28,4 +29,38 @@ document.addEventListener("htmx:xhr:progress", (event) => {
   if (!bar || !event.detail.lengthComputable) return;
   bar.hidden = false;
   bar.value = Math.round((100 * event.detail.loaded) / event.detail.total);
+});
+// When the upload is through, the bar ends full: the last progress event may stop short of it.
+document.addEventListener("htmx:afterRequest", (event) => {
+  const bar = event.target.querySelector && event.target.querySelector("#upload-progress");
+  if (!bar || !event.detail.successful) return;
+  bar.hidden = false;
+  bar.value = 100;
+});
+// The navigation's Menu button (narrow screens): opens and closes the panel it controls.
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("[data-nav-toggle]");
+  if (!button) return;
+  const open = button.getAttribute("aria-expanded") !== "true";
+  button.setAttribute("aria-expanded", String(open));
+  document.getElementById(button.getAttribute("aria-controls")).classList.toggle("open", open);
+});
+// data-copy="css selector": a button that copies the text of the element the selector finds.
+// Without the clipboard API (a page not served over https or from localhost) the text is
+// selected instead, for the keyboard's copy.
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("button[data-copy]");
+  const source = button && document.querySelector(button.getAttribute("data-copy"));
+  if (!source) return;
+  const label = button.textContent;
+  const done = (text) => {
+    button.textContent = text;
+    setTimeout(() => { button.textContent = label; }, 1500);
+  };
+  const select = () => {
+    window.getSelection().selectAllChildren(source);
+    done("Selected: press Ctrl+C");
+  };
+  if (!navigator.clipboard) return select();
+  navigator.clipboard.writeText(source.textContent.trim()).then(() => done("Copied"), select);
 });

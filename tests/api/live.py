@@ -50,7 +50,12 @@ def _start() -> tuple[str, uvicorn.Server, threading.Thread]:
 
     port = free_port()
     config = uvicorn.Config(
-        application, host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+        application,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        proxy_headers=False,  # as `make run`: the app reads them, from TRUSTED_PROXIES only
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)

@@ -102,22 +102,26 @@ def test_mcp_401_carries_a_bearer_challenge_with_the_reason(asgi_server, tokens,
     [
         ("/.well-known/oauth-protected-resource", 200),
         ("/.well-known/oauth-protected-resource/mcp", 200),
-        ("/.well-known/oauth-authorization-server", 404),
+        ("/.well-known/oauth-authorization-server", 200),
         ("/.well-known/oauth-authorization-server/mcp", 404),
         ("/.well-known/openid-configuration", 404),
-        ("/register", 404),
+        ("/oauth/register", 400),
     ],
 )
-def test_oauth_discovery_answers_json_about_bearer_tokens(asgi_server, path, status):
-    method = "POST" if path == "/register" else "GET"
+def test_oauth_discovery_answers_json(asgi_server, path, status):
+    """MCP clients probe these after a 401; each answers JSON (never Django's HTML 404 page),
+    the metadata documents pointing at this server's OAuth endpoints (docs/oauth.md)."""
+    method = "POST" if path == "/oauth/register" else "GET"
     response = httpx.request(method, f"{asgi_server}{path}", json={} if method == "POST" else None)
     assert response.status_code == status
     body = response.json()
-    text = body.get("description") or body.get("error_description")
-    assert "Authorization: Bearer" in text
-    if status == 200:
+    if path.startswith("/.well-known/oauth-protected-resource"):
         assert body["bearer_methods_supported"] == ["header"]
-        assert body["authorization_servers"] == []
+        assert body["authorization_servers"] == [asgi_server]
+    elif status == 200:
+        assert body["registration_endpoint"] == f"{asgi_server}/oauth/register"
+    else:
+        assert body["error_description"]
 
 
 def test_a_returned_query_log_id_has_its_row_already(asgi_server, tokens):

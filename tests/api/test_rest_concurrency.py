@@ -1,11 +1,14 @@
-"""The same content sent by many clients at once is stored once; every client gets its id."""
+"""Clients writing at once: the same content is stored once (every client gets its id); racing
+changes of one memory all stay, or the client is told (412 on a stale If-Match)."""
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 
+from apps.history.models import TrashEntry
 from apps.memories.models import Memory
 
 from .live import bearer
@@ -59,3 +62,110 @@ def test_restoring_a_copy_of_content_stored_meanwhile_is_refused(api, tokens):
     restore = api.patch(f"/memories/{first_id}/", json={"archived": False}, headers=auth)
     assert restore.status_code == 400
     assert "content" in restore.json()["errors"]
+
+
+# --- lost updates and resurrection (racing writes to one memory) ------------------------------
+
+
+def _race(auth: dict, *requests: tuple[str, str, dict | None]) -> list[httpx.Response]:
+    """Send the (method, url, json) requests at the same moment; their responses in order."""
+    barrier = threading.Barrier(len(requests))
+
+    def go(request):
+        method, url, body = request
+        barrier.wait()
+        return httpx.request(method, url, json=body, headers=auth, timeout=60)
+
+    with ThreadPoolExecutor(max_workers=len(requests)) as pool:
+        return list(pool.map(go, requests))
+
+
+def _new_memory(api, auth, text: str) -> str:
+    created = api.post("/memories/", json={"content": text}, headers=auth)
+    assert created.status_code == 201, created.text
+    return created.json()["memory"]["id"]
+
+
+def test_two_patches_of_different_fields_at_once_both_stay(asgi_server, api, tokens):
+    auth = bearer(tokens.alpha_rw)
+    for trial in range(6):
+        pk = _new_memory(api, auth, f"Race trial {trial}: the backup runs at night.")
+        url = f"{asgi_server}/api/v1/memories/{pk}/"
+        title, importance = _race(
+            auth, ("PATCH", url, {"title": f"T{trial}"}), ("PATCH", url, {"importance": 0.9})
+        )
+        assert title.status_code == importance.status_code == 200
+        stored = Memory.objects.get(pk=pk)
+        assert (stored.title, stored.importance) == (f"T{trial}", 0.9)
+        assert stored.version == 3
+        # The history shows each change once, as stored.
+        revisions = api.get(f"/memories/{pk}/revisions/", headers=auth).json()["results"]
+        changed = sorted(k for r in revisions if r["action"] == "update" for k in r["after"])
+        assert changed == ["importance", "title"]
+        assert_history_matches(api, auth, stored)
+
+
+def test_a_patch_racing_a_delete_never_brings_the_memory_back(asgi_server, api, tokens):
+    auth = bearer(tokens.alpha_rw)
+    for trial in range(6):
+        pk = _new_memory(api, auth, f"Delete race {trial}: the cache is warmed at boot.")
+        url = f"{asgi_server}/api/v1/memories/{pk}/"
+        patched, deleted = _race(
+            auth, ("PATCH", url, {"title": "late edit"}), ("DELETE", url, None)
+        )
+        assert deleted.status_code == 204
+        assert patched.status_code in (200, 404)
+        assert not Memory.objects.filter(pk=pk).exists()
+        entry = TrashEntry.objects.get(memory_id=pk)
+        # What the trash keeps is what was stored last: an acknowledged edit is in it.
+        assert entry.snapshot["title"] == ("late edit" if patched.status_code == 200 else "")
+        restored = api.post(f"/trash/{entry.pk}/restore/", headers=auth)
+        assert restored.status_code == 200, restored.text
+
+
+def test_a_restore_racing_a_patch_keeps_both_in_order(asgi_server, api, tokens):
+    auth = bearer(tokens.alpha_rw)
+    for trial in range(6):
+        pk = _new_memory(api, auth, f"Restore race {trial}: tokens expire after a day.")
+        api.patch(f"/memories/{pk}/", json={"title": "first"}, headers=auth)
+        first = api.get(f"/memories/{pk}/revisions/", headers=auth).json()["results"][0]["id"]
+        api.patch(f"/memories/{pk}/", json={"title": "second"}, headers=auth)
+        restore_url = f"{asgi_server}/api/v1/memories/{pk}/revisions/{first}/restore/"
+        patch_url = f"{asgi_server}/api/v1/memories/{pk}/"
+        restored, patched = _race(
+            auth, ("POST", restore_url, None), ("PATCH", patch_url, {"importance": 0.8})
+        )
+        assert restored.status_code == patched.status_code == 200
+        stored = Memory.objects.get(pk=pk)
+        # One after the other, in either order: the restore's title always stays; the
+        # importance is the patch's unless the restore (of the whole version) came second.
+        assert stored.title == "first"
+        assert_history_matches(api, auth, stored)
+
+
+def assert_history_matches(api, auth, stored: Memory) -> None:
+    """The newest revision touching each field holds the value stored now."""
+    revisions = api.get(f"/memories/{stored.pk}/revisions/", headers=auth).json()["results"]
+    last = {}
+    for revision in reversed(revisions):  # oldest first
+        last.update(revision["after"] or {})
+    assert last["title"] == stored.title
+    assert last.get("importance", 0.5) == stored.importance
+
+
+def test_if_match_refuses_a_stale_version_with_412(api, tokens):
+    auth = bearer(tokens.alpha_rw)
+    pk = _new_memory(api, auth, "Versioned: the queue drains every minute.")
+    read = api.get(f"/memories/{pk}/", headers=auth)
+    assert read.headers["ETag"] == '"1"' and read.json()["version"] == 1
+    ok = api.patch(f"/memories/{pk}/", json={"tier": "core"}, headers={**auth, "If-Match": '"1"'})
+    assert ok.status_code == 200 and ok.headers["ETag"] == '"2"'
+    stale = api.patch(
+        f"/memories/{pk}/", json={"title": "old view"}, headers={**auth, "If-Match": '"1"'}
+    )
+    assert stale.status_code == 412
+    assert stale.headers["ETag"] == '"2"' and stale.json()["version"] == 2
+    assert Memory.objects.get(pk=pk).title == ""
+    gone = api.delete(f"/memories/{pk}/", headers={**auth, "If-Match": '"1"'})
+    assert gone.status_code == 412 and Memory.objects.filter(pk=pk).exists()
+    assert api.delete(f"/memories/{pk}/", headers={**auth, "If-Match": '"2"'}).status_code == 204

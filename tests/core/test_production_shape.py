@@ -27,6 +27,8 @@ COMPOSE_PARAMS = {
     "replica_port": 5432,
     "redis_host": "redis",
     "redis_port": 6379,
+    # The compose network's addresses (docker's default private range): nginx is one of them.
+    "trusted_proxies": "${TRUSTED_PROXIES:-172.16.0.0/12}",
     "debounce_seconds": "10",
     "drain_seconds": "60",
     "web_host": "0.0.0.0",

@@ -8,6 +8,7 @@ committed and visible to the server. Never a browser download: the Debian `chrom
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,18 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+ROOT = Path(__file__).resolve().parents[2]
+# Screenshots go to an ignored folder, so a test run leaves the tree clean; `make screenshots`
+# points SCREENSHOTS_DIR at docs/screenshots to refresh the README's pictures.
+SCREENSHOTS = ROOT / os.environ.get("SCREENSHOTS_DIR", "var/screenshots")
+PHONE = {"width": 390, "height": 844}
+# Reported as a console error when the page's Content-Security-Policy refuses something.
+CSP_REPORTER = """
+document.addEventListener("securitypolicyviolation", (event) => {
+  const what = event.blockedURI || "inline";
+  console.error(`CSP violation: ${event.violatedDirective} blocked ${what}`);
+});
+"""
 PASSWORD = "correct-horse-battery"
 
 # Playwright's sync API keeps an event loop in this thread; the tests' own ORM calls are
@@ -52,13 +64,72 @@ def browser():
         browser.close()
 
 
+def open_page(browser, base_url: str, viewport: dict):
+    """A fresh browser context and page that record every console error, uncaught exception
+    and CSP violation (see `watched`)."""
+    context = browser.new_context(base_url=base_url, viewport=viewport)
+    context.set_default_timeout(15_000)
+    context.add_init_script(CSP_REPORTER)
+    page = context.new_page()
+    page.console_errors = []  # (text, url of the resource it is about)
+    page.allowed_errors = []
+    page.error_documents = set()  # pages answered with 4xx/5xx: tests check those themselves
+
+    def on_console(message) -> None:
+        if message.type == "error":
+            page.console_errors.append((message.text, message.location.get("url", "")))
+
+    def on_response(response) -> None:
+        if response.request.resource_type == "document" and response.status >= 400:
+            page.error_documents.add(response.url)
+
+    page.on("console", on_console)
+    page.on("response", on_response)
+    page.on("pageerror", lambda exc: page.console_errors.append((f"uncaught: {exc}", "")))
+    return context, page
+
+
+def allow_console_errors(page, *fragments: str) -> None:
+    """Errors a test provokes on purpose (a 400 answer it checks): the ones containing a
+    fragment do not fail it."""
+    page.allowed_errors.extend(fragments)
+
+
+def unexpected_errors(page) -> list[str]:
+    """Console errors, less those allowed and Chromium's note on a page whose status the test
+    provoked (a form answered with 400): a failed script, style, image or htmx call counts."""
+    errors = []
+    for text, url in page.console_errors:
+        answered = text.startswith("Failed to load resource") and url in page.error_documents
+        if not answered and not any(a in text for a in page.allowed_errors):
+            errors.append(text)
+    return errors
+
+
+@contextmanager
+def watched(browser, base_url: str, viewport: dict):
+    """A page for one test that fails it on any console error or CSP violation the test did
+    not allow: every browser test checks that the pages it visits run cleanly."""
+    context, page = open_page(browser, base_url, viewport)
+    try:
+        yield page
+        errors = unexpected_errors(page)
+        assert not errors, f"console errors or CSP violations on {page.url}: {errors}"
+    finally:
+        context.close()
+
+
 @pytest.fixture
 def page(browser, asgi_server):  # noqa: F811
-    context = browser.new_context(base_url=asgi_server, viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    yield page
-    context.close()
+    with watched(browser, asgi_server, {"width": 1280, "height": 900}) as page:
+        yield page
+
+
+@pytest.fixture
+def phone(browser, asgi_server):  # noqa: F811
+    """The same at 390 px wide, a phone."""
+    with watched(browser, asgi_server, PHONE) as page:
+        yield page
 
 
 def make_user(username: str, *, superuser: bool = False):
@@ -77,7 +148,8 @@ def login(page, username: str) -> None:
 
 
 def shoot(page, name: str) -> None:
-    """Save a full-page screenshot for the README (docs/screenshots/NAME.png)."""
+    """Save a full-page screenshot (var/screenshots/NAME.png; docs/screenshots with
+    `make screenshots`)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 

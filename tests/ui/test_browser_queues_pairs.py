@@ -63,7 +63,7 @@ def test_merge_a_near_duplicate_pair_then_undo_it_from_history(page, admin_user,
     page.goto(f"/memories/{first.pk}/history/")
     merge = page.locator("li.revision").first
     expect(merge).to_contain_text("merge")
-    expect(merge).to_contain_text("1 link(s) moved to this memory")
+    expect(merge).to_contain_text("1 link moved to this memory")
     shoot(page, "history-merge")
     merge.locator("button:has-text('Undo this merge')").click()
     expect(page.locator(".messages")).to_contain_text("Merge undone")

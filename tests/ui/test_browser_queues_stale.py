@@ -38,7 +38,7 @@ def test_refresh_and_archive_stale_memories(page, admin_user, acme):
     expect(row).to_contain_text("decayed")
     shoot(page, "queue-stale")
     row.locator("button:has-text('Refresh')").click()
-    expect(page.locator(".messages")).to_contain_text("Refreshed: 1 memories.")
+    expect(page.locator(".messages")).to_contain_text("Refreshed: 1 memory.")
     expect(page.locator(f"tr[data-memory='{redis.pk}']")).to_have_count(0)
     redis.refresh_from_db()
     assert redis.stability == 1.0
@@ -53,7 +53,7 @@ def test_refresh_and_archive_stale_memories(page, admin_user, acme):
     page.goto("/ns/acme/queues/stale/")
     expect(page.locator(f"tr[data-memory='{redis.pk}']")).to_have_count(1)
     page.locator(f"tr[data-memory='{redis.pk}'] button:has-text('Refresh')").click()
-    expect(page.locator(".messages")).to_contain_text("Refreshed: 1 memories.")
+    expect(page.locator(".messages")).to_contain_text("Refreshed: 1 memory.")
 
     # "Select all" ticks every row (behaviour.js; the CSP refuses inline handlers), then one
     # box is unticked again.
@@ -66,7 +66,7 @@ def test_refresh_and_archive_stale_memories(page, admin_user, acme):
     page.locator(f"tr[data-memory='{old.pk}'] input[name=ids]").check()
     page.select_option("select[name=action]", "archive")
     page.click("button:has-text('Apply')")
-    expect(page.locator(".messages")).to_contain_text("Archived: 1 memories.")
+    expect(page.locator(".messages")).to_contain_text("Archived: 1 memory.")
     expect(page.locator("#nav-stale-count")).to_have_text("0")
     old.refresh_from_db()
     assert old.archived

@@ -50,7 +50,8 @@ PAGES = [
     ("explain", lambda ns: "/explain/?namespace=acme&q=sessions+redis", 32),
     ("browse", lambda ns: "/ns/acme/memories/", 12),
     ("browse sorted", lambda ns: "/ns/acme/memories/?sort=importance&tag=x", 12),
-    ("memory", lambda ns: f"/memories/{_memory(ns, 'Use Redis for the session cache').pk}/", 14),
+    # + 1: the titles of the memories its history's links name
+    ("memory", lambda ns: f"/memories/{_memory(ns, 'Use Redis for the session cache').pk}/", 15),
     ("document chunk", lambda ns: f"/memories/{_memory(ns, HANDBOOK).pk}/", 15),
     ("edit", lambda ns: f"/memories/{_memory(ns, 'Use Redis for the session cache').pk}/edit/", 10),
     ("create", lambda ns: "/ns/acme/memories/new/", 8),

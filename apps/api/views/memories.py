@@ -17,9 +17,11 @@ from apps.access.permissions import Action
 from apps.access.scoping import memory_for, namespace_for
 from apps.memories import selectors, services
 
+from ..etags import etag, expected_version
 from ..pagination import StrictLimitOffsetPagination
 from ..serializers import (
     BatchResultOut,
+    ErrorSerializer,
     MemoryBatchIn,
     MemoryCreateIn,
     MemoryFilterIn,
@@ -40,6 +42,10 @@ def write_result_data(result) -> dict:
         ],
         "chunks": [c.id for c in result.chunks],
         "inferred_tags": list(result.inferred_tags),
+        "supersedes": list(result.superseded),
+        "possible_updates": [
+            {k: u[k] for k in ("id", "title", "why")} for u in result.possible_updates
+        ],
     }
 
 
@@ -113,6 +119,13 @@ class MemoryBatchApi(TokenApiView):
 
 
 MEMORY_ID = OpenApiParameter("id", OpenApiTypes.UUID, OpenApiParameter.PATH)
+IF_MATCH = OpenApiParameter(
+    "If-Match",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    description='The ETag a read answered (`"<version>"`): refuse the write (412) when the '
+    "memory changed since.",
+)
 
 
 @extend_schema_view(
@@ -123,23 +136,40 @@ MEMORY_ID = OpenApiParameter("id", OpenApiTypes.UUID, OpenApiParameter.PATH)
 class MemoryDetailApi(TokenApiView):
     @extend_schema(operation_id="memories_read", responses=MemoryOut)
     def get(self, request, pk):
-        return Response(MemoryOut(memory_for(self.token, pk, field="id")).data)
+        memory = memory_for(self.token, pk, field="id")
+        return Response(MemoryOut(memory).data, headers={"ETag": etag(memory)})
 
     @extend_schema(
         operation_id="memories_update",
+        parameters=[IF_MATCH],
         request=MemoryUpdateIn,
-        responses=MemoryOut,
-        summary="Change some fields; new content is re-embedded.",
+        responses={200: MemoryOut, 412: ErrorSerializer},
+        summary="Change some fields; new content is re-embedded. With If-Match: only if the "
+        "memory is still at that version (412 otherwise).",
     )
     def patch(self, request, pk):
         changes = self.parse(MemoryUpdateIn, request.data)
+        version = expected_version(request)
         memory = memory_for(self.token, pk, action=Action.CHANGE, field="id")
-        if changes:
-            memory = services.memory_update(memory=memory, actor=self.token, door="rest", **changes)
-        return Response(MemoryOut(memory).data)
+        if changes or version is not None:
+            memory = services.memory_update(
+                memory=memory,
+                actor=self.token,
+                door="rest",
+                expected_version=version,
+                **changes,
+            )
+        return Response(MemoryOut(memory).data, headers={"ETag": etag(memory)})
 
-    @extend_schema(operation_id="memories_delete", responses={204: None})
+    @extend_schema(
+        operation_id="memories_delete",
+        parameters=[IF_MATCH],
+        responses={204: None, 412: ErrorSerializer},
+    )
     def delete(self, request, pk):
+        version = expected_version(request)
         memory = memory_for(self.token, pk, action=Action.CHANGE, field="id")
-        services.memory_delete(memory=memory, actor=self.token, door="rest")
+        services.memory_delete(
+            memory=memory, actor=self.token, door="rest", expected_version=version
+        )
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -12,6 +12,7 @@ from .change import (
     memories_unmerge,
     memory_archive,
     memory_delete,
+    memory_locked,
     memory_update,
 )
 from .create import (
@@ -25,6 +26,7 @@ from .namespaces import namespace_get_or_create
 from .refresh import memories_refresh, memory_refresh_undo, refresh_revision
 from .tagging import tag_delete, tag_rename
 from .trash import UndeleteResult, memory_undelete
+from .validity import supersede_undo, supersede_undoable
 
 __all__ = [
     "ON_DUPLICATE",
@@ -42,11 +44,14 @@ __all__ = [
     "memory_batch_create",
     "memory_create",
     "memory_delete",
+    "memory_locked",
     "memory_refresh_undo",
     "memory_undelete",
     "memory_update",
     "namespace_get_or_create",
     "refresh_revision",
+    "supersede_undo",
+    "supersede_undoable",
     "tag_delete",
     "tag_rename",
 ]

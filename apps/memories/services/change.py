@@ -7,10 +7,10 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
-from apps.core.exceptions import ValidationFailed
+from apps.core.exceptions import NotFound, ValidationFailed, VersionConflict
 
 from .. import dialog, embeddings, passages, revisions
 from ..fields import UPDATABLE
@@ -25,6 +25,23 @@ from .tags import tag_ids
 # --- update, archive, delete ----------------------------------------------------------------
 
 
+def memory_locked(pk, *, expected_version: int | None = None) -> Memory:
+    """The row of memory `pk` as stored now, locked until the transaction ends: every change,
+    delete and restore of one memory takes this lock first, so they run one after another and
+    each starts from what the one before stored. Gone (deleted meanwhile): NotFound. A version
+    other than `expected_version` (when given): VersionConflict, with the row as it is now."""
+    memory = Memory.objects.select_for_update(of=("self",)).filter(pk=pk).first()
+    if memory is None:
+        raise NotFound(f"Memory {pk} does not exist (it was deleted).")
+    if expected_version is not None and memory.version != expected_version:
+        raise VersionConflict(
+            f"Memory {pk} changed since version {expected_version}; it is at version "
+            f"{memory.version} now. Read it again and apply your change to that.",
+            current=memory,
+        )
+    return memory
+
+
 @transaction.atomic
 def memory_update(
     *,
@@ -32,12 +49,17 @@ def memory_update(
     actor: revisions.Actor = None,
     door: str = "system",
     action: str | None = None,
+    expected_version: int | None = None,
     **changes: Any,
 ) -> Memory:
     """Change fields of one memory; content changes re-embed it and recompute its hash.
 
-    Records one revision with the fields that really changed (none when nothing did), named
-    `action` when given (a revision restore passes "restore"), else after what changed.
+    The row is read again under a lock (see memory_locked) and only the columns that change are
+    written, so two clients changing different fields at once both keep their change. With
+    `expected_version`, the change is refused (VersionConflict) when the memory is at another
+    version. Records one revision with the fields that really changed (none when nothing did),
+    named `action` when given (a revision restore passes "restore"), else after what changed.
+    Returns the memory as stored.
     """
     unknown = set(changes) - UPDATABLE - {"archived"}
     if unknown:
@@ -45,11 +67,15 @@ def memory_update(
     archived = changes.pop("archived", None)
     if archived is not None and not isinstance(archived, bool):
         raise ValidationFailed({"archived": "Must be true or false."})
+    memory = memory_locked(memory.pk, expected_version=expected_version)
     current = {
         "content": memory.content,
         "title": memory.title,
         "category": memory.category,
         "tier": memory.tier,
+        # so a new valid_until is checked against the stored valid_from, and the reverse
+        "valid_from": memory.valid_from,
+        "valid_until": memory.valid_until,
     }
     checked = validate_memory_input({**current, **changes})
     state_before = revisions.memory_state(memory)
@@ -61,18 +87,22 @@ def memory_update(
     before, after = revisions.diff_states(state_before, revisions.memory_state(memory, tags))
     if not after:
         return memory
+    columns = [name for name in after if name != "tags"] + ["updated_at", "version"]
     if "content" in after:
         # The hash is of the content alone (a document's first chunk holds the whole
         # document's); a title change keeps it, so it can never meet another row's hash.
         memory.content_hash = content_hash(memory.content)
+        columns.append("content_hash")
     reembedded = "content" in after or "title" in after
     if reembedded:
         vectors, passage_rows = passages.embed_memories([memory])
         memory.embedding = vectors[0]
         memory.embedding_model = embeddings.model_name()
+        columns += ["embedding", "embedding_model"]
     memory.updated_at = timezone.now()
+    memory.version += 1
     with unique_content_guard():
-        memory.save()
+        memory.save(update_fields=columns)
     if reembedded:
         passages.save_passages([memory], passage_rows)
         dialog.refresh([memory])
@@ -88,10 +118,11 @@ def memory_update(
 def memory_archive(
     *, memory: Memory, archived: bool = True, actor: revisions.Actor = None, door: str = "system"
 ) -> Memory:
+    memory = memory_locked(memory.pk)
     memories_archive(
         memories=Memory.objects.filter(pk=memory.pk), archived=archived, actor=actor, door=door
     )
-    memory.archived = archived
+    memory.refresh_from_db(fields=["archived", "updated_at", "version"])
     return memory
 
 
@@ -100,13 +131,15 @@ def memories_archive(
     *, memories, archived: bool = True, actor: revisions.Actor = None, door: str = "system"
 ) -> int:
     """Archive (or restore) many memories at once; only rows whose flag flips get a revision."""
-    flipping = memories.filter(archived=not archived)
-    rows = list(flipping.values_list("id", "namespace_id"))
+    flipping = memories.filter(archived=not archived).order_by("pk")
+    # Locked (in one order, so two bulk archives cannot deadlock): a concurrent change or
+    # archive of the same rows waits, and each flip is recorded once.
+    rows = list(flipping.select_for_update(of=("self",)).values_list("id", "namespace_id"))
     if not rows:
         return 0
     with unique_content_guard():  # restoring a memory whose text is stored again meanwhile
         Memory.objects.filter(pk__in=[pk for pk, _ in rows]).update(
-            archived=archived, updated_at=timezone.now()
+            archived=archived, updated_at=timezone.now(), version=F("version") + 1
         )
     action = revisions.Action.ARCHIVE if archived else revisions.Action.UNARCHIVE
     revisions.record(
@@ -121,8 +154,19 @@ def memories_archive(
 
 
 @transaction.atomic
-def memory_delete(*, memory: Memory, actor: revisions.Actor = None, door: str = "system") -> None:
-    """Delete a memory; its last version, tags and edges wait in the namespace's trash."""
+def memory_delete(
+    *,
+    memory: Memory,
+    actor: revisions.Actor = None,
+    door: str = "system",
+    expected_version: int | None = None,
+) -> None:
+    """Delete a memory; its last version, tags and edges wait in the namespace's trash.
+
+    Under the row's lock (memory_locked): the trash keeps what is stored, including a change
+    that landed a moment before, and a change waiting behind the delete finds the memory gone.
+    """
+    memory = memory_locked(memory.pk, expected_version=expected_version)
     edge_count = revisions.trash_put(memory, actor=actor, door=door)
     namespace_id = memory.namespace_id
     after = dialog.next_turns([memory])
@@ -201,7 +245,7 @@ def memories_merge(
         kept_before, kept_after["tags"] = {"tags": tags_before}, tags_after
     changes.append(revisions.Change(keep.pk, keep.namespace_id, merge, kept_before, kept_after))
     Memory.objects.filter(pk__in=[m.pk for m in others]).update(
-        archived=True, updated_at=timezone.now()
+        archived=True, updated_at=timezone.now(), version=F("version") + 1
     )
     if others:
         revisions.record(changes, actor=actor, door=door)

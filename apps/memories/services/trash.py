@@ -73,6 +73,8 @@ def memory_undelete(
             if name != "external_id" and snap.get(name) is not None
         },
     )
+    # Past every version a client may still hold of the deleted row.
+    memory.version = int(snap.get("version") or 1) + 1
     memory.save(force_insert=True)
     passages.store_passages([memory])  # deleted with the memory; written again from its text
     dialog.refresh([memory])

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from html import unescape
+
 from django import template
 from django.utils.dateparse import parse_datetime
+from django.utils.html import strip_tags
 from django.utils.safestring import mark_safe
 
+from apps.memories.models import Memory
+from apps.memories.texts import shown_title
 from apps.ui import markdown
 
 register = template.Library()
@@ -14,6 +19,14 @@ register = template.Library()
 @register.filter
 def as_markdown(text: str) -> str:
     return mark_safe(markdown.render(text))  # noqa: S308 - sanitised by nh3 in render()
+
+
+@register.filter
+def plain(text: str, length: int = 600) -> str:
+    """The words of a markdown text's start as one line (previews in lists): rendered like
+    everywhere else, then the marks dropped, so "**Redis**" reads "Redis", not asterisks."""
+    html = markdown.render((text or "")[:length])
+    return " ".join(unescape(strip_tags(html)).split())
 
 
 @register.filter
@@ -37,3 +50,22 @@ def ms(value) -> str:
         return f"{float(value):.1f} ms"
     except (TypeError, ValueError):
         return ""
+
+
+@register.filter
+def memory_title(memory) -> str:
+    """A memory's name on every page: a Memory, a search payload / values() dict, or a
+    trash entry."""
+    if isinstance(memory, Memory):
+        return memory.display_title
+    if isinstance(memory, dict):
+        metadata = memory.get("metadata")
+        speaker = metadata.get("speaker") if isinstance(metadata, dict) else ""
+        return shown_title(
+            memory.get("title") or "",
+            memory.get("content") or memory.get("snippet") or "",
+            speaker if isinstance(speaker, str) else "",
+        )
+    if hasattr(memory, "content"):  # a trash entry keeps the deleted memory's text
+        return shown_title(getattr(memory, "title", "") or "", memory.content or "")
+    return str(memory or "")

@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from apps.core.exceptions import ValidationFailed
@@ -15,7 +16,7 @@ from apps.memories.models import Memory, Namespace
 
 from ..access import Action, can, namespace_view
 from ..forms import BrowseForm, BulkForm
-from .common import pick, uuids, writer
+from .common import counted, pick, safe_next, uuids, writer
 
 PAGE_SIZE = 50
 
@@ -25,6 +26,11 @@ def _filtered(namespace: Namespace, data: dict):
     archived = data.get("archived") or "active"
     if archived != "all":
         qs = qs.filter(archived=archived == "archived")
+    validity = data.get("validity") or "current"
+    if validity == "current":
+        qs = qs.valid_at(timezone.now())
+    elif validity == "superseded":
+        qs = qs.ended_by(timezone.now())
     if data.get("category"):
         qs = qs.filter(category=data["category"])
     if data.get("tier"):
@@ -64,9 +70,7 @@ def browse_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
 @require_POST
 def bulk_action(request: HttpRequest, namespace: Namespace) -> HttpResponse:
     form = BulkForm(request.POST)
-    back = request.POST.get("next") or f"/ns/{namespace.name}/memories/"
-    if not back.startswith("/"):
-        back = "/"
+    back = safe_next(request, f"/ns/{namespace.name}/memories/")
     if not form.is_valid():
         messages.error(request, "Choose memories and an action. " + form.errors.as_text())
         return redirect(back)
@@ -80,7 +84,9 @@ def bulk_action(request: HttpRequest, namespace: Namespace) -> HttpResponse:
     except ValidationFailed as exc:
         messages.error(request, exc.summary())
         return redirect(back)
-    messages.success(request, f"{data['action'].replace('_', ' ')}: {count} memories.")
+    messages.success(
+        request, f"{data['action'].replace('_', ' ')}: {counted(count, 'memory,memories')}."
+    )
     return redirect(back)
 
 

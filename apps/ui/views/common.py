@@ -5,6 +5,8 @@ from __future__ import annotations
 import uuid
 
 from django.http import HttpRequest
+from django.template.defaultfilters import pluralize
+from django.utils.http import url_has_allowed_host_and_scheme
 
 
 def writer(request: HttpRequest) -> dict:
@@ -26,3 +28,23 @@ def uuids(values: list[str]) -> list[str]:
         except ValueError:
             continue
     return out
+
+
+def counted(count: int, word: str) -> str:
+    """ "1 memory", "3 memories": `word` is "link" (an s is added) or "memory,memories"."""
+    return (
+        f"{count} {pluralize(count, word)}" if "," in word else f"{count} {word}{pluralize(count)}"
+    )
+
+
+def safe_next(request: HttpRequest, default: str) -> str:
+    """The posted `next` when it is a path of this site, else `default`: never a redirect to
+    another host ("//evil.example/", "/\\evil.example/", "https://evil.example/")."""
+    back = request.POST.get("next") or request.GET.get("next") or ""
+    if (
+        back.startswith("/")
+        and not back.startswith(("//", "/\\"))
+        and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()})
+    ):
+        return back
+    return default

@@ -15,8 +15,9 @@ from django.views.decorators.http import require_POST
 from apps.access.models import ApiToken
 from apps.access.services import token_create, token_revoke
 from apps.memories.models import Namespace
+from apps.oauth.services import connections_of
 
-from ..access import Action, namespace_view
+from ..access import Action, can, namespace_view
 from ..forms import TokenForm
 
 # One small template per client under templates/ui/connect/snippets/.
@@ -61,8 +62,13 @@ def connect_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
     else:
         context["snippets"] = snippets(request, namespace, "mh_YOUR_TOKEN")
     context["tokens"] = list(
-        ApiToken.objects.filter(namespaces=namespace).order_by("revoked", "-created_at")
+        ApiToken.objects.filter(namespaces=namespace)
+        .order_by("revoked", "-created_at")
+        .prefetch_related("namespaces")
     )
+    context["connections"] = connections_of(request.user)
+    for token in context["tokens"]:  # shown, so nobody revokes a shared token unawares
+        token.shared_with = [n.name for n in token.namespaces.all() if n.pk != namespace.pk]
     return render(request, "ui/connect/page.html", context)
 
 
@@ -72,6 +78,15 @@ def revoke(request: HttpRequest, namespace: Namespace, token_id: int) -> HttpRes
     token = ApiToken.objects.filter(namespaces=namespace, pk=token_id).first()
     if token is None:
         raise Http404("No such token.")
+    others = token.namespaces.exclude(pk=namespace.pk)
+    if any(not can(request.user, other, Action.MANAGE) for other in others):
+        # One owner must not cut off an assistant that other namespaces' owners rely on.
+        messages.error(
+            request,
+            f"Token '{token.name}' also serves {others.count()} other namespace(s) you do not "
+            "manage; only someone who manages all of them (an administrator) can revoke it.",
+        )
+        return redirect("ui:connect", namespace=namespace.name)
     token_revoke(token=token)
     messages.success(request, f"Token '{token.name}' revoked.")
     return redirect("ui:connect", namespace=namespace.name)

@@ -7,16 +7,16 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from apps.core.exceptions import ValidationFailed
+from apps.core.exceptions import ValidationFailed, VersionConflict
 from apps.memories import services
 from apps.memories.models import Memory, Namespace
 from apps.memories.tags import infer_tags
 
 from ..access import Action, memory_view, namespace_view
 from ..forms import MemoryForm, attach_errors, split_list
-from .common import writer
+from .common import counted, writer
 
-PREFILLED = ("content", "title", "category", "tags", "file_path", "source")
+PREFILLED = ("content", "title", "category", "tags", "file_path", "source", "supersedes")
 DUPLICATE_CHOICES = {"keep": "report", "skip": "skip", "supersede": "supersede"}
 
 
@@ -44,7 +44,7 @@ def create_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
     form = MemoryForm(request.POST or None, initial=initial)
     context = {"form": form, "namespace": namespace, "duplicates": None}
     if request.method == "POST" and form.is_valid():
-        fields = form.service_fields()
+        fields = form.service_fields(create=True)
         choice = request.POST.get("on_duplicate", "")
         try:
             if choice not in DUPLICATE_CHOICES:
@@ -74,33 +74,98 @@ def create_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
             inferred = ", ".join(result.inferred_tags)
             messages.info(request, f"Tags inferred from the text: {inferred}")
         if result.chunks:
-            messages.info(request, f"Stored as a document of {len(result.chunks)} chunks.")
+            messages.info(
+                request,
+                f"Stored as a document of {counted(len(result.chunks), 'chunk')}.",
+            )
+        if result.superseded:
+            replaced = counted(len(result.superseded), "older memory,older memories")
+            messages.info(request, f"Replaces {replaced} (now ended).")
+        for update in result.possible_updates:
+            messages.warning(
+                request,
+                f"This looks like an update of “{update['title']}” ({update['why']}). "
+                "Confirm it in the conflicts queue to supersede the old one.",
+            )
         return redirect("ui:memory", memory_id=result.memory.pk)
     status = 400 if request.method == "POST" else 200
     return render(request, "ui/memory/form.html", context, status=status)
 
 
-@memory_view(Action.CHANGE)
-def edit_page(request: HttpRequest, memory: Memory) -> HttpResponse:
-    current = {
+FIELD_LABELS = {
+    "title": "Title",
+    "content": "Content",
+    "category": "Category",
+    "tags": "Tags",
+    "file_path": "File path",
+    "source": "Source",
+    "tier": "Tier",
+    "importance": "Importance",
+}
+
+
+def _form_values(memory: Memory) -> dict:
+    return {
         "title": memory.title,
         "content": memory.content,
         "category": memory.category,
-        "tags": ", ".join(memory.tags.values_list("name", flat=True)),
+        "tags": ", ".join(sorted(memory.tags.values_list("name", flat=True))),
         "file_path": memory.file_path,
         "source": memory.source,
         "tier": memory.tier,
         "importance": memory.importance,
+        "valid_from": _day(memory.valid_from),
+        "valid_until": _day(memory.valid_until),
     }
-    form = MemoryForm(request.POST or None, initial=current)
+
+
+def _conflict(request: HttpRequest, memory: Memory, seen: int | None, fields: dict) -> HttpResponse:
+    """Someone saved the memory after this form was filled: nothing is written; the page shows
+    the stored values beside the submitted ones, and the form now carries the stored version,
+    so saving again deliberately puts the submitted values over the others'."""
+    stored = _form_values(memory)
+    differing = []
+    for name, label in FIELD_LABELS.items():
+        theirs, mine = stored[name], fields[name]
+        if name == "tags":
+            if sorted(split_list(theirs)) == sorted(mine):
+                continue
+            mine = ", ".join(mine)
+        elif theirs == mine:
+            continue
+        differing.append({"label": label, "theirs": theirs, "mine": mine})
+    data = request.POST.copy()
+    data["version"] = str(memory.version)
+    form = MemoryForm(data)
+    form.is_valid()
+    context = {
+        "form": form,
+        "namespace": memory.namespace,
+        "memory": memory,
+        "conflict": {"seen": seen, "now": memory.version, "fields": differing},
+    }
+    return render(request, "ui/memory/form.html", context, status=409)
+
+
+@memory_view(Action.CHANGE)
+def edit_page(request: HttpRequest, memory: Memory) -> HttpResponse:
+    current = _form_values(memory)
+    form = MemoryForm(request.POST or None, initial={**current, "version": memory.version})
     context = {"form": form, "namespace": memory.namespace, "memory": memory}
     if request.method == "POST" and form.is_valid():
         fields = form.service_fields()
+        seen = form.cleaned_data.get("version")
+        if seen != memory.version:
+            return _conflict(request, memory, seen, fields)
         before = {**current, "tags": split_list(current["tags"])}
-        changes = {k: v for k, v in fields.items() if v != before[k]}
+        changes = {k: v for k, v in fields.items() if v != before[k] and (v or before[k])}
         if changes:
             try:
-                services.memory_update(memory=memory, **changes, **writer(request))
+                services.memory_update(
+                    memory=memory, expected_version=seen, **changes, **writer(request)
+                )
+            except VersionConflict as exc:  # saved by someone else a moment ago
+                return _conflict(request, exc.current, seen, fields)
             except ValidationFailed as exc:
                 attach_errors(form, exc)
                 return render(request, "ui/memory/form.html", context, status=400)
@@ -110,6 +175,10 @@ def edit_page(request: HttpRequest, memory: Memory) -> HttpResponse:
         return redirect("ui:memory", memory_id=memory.pk)
     status = 400 if request.method == "POST" else 200
     return render(request, "ui/memory/form.html", context, status=status)
+
+
+def _day(moment) -> str:
+    return moment.date().isoformat() if moment else ""
 
 
 @namespace_view(Action.VIEW)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
@@ -18,12 +19,18 @@ from apps.history.selectors import revisions_for_memory, trash_for_namespace
 from apps.history.services import change_undoable, revision_restore, revision_undo, trash_restore
 from apps.memories.models import Memory, Namespace
 from apps.memories.revisions import memory_state
-from apps.memories.services import memory_delete, memory_refresh_undo, refresh_revision
+from apps.memories.services import (
+    memory_delete,
+    memory_refresh_undo,
+    refresh_revision,
+    supersede_undo,
+    supersede_undoable,
+)
 from apps.queues.services import decision_undo, decision_undoable, merge_revision, merge_undo
 
 from ..access import Action, can, memory_view, namespace_view
 from ..templatetags.stale_nav import forget_counts
-from .common import writer
+from .common import counted, writer
 
 HISTORY_PAGE = 50
 TRASH_PAGE = 100
@@ -43,6 +50,7 @@ UNDO_LABELS = {
     "decision": "Undo this decision",
     "change": "Undo this change",
     "creation": "Undo this creation (to the trash)",
+    "supersede": "Re-open (undo the supersession)",
 }
 OUTCOMES = {
     "kept_both": "kept both (not duplicates)",
@@ -64,9 +72,11 @@ def _shown(value):
     return value
 
 
-def field_changes(revision: MemoryRevision) -> list[dict]:
-    """What one revision changed, from its own before/after (no query): per field the old and
-    new value, and for text a word diff. A creation lists only the fields it filled in."""
+def field_changes(revision: MemoryRevision, names: dict[str, str] | None = None) -> list[dict]:
+    """What one revision changed, from its own before/after: per field the old and new value,
+    and for text a word diff. A creation lists only the fields it filled in. Other memories
+    (a link's ends, the memories a merge folded in) are named by `names` (id -> title)."""
+    names = names or {}
     before, after = revision.before or {}, revision.after or {}
     rows = []
     for name in sorted(set(before) | set(after)):
@@ -75,14 +85,57 @@ def field_changes(revision: MemoryRevision) -> list[dict]:
             continue
         shown = (old, new) if name == "edge" else (_shown(old), _shown(new))
         if name == "edges_moved":
-            shown = (None, f"{len(new or [])} link(s) moved to this memory")
+            shown = (None, f"{counted(len(new or []), 'link')} moved to this memory")
         if name == "decision":
             shown = (None, _decision_text(new) or _decision_text(old, undone=True))
+        if name == "merged":
+            shown = (None, [_named(i, names) for i in new or []])
         row = {"name": name, "before": shown[0], "after": shown[1], "words": []}
+        if name == "edge":
+            row["edge"] = _named_edge(new or old, names)
         if name in TEXT_FIELDS and revision.before is not None and revision.after is not None:
             row["words"] = word_diff(old or "", new or "")
         rows.append(row)
     return rows
+
+
+def _named(memory_id: str, names: dict[str, str]) -> dict:
+    """A memory another revision mentions: its id and title (a deleted one by its short id)."""
+    return {"id": memory_id, "title": names.get(memory_id), "short": str(memory_id)[:8]}
+
+
+def _named_edge(edge: dict | None, names: dict[str, str]) -> dict | None:
+    if not edge:
+        return None
+    return {
+        "relation": edge.get("relation", ""),
+        "source": _named(edge.get("source", ""), names),
+        "target": _named(edge.get("target", ""), names),
+    }
+
+
+def _mentioned(revisions: list[MemoryRevision]) -> dict[str, str]:
+    """id -> title of every memory the revisions mention (link ends, merged memories), in one
+    query; memories deleted since are left out (shown by their short id)."""
+    ids = set()
+    for r in revisions:
+        for state in (r.before or {}, r.after or {}):
+            edge = state.get("edge") or {}
+            ids.update(str(edge[end]) for end in ("source", "target") if edge.get(end))
+            ids.update(str(i) for i in state.get("merged") or [])
+    ids = [i for i in ids if _is_uuid(i)]
+    if not ids:
+        return {}
+    rows = Memory.objects.filter(pk__in=ids).only("id", "title", "content")
+    return {str(m.pk): m.display_title for m in rows}
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _decision_text(decision: dict | None, *, undone: bool = False) -> str | None:
@@ -98,13 +151,14 @@ def _decision_text(decision: dict | None, *, undone: bool = False) -> str | None
 def history_rows(memory: Memory, limit: int) -> list[dict]:
     revisions = list(revisions_for_memory(memory)[:limit])
     current = memory_state(memory)
+    names = _mentioned(revisions)
     rows = []
     for r in revisions:
-        kind = _undo_kind(r, current)
+        kind = _undo_kind(r, current, memory)
         rows.append(
             {
                 "revision": r,
-                "changes": field_changes(r),
+                "changes": field_changes(r, names),
                 "is_version": r.action in VERSION_ACTIONS,
                 "undo": kind,
                 "undo_label": UNDO_LABELS.get(kind, ""),
@@ -113,7 +167,7 @@ def history_rows(memory: Memory, limit: int) -> list[dict]:
     return rows
 
 
-def _undo_kind(revision: MemoryRevision, current: dict) -> str:
+def _undo_kind(revision: MemoryRevision, current: dict, memory: Memory) -> str:
     """Which undo this revision offers: a merge (the merged memories and moved links come
     back), a refresh (stability and last use), a queue decision (the pair or conflict opens
     again), a creation (to the trash), or a field change while the memory still holds it."""
@@ -125,6 +179,8 @@ def _undo_kind(revision: MemoryRevision, current: dict) -> str:
         return "decision" if decision_undoable(revision) else ""
     if revision.action == Change.CREATE:
         return "creation"
+    if revision.action == Change.SUPERSEDE:
+        return "supersede" if supersede_undoable(revision, memory) else ""
     if change_undoable(revision, current):
         return "change"
     return ""
@@ -134,7 +190,7 @@ def _undo_kind(revision: MemoryRevision, current: dict) -> str:
 @require_POST
 def undo_change(request: HttpRequest, memory: Memory, revision_id: int) -> HttpResponse:
     revision = revisions_for_memory(memory).filter(pk=revision_id).first()
-    kind = _undo_kind(revision, memory_state(memory)) if revision is not None else ""
+    kind = _undo_kind(revision, memory_state(memory), memory) if revision is not None else ""
     if not kind:
         raise Http404("No such change to undo on this memory.")
     who = writer(request)
@@ -143,7 +199,7 @@ def undo_change(request: HttpRequest, memory: Memory, revision_id: int) -> HttpR
             back = merge_undo(revision=revision, **who)
             messages.success(
                 request,
-                f"Merge undone: {len(back)} memory came back with its links "
+                f"Merge undone: {counted(len(back), 'memory,memories')} came back with their links "
                 "(each step recorded as a revision).",
             )
         elif kind == "refresh":
@@ -153,6 +209,9 @@ def undo_change(request: HttpRequest, memory: Memory, revision_id: int) -> HttpR
             decision_undo(revision=revision, **who)
             forget_counts(memory.namespace.name)
             messages.success(request, "Decision undone: the pair is back in its queue.")
+        elif kind == "supersede":
+            supersede_undo(revision=revision, **who)
+            messages.success(request, "Re-opened: the memory is valid again and current.")
         elif kind == "creation":
             memory_delete(memory=memory, **who)
             forget_counts(memory.namespace.name)
@@ -216,6 +275,7 @@ def trash_restore_view(request: HttpRequest, namespace: Namespace, entry_id: int
         return redirect("ui:trash", namespace=namespace.name)
     note = "Restored from the trash, with its id, tags and links."
     if result.edges_skipped:
-        note += f" {len(result.edges_skipped)} link(s) could not come back (the other end is gone)."
+        skipped = len(result.edges_skipped)
+        note += f" {counted(skipped, 'link')} could not come back (the other end is gone)."
     messages.success(request, note)
     return redirect("ui:memory", memory_id=result.memory.pk)

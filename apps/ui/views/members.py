@@ -38,7 +38,10 @@ def _post(request: HttpRequest, namespace: Namespace, form: MemberForm) -> int |
     remove = request.POST.get("remove")
     try:
         if remove:
-            user = users.filter(pk=remove, memberships__namespace=namespace).first()
+            if not remove.isdigit() or len(remove) > 18:
+                form.add_error(None, "remove: not the id of a member of this namespace.")
+                return 400
+            user = users.filter(pk=int(remove), memberships__namespace=namespace).first()
             if user is not None:
                 membership_remove(namespace=namespace, user=user)
                 messages.success(request, f"{user.get_username()} removed.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
@@ -9,10 +10,12 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from apps.core.exceptions import ValidationFailed
+from apps.core.values import text_problem
 from apps.history.conf import history_settings
 from apps.memories import services
 from apps.memories.browse import document_chunks, memory_edges, similar_memories
 from apps.memories.models import CausalEdge, Memory
+from apps.memories.supersession import validity_chain
 from apps.search.models import QueryLog
 
 from ..access import Action, can, memory_view
@@ -27,8 +30,6 @@ SIMILAR_MIN = 0.3  # below this cosine similarity a "similar" memory is noise
 
 @memory_view(Action.VIEW)
 def memory_page(request: HttpRequest, memory: Memory) -> HttpResponse:
-    from django.conf import settings
-
     outgoing, incoming = memory_edges(memory)
     threshold = settings.MEMORY_NEAR_DUPLICATE_SIMILARITY
     similar = [
@@ -55,6 +56,7 @@ def memory_page(request: HttpRequest, memory: Memory) -> HttpResponse:
         "can_change": can(request.user, memory.namespace, Action.CHANGE),
         "link_form": LinkForm(),
         "history": history_rows(memory, HISTORY_ON_PAGE),
+        "timeline": validity_chain(memory),
     }
     return render(request, "ui/memory/detail.html", context)
 
@@ -70,12 +72,20 @@ def link_candidates(request: HttpRequest, memory: Memory) -> HttpResponse:
     from apps.search.services import search
 
     text = request.GET.get("q", "").strip()
-    found = []
-    if text:
+    found, problem = [], None
+    if len(text) > settings.SEARCH_QUERY_MAX_CHARS:
+        problem = f"q: at most {settings.SEARCH_QUERY_MAX_CHARS} characters."
+    elif text_problem(text):
+        problem = f"q: {text_problem(text)}"
+    elif text:
         response = search(namespace=memory.namespace, query=text, limit=8, log=False)
         found = [m for m in response.memories if m["id"] != str(memory.pk)]
+    context = {"found": found, "memory": memory, "problem": problem}
     return render(
-        request, "ui/memory/partials/link_candidates.html", {"found": found, "memory": memory}
+        request,
+        "ui/memory/partials/link_candidates.html",
+        context,
+        status=400 if problem else 200,
     )
 
 

@@ -11,8 +11,10 @@ from django.views.decorators.http import require_POST
 
 from apps.core.exceptions import NotFound, ValidationFailed
 from apps.memories.browse import summaries
+from apps.memories.models import Memory
 from apps.search import querylog
 from apps.search.feedback import feedback_record
+from apps.search.pipeline.confidence import COEFFICIENTS
 from apps.search.services import search
 
 from ..access import (
@@ -24,9 +26,19 @@ from ..access import (
     visible_namespaces,
 )
 from ..forms import SearchForm, attach_errors
-from .common import pick
+from ..templatetags.ui import memory_title
+from .common import pick, uuids
 
 STRATEGIES = ("keyword", "semantic", "graph", "exact")
+# What the evidence-gap model reads (apps/search/pipeline/confidence.py), in words.
+SIGNAL_LABELS = {
+    "top_cosine": "Meaning match of the best result (cosine to the query)",
+    "coverage": "Share of the query's rare words the best keyword match holds",
+    "missing": "Share of the query's rare words no memory has",
+    "agreement": "Best result found high by both keyword and semantic search",
+    "z": "How far the best score stands above the rest",
+    "margin": "Lead of the first result over the second",
+}
 
 
 def _run(request: HttpRequest, *, include_debug: bool) -> dict:
@@ -59,6 +71,12 @@ def _run(request: HttpRequest, *, include_debug: bool) -> dict:
             {**m, **extra.get(m["id"], {}), "contradicted": m["id"] in contradicted}
             for m in response.memories
         ],
+        # Diversity and MMR reorder the scored list for variety: say so when the scores shown
+        # beside the ranks are then not in descending order.
+        reordered=any(
+            (a.get("score") or 0) < (b.get("score") or 0)
+            for a, b in zip(response.memories, response.memories[1:], strict=False)
+        ),
         can_feedback=can(request.user, namespace, Action.FEEDBACK),
         can_change=can(request.user, namespace, Action.CHANGE),
         query_string=request.GET.urlencode(),
@@ -82,7 +100,7 @@ def explain_page(request: HttpRequest) -> HttpResponse:
     if response is not None and response.debug:
         debug = response.debug
         explained = {r["id"]: r for r in debug.get("results", [])}
-        titles = {m["id"]: m.get("title") or m["content"][:70] for m in context["results"]}
+        titles = _titles(context["results"], debug.get("moves", {}))
         for position, m in enumerate(context["results"], start=1):
             r = explained.get(m["id"], {})
             ranks, scores = r.get("ranks", m.get("why", {})), r.get("scores", {})
@@ -128,9 +146,36 @@ def explain_page(request: HttpRequest) -> HttpResponse:
             "results",
             "moves",
         }
-        context["other_debug"] = {k: v for k, v in response.debug.items() if k not in known}
+        other = {k: v for k, v in response.debug.items() if k not in known}
+        context["signals"] = _signals(other.pop("confidence_signals", None))
+        context["other_debug"] = other
     context.update(rows=rows, strategies=STRATEGIES)
     return render(request, "ui/search/explain.html", context)
+
+
+def _titles(results: list[dict], moves: dict) -> dict[str, str]:
+    """id -> title of the results and of what diversity or MMR moved out of them."""
+    titles = {m["id"]: memory_title(m) for m in results}
+    missing = {move["id"] for moved in moves.values() for move in moved} - set(titles)
+    for m in Memory.objects.filter(pk__in=uuids(list(missing))).only("id", "title", "content"):
+        titles[str(m.pk)] = m.display_title
+    return titles
+
+
+def _signals(signals: dict | None) -> list[dict]:
+    """The evidence-gap model's inputs as rows: what each means, its value, its weight."""
+    if not isinstance(signals, dict):
+        return []
+    return [
+        {
+            "name": name,
+            "label": SIGNAL_LABELS.get(name, name),
+            "value": value,
+            "coefficient": COEFFICIENTS.get(name),
+            "contribution": value * COEFFICIENTS[name] if name in COEFFICIENTS else None,
+        }
+        for name, value in signals.items()
+    ]
 
 
 @login_required

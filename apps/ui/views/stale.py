@@ -20,7 +20,7 @@ from apps.memories.selectors import STALE_REASONS, stale_counts, stale_memories,
 
 from ..access import Action, can, namespace_view
 from ..templatetags.stale_nav import forget_counts
-from .common import uuids, writer
+from .common import counted, safe_next, uuids, writer
 
 PAGE_SIZE = 50
 ACTIONS = ("archive", "refresh", "promote")
@@ -57,9 +57,7 @@ def stale_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
 @namespace_view(Action.CHANGE)
 @require_POST
 def stale_act(request: HttpRequest, namespace: Namespace) -> HttpResponse:
-    back = request.POST.get("next") or f"/ns/{namespace.name}/queues/stale/"
-    if not back.startswith("/") or back.startswith("//"):
-        back = "/"
+    back = safe_next(request, f"/ns/{namespace.name}/queues/stale/")
     action, ids = _requested(request)
     if action not in ACTIONS:
         messages.error(request, "action: choose archive, refresh or promote.")
@@ -78,7 +76,7 @@ def stale_act(request: HttpRequest, namespace: Namespace) -> HttpResponse:
         return redirect(back)
     forget_counts(namespace.name)
     done = {"archive": "Archived", "refresh": "Refreshed", "promote": "Promoted"}[action]
-    messages.success(request, f"{done}: {count} memories.")
+    messages.success(request, f"{done}: {counted(count, 'memory,memories')}.")
     return redirect(back)
 
 

@@ -50,6 +50,9 @@ class Command(BaseCommand):
             str(port),
             "--workers",
             str(workers),
+            # Client addresses come from X-Forwarded-For only through TRUSTED_PROXIES (the
+            # middleware), never from uvicorn's own trust of 127.0.0.1.
+            "--no-proxy-headers",
         ]
 
     @staticmethod

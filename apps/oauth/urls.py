@@ -1,0 +1,38 @@
+"""OAuth URLs. `protocol_patterns` are mounted at the site root under the namespace
+django-oauth-toolkit's metadata view reverses ("oauth2_provider"); `page_patterns` are the
+people's pages, under "oauth"."""
+
+from __future__ import annotations
+
+from django.urls import path
+from oauth2_provider import views as dot
+
+from . import views
+
+protocol_patterns = [
+    path(
+        ".well-known/oauth-authorization-server",
+        dot.OAuthServerMetadataView.as_view(),
+        name="oauth-server-metadata",
+    ),
+    path(
+        ".well-known/oauth-protected-resource",
+        views.ProtectedResourceMetadata.as_view(),
+        name="oauth-resource-metadata",
+    ),
+    # RFC 9728's form for a resource with a path: the metadata of /mcp.
+    path(
+        ".well-known/oauth-protected-resource/mcp",
+        views.ProtectedResourceMetadata.as_view(),
+        name="oauth-resource-metadata-mcp",
+    ),
+    path("oauth/authorize", views.ConsentView.as_view(), name="authorize"),
+    path("oauth/token", dot.TokenView.as_view(), name="token"),
+    path("oauth/revoke", dot.RevokeTokenView.as_view(), name="revoke-token"),
+    path("oauth/register", views.register, name="dcr-register"),
+]
+
+page_patterns = [
+    path("connect/apps/", views.connections_page, name="connections"),
+    path("connect/apps/<int:connection_id>/revoke/", views.revoke, name="revoke"),
+]

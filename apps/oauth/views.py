@@ -1,0 +1,181 @@
+"""The authorization server's doors: metadata (RFC 8414, RFC 9728), client registration
+(RFC 7591), the consent page, and the people's list of connected apps. The token, revocation
+and code mechanics are django-oauth-toolkit's views, used as they are (urls.py)."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+from oauth2_provider.exceptions import OAuthToolkitError
+from oauth2_provider.models import Application
+from oauth2_provider.views import AuthorizationView, OAuthProtectedResourceMetadataView
+from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
+
+from apps.access import ratelimit
+from apps.access.models import OAuthConnection
+from apps.core.exceptions import ValidationFailed
+
+from .forms import ConsentForm
+from .registration import InvalidRedirectUri, client_register, registration_response
+from .resource import issuer, mcp_resource, public_base, same_resource
+from .services import connection_grant, connection_revoke, connections_of
+
+
+class ProtectedResourceMetadata(OAuthProtectedResourceMetadataView):
+    """RFC 9728: the MCP endpoint is the resource, this server its authorization server."""
+
+    def get_resource(self, request):
+        return mcp_resource(request)
+
+    def get_authorization_servers(self, request):
+        return [issuer(request)]
+
+    def get(self, request, *args, **kwargs):
+        response = super().get(request, *args, **kwargs)
+        data = json.loads(response.content)
+        data["resource_documentation"] = f"{public_base(request)}/api/docs/"
+        data["description"] = (
+            "Connect with OAuth (this server is its own authorization server), or send an API "
+            "token as 'Authorization: Bearer <token>' (created on the UI's Connect page)."
+        )
+        response.content = json.dumps(data)
+        return response
+
+
+@csrf_exempt
+@require_POST
+def register(request: HttpRequest) -> JsonResponse:
+    """RFC 7591 registration of a public client, rate-limited per address."""
+    address = request.META.get("REMOTE_ADDR", "")
+    verdict = ratelimit.hit("oauth-register", address, settings.OAUTH_REGISTRATION_RATE_LIMIT)
+    if not verdict.allowed:
+        response = _oauth_error(
+            "rate_limited",
+            f"Too many client registrations; retry in {verdict.retry_after} s.",
+            status=429,
+        )
+        response["Retry-After"] = str(verdict.retry_after)
+        return response
+    try:
+        data = json.loads(request.body or b"null")
+    except ValueError:
+        return _oauth_error("invalid_client_metadata", "body: must be JSON client metadata.")
+    try:
+        application = client_register(data)
+    except InvalidRedirectUri as exc:
+        return _oauth_error("invalid_redirect_uri", exc.summary())
+    except ValidationFailed as exc:
+        return _oauth_error("invalid_client_metadata", exc.summary())
+    return JsonResponse(registration_response(application), status=201)
+
+
+def _oauth_error(error: str, description: str, status: int = 400) -> JsonResponse:
+    return JsonResponse({"error": error, "error_description": description}, status=status)
+
+
+class ConsentView(AuthorizationView):
+    """The person (logged in through the UI's login) sees which application asks and chooses
+    the namespaces it may use and read-only or read-write, then allows or denies."""
+
+    template_name = "oauth/authorize.html"
+    form_class = ConsentForm
+
+    def validate_authorization_request(self, request):
+        scopes, credentials = super().validate_authorization_request(request)
+        # Refused before the person is asked: plain PKCE (the library would refuse it only
+        # after consent) and any resource other than this server's MCP endpoint (RFC 8707).
+        if credentials.get("code_challenge_method") != "S256":
+            raise _refusal(credentials, "invalid_request", "code_challenge_method must be S256.")
+        expected = mcp_resource(request)
+        for given in request.GET.getlist("resource"):
+            if not same_resource(given, expected):
+                raise _refusal(
+                    credentials,
+                    "invalid_target",
+                    f"Tokens are only issued for the resource {expected}.",
+                )
+        return scopes, credentials
+
+    def get_initial(self):
+        initial = super().get_initial()
+        initial["resource"] = mcp_resource(self.request)
+        return initial
+
+    def get_form_kwargs(self):
+        kwargs = super().get_form_kwargs()
+        kwargs.update(user=self.request.user, resource=mcp_resource(self.request))
+        return kwargs
+
+    def form_valid(self, form):
+        if form.cleaned_data.get("allow"):
+            application = Application.objects.get(client_id=form.cleaned_data["client_id"])
+            if application.redirect_uri_allowed(form.cleaned_data["redirect_uri"]):
+                connection_grant(
+                    application=application,
+                    user=self.request.user,
+                    namespaces=form.cleaned_data["namespaces"],
+                    read_only=form.cleaned_data["access"] != "write",
+                )
+        return super().form_valid(form)
+
+    def form_invalid(self, form):
+        application = Application.objects.filter(client_id=form.data.get("client_id")).first()
+        if application is None:
+            return _oauth_error("invalid_request", "client_id: unknown application.")
+        context = self.get_context_data(form=form, application=application)
+        return self.render_to_response(context, status=400)
+
+    def render_to_response(self, context, **kwargs):
+        response = super().render_to_response(context, **kwargs)
+        # The consent form posts here, then the answer redirects to the client; browsers
+        # hold that redirect to the page's form-action, so the client's origin is added.
+        application = context.get("application")
+        uri = context.get("redirect_uri") or self.request.POST.get("redirect_uri", "")
+        if application is not None and uri and application.redirect_uri_allowed(uri):
+            parts = urlsplit(uri)
+            response._csp_update = {"form-action": [f"{parts.scheme}://{parts.netloc}"]}
+        return response
+
+
+def _refusal(credentials: dict, error: str, description: str) -> OAuthToolkitError:
+    """An error sent back to the client's (already validated) redirect URI."""
+    return OAuthToolkitError(
+        error=CustomOAuth2Error(
+            error=error, description=description, state=credentials.get("state")
+        ),
+        redirect_uri=credentials["redirect_uri"],
+    )
+
+
+@login_required
+def connections_page(request: HttpRequest) -> HttpResponse:
+    return render(request, "oauth/connections.html", {"connections": connections_of(request.user)})
+
+
+@login_required
+@require_POST
+def revoke(request: HttpRequest, connection_id: int) -> HttpResponse:
+    """A person ends one of their own connections."""
+    connection = (
+        OAuthConnection.objects.select_related("application")
+        .filter(pk=connection_id, user=request.user)
+        .first()
+    )
+    if connection is None:
+        raise Http404("No such connected app.")
+    name = connection.application.name or connection.application.client_id
+    connection_revoke(connection=connection)
+    messages.success(request, f"'{name}' disconnected: its tokens no longer work.")
+    back = request.POST.get("next", "")
+    if back and url_has_allowed_host_and_scheme(back, {request.get_host()}):
+        return redirect(back)
+    return redirect("oauth:connections")

@@ -1,0 +1,94 @@
+"""Pages speak in words: memories without a title are named by their first words (a dialog turn
+by its speaker too), history and explain name memories by title, counts are pluralised, and
+markdown is rendered the same way everywhere."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from apps.memories import services
+from apps.memories.models import Memory
+from apps.memories.texts import shown_title
+
+from .conftest import PASSWORD, make_user, seed_namespace
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(
+    ("title", "content", "speaker", "shown"),
+    [
+        ("Deploy rules", "anything", "", "Deploy rules"),
+        ("", "Caroline: Hey Mel! Good to see you! How have you been?", "",
+         "Caroline: Hey Mel! Good to see you! How have…"),
+        ("", "I went to a support group yesterday.", "Caroline",
+         "Caroline: I went to a support group yesterday."),
+        ("", "We decided to keep **sessions in Redis** (db 1) with a 14-day TTL.", "",
+         "We decided to keep sessions in Redis (db…"),
+        ("", "# Operations handbook\n\n## Deploys", "", "Operations handbook Deploys"),
+        ("", "x" * 300, "", "x" * 80 + "…"),
+    ],
+)  # fmt: skip
+def test_shown_title(title, content, speaker, shown):
+    assert shown_title(title, content, speaker) == shown
+
+
+@pytest.fixture
+def client_in(db, embedding_model):
+    namespace = seed_namespace("acme")
+    make_user("root", superuser=True)
+    client = Client()
+    client.login(username="root", password=PASSWORD)
+    return namespace, client
+
+
+def test_a_merge_and_a_link_are_named_by_title_in_history(client_in):
+    namespace, client = client_in
+    keep = Memory.objects.get(namespace=namespace, title="Use Redis for the session cache")
+    other = services.memory_create(
+        namespace=namespace, content="Melanie: Sessions sit in Redis db 1 for two weeks."
+    ).memory
+    services.memories_merge(keep=keep, others=[other])
+    page = client.get(f"/memories/{keep.pk}/history/").content.decode()
+    assert "folded in" in page and "Melanie: Sessions sit in Redis db 1 for two…" in page
+    assert "Cache invalidation on write" in page  # the depends_on link's other end
+    assert str(other.pk) not in page.replace(f"/memories/{other.pk}/", "")
+
+
+def test_explain_names_signals_in_words(client_in):
+    namespace, client = client_in
+    page = client.get("/explain/", {"namespace": "acme", "q": "where do sessions live"})
+    text = page.content.decode()
+    assert page.status_code == 200
+    assert 'id="confidence"' in text
+    assert "Meaning match of the best result" in text
+    assert "{&#x27;top_cosine&#x27;" not in text and "{'top_cosine'" not in text
+
+
+def test_counts_are_pluralised(client_in):
+    namespace, client = client_in
+    scratch = services.memory_create(namespace=namespace, content="Old scratch", tier="scratch")
+    page = client.post(
+        "/ns/acme/queues/stale/act/",
+        {"row": f"archive:{scratch.memory.pk}", "next": "/ns/acme/queues/stale/"},
+        follow=True,
+    )
+    assert "1 memory." in page.content.decode()
+
+
+def test_conflicts_render_markdown(client_in):
+    namespace, client = client_in
+    page = client.get("/ns/acme/queues/conflicts/").content.decode()
+    assert "<code>django.contrib.sessions.backends.db</code>" in page
+    assert "`django.contrib.sessions.backends.db`" not in page
+
+
+def test_markdown_tables_align_without_inline_styles(client_in):
+    namespace, client = client_in
+    memory = services.memory_create(
+        namespace=namespace, title="Versions", content="| a | b |\n|:--|--:|\n| 1 | 2 |"
+    ).memory
+    page = client.get(f"/memories/{memory.pk}/").content.decode()
+    assert '<td class="align-right">2</td>' in page
+    assert "style=" not in page
