@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memories", "0012_passage_previous_turn"),
+        ("memories", "0014_memory_validity"),
     ]
 
     operations = [
