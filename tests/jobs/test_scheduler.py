@@ -4,6 +4,7 @@ changed (usage counts of new searches, near-duplicates of new memories, an impor
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 
 import pytest
@@ -37,7 +38,7 @@ def test_one_scheduler_holds_the_lease_until_its_process_lets_go():
         second._drop_lease()
 
 
-@pytest.mark.django_db
+@pytest.mark.django_db(transaction=True)
 def test_due_entries_run_once_and_a_restart_does_not_run_them_again(namespace):
     daily = Entry("trash-purge", 24 * 3600, Job.TRASH_PURGE)
     scheduler = _scheduler(daily)
@@ -45,6 +46,7 @@ def test_due_entries_run_once_and_a_restart_does_not_run_them_again(namespace):
         assert scheduler._hold_lease() and scheduler.due(timezone.now().timestamp()) == [daily]
         scheduler.run_due()
         scheduler.run_due()  # no longer due
+        scheduler._slow.join(timeout=60)
     finally:
         scheduler._drop_lease()
     assert JobRun.objects.filter(job=Job.TRASH_PURGE, trigger="scheduler").count() == 1
@@ -55,6 +57,29 @@ def test_due_entries_run_once_and_a_restart_does_not_run_them_again(namespace):
         assert restarted.due(timezone.now().timestamp()) == []
     finally:
         restarted._drop_lease()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_long_job_does_not_hold_up_the_quick_ones(namespace):
+    started, release = threading.Event(), threading.Event()
+
+    def long_job():
+        started.set()
+        release.wait(timeout=60)
+
+    quick = Entry("usage", 60, Job.DECAY, options={"recent": True}, quick=True)
+    scheduler = _scheduler(Entry("reembed-all", 600, call=long_job), quick)
+    try:
+        scheduler.run_due()
+        assert started.wait(timeout=10) and scheduler.busy()
+        # The usage counts ran meanwhile, in the scheduler's own thread.
+        assert JobRun.objects.filter(job=Job.DECAY, status="succeeded").exists()
+        scheduler.last["usage"] = 0.0
+        scheduler.run_due()  # due again: runs although the long job is still at work
+        assert JobRun.objects.filter(job=Job.DECAY).count() == 2 and scheduler.busy()
+    finally:
+        release.set()
+        scheduler._slow.join(timeout=10)
 
 
 @pytest.mark.django_db
