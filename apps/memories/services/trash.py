@@ -20,6 +20,7 @@ from apps.core.exceptions import ValidationFailed
 from .. import dialog, passages, revisions
 from ..jobs import graph_changed
 from ..models import CausalEdge, Memory
+from .create import unique_content_guard
 from .tags import tag_ids
 
 
@@ -75,7 +76,8 @@ def memory_undelete(
     )
     # Past every version a client may still hold of the deleted row.
     memory.version = int(snap.get("version") or 1) + 1
-    memory.save(force_insert=True)
+    with unique_content_guard():  # the same record was written again meanwhile: a 400
+        memory.save(force_insert=True)
     passages.store_passages([memory])  # deleted with the memory; written again from its text
     dialog.refresh([memory])
     ids = tag_ids(entry.tags)
