@@ -251,6 +251,15 @@ def _create_many(
         changes = revisions.states_for_created([(p.row, p.tags) for p in planned])
 
         edges = _chunk_edges(planned)
+        for idx, result in enumerate(results):
+            # Storing a text again to confirm what it supersedes: the stored memory does.
+            if idx in superseded and result is not None and not result.created:
+                kept = result.memory
+                older = [m for m in superseded[idx] if m.pk != kept.pk]
+                closed, closing = close_validity(newer=kept, older=older, now=now)
+                edges += closed
+                changes += closing
+                results[idx].superseded = [str(m.pk) for m in older]
         queued = []
         for p in planned:
             if p.row.metadata.get("chunk_index", 0) != 0:
