@@ -160,7 +160,7 @@ def test_untitled_turns_and_links_are_named_in_words(page, seeded):
     expect(page.locator("#links")).to_contain_text("Ana: Did the night import")
     expect(page.locator("dl.kv")).to_contain_text("never edited")
     history = page.locator("#history")
-    expect(history.locator(".change", has_text="edge")).to_contain_text(
+    expect(history.locator(".change:has([data-field=edge])")).to_contain_text(
         "this memory relates_to “Ana: Did the night import"
     )
     assert str(first.pk)[:8] not in history.inner_text()

@@ -51,7 +51,7 @@ def test_a_merge_and_a_link_are_named_by_title_in_history(client_in):
     ).memory
     services.memories_merge(keep=keep, others=[other])
     page = client.get(f"/memories/{keep.pk}/history/").content.decode()
-    assert "folded in" in page and "Melanie: Sessions sit in Redis db 1 for two…" in page
+    assert "merged in" in page and "Melanie: Sessions sit in Redis db 1 for two…" in page
     assert "Cache invalidation on write" in page  # the depends_on link's other end
     assert str(other.pk) not in page.replace(f"/memories/{other.pk}/", "")
 

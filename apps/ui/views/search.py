@@ -14,7 +14,7 @@ from apps.memories.browse import summaries
 from apps.memories.models import Memory
 from apps.search import querylog
 from apps.search.feedback import feedback_record
-from apps.search.pipeline.confidence import COEFFICIENTS
+from apps.search.pipeline.confidence import COEFFICIENTS, INTERCEPT
 from apps.search.services import search
 
 from ..access import (
@@ -148,6 +148,7 @@ def explain_page(request: HttpRequest) -> HttpResponse:
         }
         other = {k: v for k, v in response.debug.items() if k not in known}
         context["signals"] = _signals(other.pop("confidence_signals", None))
+        context["signal_intercept"] = INTERCEPT
         context["other_debug"] = other
     context.update(rows=rows, strategies=STRATEGIES)
     return render(request, "ui/search/explain.html", context)
