@@ -5,11 +5,13 @@ markdown is rendered the same way everywhere."""
 from __future__ import annotations
 
 import pytest
+from django.template.loader import render_to_string
 from django.test import Client
 
 from apps.memories import services
 from apps.memories.models import Memory
 from apps.memories.texts import shown_title
+from apps.ui.views.search import reordered
 
 from .conftest import PASSWORD, make_user, seed_namespace
 
@@ -92,3 +94,21 @@ def test_markdown_tables_align_without_inline_styles(client_in):
     page = client.get(f"/memories/{memory.pk}/").content.decode()
     assert '<td class="align-right">2</td>' in page
     assert "style=" not in page
+
+
+def test_results_show_the_rank_beside_the_score(client_in):
+    namespace, client = client_in
+    page = client.get("/", {"namespace": "acme", "q": "where do sessions live"}).content.decode()
+    assert 'class="score" title="rank 1, final score' in page
+    assert ">#1 · " in page and ">#2 · " in page
+
+
+def test_a_reordered_list_says_why_its_scores_are_not_in_order():
+    memories = [{"score": s} for s in (1.857, 1.612, 1.607, 1.625)]
+    assert reordered(memories) and not reordered(sorted(memories, key=lambda m: -m["score"]))
+    response = type("R", (), {"total": 4, "mode": "hybrid", "flags": {}, "query_log_id": None})
+    html = render_to_string(
+        "ui/search/partials/results.html",
+        {"response": response, "results": [], "reordered": True, "query_string": "q=x"},
+    )
+    assert "a lower score can come first" in html

@@ -71,12 +71,7 @@ def _run(request: HttpRequest, *, include_debug: bool) -> dict:
             {**m, **extra.get(m["id"], {}), "contradicted": m["id"] in contradicted}
             for m in response.memories
         ],
-        # Diversity and MMR reorder the scored list for variety: say so when the scores shown
-        # beside the ranks are then not in descending order.
-        reordered=any(
-            (a.get("score") or 0) < (b.get("score") or 0)
-            for a, b in zip(response.memories, response.memories[1:], strict=False)
-        ),
+        reordered=reordered(response.memories),
         can_feedback=can(request.user, namespace, Action.FEEDBACK),
         can_change=can(request.user, namespace, Action.CHANGE),
         query_string=request.GET.urlencode(),
@@ -152,6 +147,13 @@ def explain_page(request: HttpRequest) -> HttpResponse:
         context["other_debug"] = other
     context.update(rows=rows, strategies=STRATEGIES)
     return render(request, "ui/search/explain.html", context)
+
+
+def reordered(memories: list[dict]) -> bool:
+    """Did diversity or MMR put a lower score above a higher one? Then the page says that the
+    ranks are not the scores' order (the explain view shows each step)."""
+    scores = [m.get("score") or 0 for m in memories]
+    return any(a < b for a, b in zip(scores, scores[1:], strict=False))
 
 
 def _titles(results: list[dict], moves: dict) -> dict[str, str]:
