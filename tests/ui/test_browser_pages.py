@@ -15,7 +15,7 @@ from apps.memories import services
 from apps.memories.models import Memory
 from apps.ui.demo_queues import seed_queues
 
-from .conftest import PHONE, login, make_user, shoot
+from .conftest import PHONE, login, make_user, shoot, watched
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -94,6 +94,8 @@ def nav_pages(page, phone: bool) -> list[str]:
 
 
 def visit_everything(page, *, phone: bool) -> list[str]:
+    page.goto("/login/")
+    fits(page)
     login(page, "admin")
     page.goto("/?namespace=acme")
     visited = nav_pages(page, phone)
@@ -135,6 +137,12 @@ def test_every_page_fits_a_phone_and_the_menu_opens(phone, seeded):
     phone.goto("/ns/acme/queues/stale/")
     fits(phone)
     shoot(phone, "phone-stale")
+
+
+def test_every_page_fits_a_tablet(browser, asgi_server, seeded):  # noqa: F811
+    """Between phone and desktop (the menu folded, the page margins of a desktop)."""
+    with watched(browser, asgi_server, {"width": 820, "height": 1100}) as tablet:
+        visit_everything(tablet, phone=True)
 
 
 def test_every_page_runs_cleanly_on_a_desktop(page, seeded):
