@@ -139,7 +139,7 @@ def test_every_page_fits_a_phone_and_the_menu_opens(phone, seeded):
     shoot(phone, "phone-stale")
 
 
-def test_every_page_fits_a_tablet(browser, asgi_server, seeded):  # noqa: F811
+def test_every_page_fits_a_tablet(browser, asgi_server, seeded):
     """Between phone and desktop (the menu folded, the page margins of a desktop)."""
     with watched(browser, asgi_server, {"width": 820, "height": 1100}) as tablet:
         visit_everything(tablet, phone=True)
