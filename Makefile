@@ -25,10 +25,11 @@ install: $(VENV)/.installed
 migrate: install
 	$(BIN)/python manage.py migrate --noinput
 
+# The web server; with CELERY_BROKER_URL set also a Celery worker and beat, stopped with it
+# (without one the server runs the periodic jobs itself: docs/jobs.md).
 run: migrate
 	$(BIN)/python manage.py ensure_admin --url http://$(HOST):$(PORT)
-	$(BIN)/uvicorn memoryhub.asgi:application --host $(HOST) --port $(PORT) \
-		--workers $(WEB_CONCURRENCY) --no-proxy-headers
+	$(BIN)/python manage.py serve --host $(HOST) --port $(PORT) --workers $(WEB_CONCURRENCY)
 
 lint: install
 	$(BIN)/ruff check .

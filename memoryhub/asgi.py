@@ -36,6 +36,12 @@ from memoryhub.warmup import warm  # noqa: E402
 # /healthz says "starting" (503) until this process has loaded and exercised the model.
 readiness.start(warm)
 
+# Without a broker, one of the server's processes runs the periodic jobs (apps/jobs/scheduler.py).
+from apps.jobs import scheduler  # noqa: E402
+from memoryhub.celery import server_schedule  # noqa: E402
+
+scheduler.start(server_schedule())
+
 MCP_PATH = "/mcp"
 mcp_application = BearerTokenGate(http_app())
 

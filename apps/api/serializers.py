@@ -95,6 +95,12 @@ class MemoryFilterIn(serializers.Serializer):
 
 class MemoryOut(serializers.ModelSerializer):
     namespace = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    valid_from = serializers.DateTimeField(
+        source="effective_valid_from", read_only=True, help_text="Since when the fact holds."
+    )
+    valid_until = serializers.DateTimeField(
+        read_only=True, allow_null=True, help_text="When it stopped (superseded), or null."
+    )
     tags = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
 
     class Meta:
@@ -119,6 +125,8 @@ class MemoryOut(serializers.ModelSerializer):
             "created_at",
             "updated_at",
             "version",
+            "valid_from",
+            "valid_until",
         ]
         read_only_fields = fields
 
@@ -128,6 +136,23 @@ class NearDuplicateOut(serializers.Serializer):
     similarity = serializers.FloatField()
 
 
+class PossibleUpdateOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    title = serializers.CharField()
+    why = serializers.CharField(
+        help_text="Why this stored memory looks replaced by the new one. Nothing is superseded "
+        "until confirmed: send supersedes=[id] or decide in the conflicts queue."
+    )
+
+
+class ReplacedOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    title = serializers.CharField(allow_blank=True)
+    content = serializers.CharField()
+    valid_from = serializers.DateTimeField()
+    valid_until = serializers.DateTimeField(allow_null=True)
+
+
 class WriteResultOut(serializers.Serializer):
     memory = MemoryOut()
     created = serializers.BooleanField(help_text="False when identical content already existed.")
@@ -135,6 +160,10 @@ class WriteResultOut(serializers.Serializer):
     near_duplicates = NearDuplicateOut(many=True)
     chunks = serializers.ListField(child=serializers.UUIDField())
     inferred_tags = serializers.ListField(child=serializers.CharField())
+    supersedes = serializers.ListField(
+        child=serializers.UUIDField(), help_text="Memories whose validity this one ended."
+    )
+    possible_updates = PossibleUpdateOut(many=True)
 
 
 class BatchResultOut(serializers.Serializer):
@@ -157,6 +186,11 @@ class SearchHitOut(serializers.Serializer):
     tags = serializers.ListField(child=serializers.CharField())
     file_path = serializers.CharField(allow_blank=True)
     created_at = serializers.DateTimeField()
+    valid_from = serializers.DateTimeField()
+    valid_until = serializers.DateTimeField(allow_null=True)
+    current = serializers.BooleanField(help_text="Valid at the search's time (now, or as_of).")
+    superseded_by = serializers.UUIDField(allow_null=True)
+    supersedes = ReplacedOut(many=True, help_text="What this memory replaced, and when.")
     score = serializers.FloatField()
     why = serializers.DictField(help_text="Per-strategy ranks and the boosts that applied.")
     flags = serializers.ListField(

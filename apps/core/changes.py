@@ -33,6 +33,8 @@ class ChangeAction(models.TextChoices):
     # A curator's decision on a queue (keep both, resolved with a note, ...), recorded on each
     # memory of the pair so it can be undone from either history.
     DECISION = "decision", "queue decision"
+    # A newer memory ended this one's validity (and linked it with `supersedes`).
+    SUPERSEDE = "supersede", "superseded"
 
 
 @dataclass(frozen=True)

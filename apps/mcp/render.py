@@ -90,4 +90,18 @@ def write_result_markdown(result) -> str:
     if result.near_duplicates:
         near = ", ".join(f"`{d['id']}` ({d['similarity']:.2f})" for d in result.near_duplicates)
         text += f" Near-duplicates: {near} — consider update_memory or link_memories (supersedes)."
+    if result.superseded:
+        ended = ", ".join(f"`{i}`" for i in result.superseded)
+        text += f" Supersedes {ended}: their validity ends where this one begins."
+    if result.possible_updates:
+        listed = "; ".join(
+            f'`{u["id"]}` "{u["title"]}" ({u["why"]})' for u in result.possible_updates
+        )
+        ids = ", ".join(f'"{u["id"]}"' for u in result.possible_updates)
+        text += (
+            f" Possible update of: {listed}. If this replaces that fact, ask the user or "
+            f"confirm by storing it again with supersedes=[{ids}] (or link_memories with "
+            "relation supersedes); otherwise nothing to do, a person can decide in the "
+            "conflicts queue."
+        )
     return text

@@ -93,6 +93,27 @@ MEMORY_FIELDS: tuple[MemoryField, ...] = (
         writable="create",
     ),
     MemoryField(
+        "valid_from",
+        "instant",
+        "Since when the fact holds, if not since it is stored (a fact learnt late): ISO 8601 "
+        "date or date-time.",
+    ),
+    MemoryField(
+        "valid_until",
+        "instant",
+        "When the fact stops holding, if known (ISO 8601). Superseding sets it.",
+    ),
+    MemoryField(
+        "supersedes",
+        "strings",
+        "Ids of memories this one replaces (an update of a fact): their validity ends where "
+        "this one's begins and search stops returning them as current.",
+        max_length=200,
+        max_items=20,
+        default=(),
+        writable="create",
+    ),
+    MemoryField(
         "external_id",
         "text",
         "Your own id for this memory (e.g. from another system).",

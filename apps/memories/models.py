@@ -108,6 +108,12 @@ class Memory(models.Model):
     # a write on a newer row is refused rather than silently undoing the change in between.
     version = models.PositiveIntegerField(default=1)
 
+    # When the fact holds: from valid_from (null: since created_at, when it was learnt) until
+    # valid_until (null: still holds). Superseding a memory sets its valid_until to the
+    # successor's valid_from; search answers "as of now" from these (apps/search).
+    valid_from = models.DateTimeField(null=True, blank=True)
+    valid_until = models.DateTimeField(null=True, blank=True)
+
     objects = MemoryQuerySet.as_manager()
 
     class Meta:
@@ -148,6 +154,13 @@ class Memory(models.Model):
             models.Index(name="memory_ns_importance", fields=["namespace", "importance", "id"]),
             models.Index(name="memory_ns_pagerank", fields=["namespace", "pagerank_score", "id"]),
             models.Index(name="memory_ns_used", fields=["namespace", "access_count", "id"]),
+            # Memories whose validity ended (superseded or known to end): few, so the search's
+            # look-up of superseded matches and the browse filter read a small partial index.
+            models.Index(
+                name="memory_ns_ended",
+                fields=["namespace", "valid_until"],
+                condition=models.Q(valid_until__isnull=False),
+            ),
         ]
         constraints = [
             # Target of the composite foreign keys that keep both ends of an edge in one namespace.
@@ -183,6 +196,12 @@ class Memory(models.Model):
             ),
             models.CheckConstraint(condition=Q(tier__in=Tier.values), name="memory_tier_valid"),
             models.CheckConstraint(condition=~Q(content=""), name="memory_content_not_empty"),
+            models.CheckConstraint(
+                condition=Q(valid_until__isnull=True)
+                | Q(valid_from__isnull=True)
+                | Q(valid_until__gte=models.F("valid_from")),
+                name="memory_validity_order",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -207,6 +226,11 @@ class Memory(models.Model):
     def public_id(self) -> str:
         """The id shown in exports and benchmarks: the imported id if any, else the uuid."""
         return self.external_id or str(self.id)
+
+    @property
+    def effective_valid_from(self):
+        """When the fact started to hold: valid_from, else when it was learnt."""
+        return self.valid_from or self.created_at
 
     def touch(self) -> None:
         self.last_accessed_at = timezone.now()
@@ -281,3 +305,25 @@ class CausalEdge(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source_id} -{self.relation}-> {self.target_id}"
+
+
+class PossibleUpdate(models.Model):
+    """A new memory that read like an update of a stored one when it was written
+    (apps/memories/updates.py), waiting in the conflicts queue for a person to confirm
+    (supersede) or dismiss. One row per (newer, older)."""
+
+    namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="+")
+    newer = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    older = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    why = models.CharField(max_length=500)
+    score = models.FloatField()
+    found_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["newer", "older"], name="possibleupdate_uniq"),
+        ]
+        indexes = [models.Index(name="possibleupdate_ns", fields=["namespace", "found_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.newer_id} may update {self.older_id}"

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from django.db import models
+from django.db.models import Q
 
 from apps.core.querysets import RestrictedQuerySet
 
@@ -29,6 +30,17 @@ class MemoryQuerySet(RestrictedQuerySet):
 
     def active(self) -> MemoryQuerySet:
         return self.filter(archived=False)
+
+    def valid_at(self, moment) -> MemoryQuerySet:
+        """Memories whose validity holds at `moment` (not superseded or ended by then)."""
+        return self.filter(
+            Q(valid_until__isnull=True) | Q(valid_until__gt=moment),
+            Q(valid_from__isnull=True) | Q(valid_from__lte=moment),
+        )
+
+    def ended_by(self, moment) -> MemoryQuerySet:
+        """Memories whose validity ended by `moment` (superseded, or known to end)."""
+        return self.filter(valid_until__lte=moment)
 
     def with_tags(self, tags: Iterable[str]) -> MemoryQuerySet:
         """Memories carrying any of `tags`."""

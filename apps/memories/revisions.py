@@ -30,7 +30,11 @@ TRACKED = (
     "importance",
     "metadata",
     "archived",
+    "valid_from",
+    "valid_until",
 )
+# Tracked fields held as instants, kept in a revision as ISO 8601 text.
+INSTANTS = ("valid_from", "valid_until")
 # Columns a trash entry keeps besides TRACKED, so a restored row is the row that was deleted.
 KEPT = (
     "external_id",
@@ -55,6 +59,8 @@ def memory_state(memory: Memory, tags: Iterable[str] | None = None) -> dict[str,
     state["metadata"] = dict(metadata or {}) if isinstance(metadata, dict | None) else metadata
     names = tags if tags is not None else (t.name for t in memory.tags.all())
     state["tags"] = sorted(set(names))
+    for name in INSTANTS:
+        state[name] = state[name].isoformat() if state[name] is not None else None
     return state
 
 

@@ -2,9 +2,11 @@
 
 A record: {"id", "namespace", "content", "created_at", "tags", "metadata"} plus, when memoryhub
 wrote it, "updated_at", "title", "category", "file_path", "source", "trigger_phrases", "tier",
-"importance", "archived" and "edges" ([{"target", "relation", "strength", "created_at"}], the
-record's outgoing edges). Export then import restores all of it, ids included: a uuid id becomes
-the primary key again, any other id is kept in `external_id`.
+"importance", "archived", "valid_from", "valid_until" (when set) and "edges" ([{"target",
+"relation", "strength", "created_at"}], the record's outgoing edges). An imported record may
+also name "supersedes": [ids of memories already stored in its namespace]. Export then import
+restores all of it, ids included: a uuid id becomes the primary key again, any other id is kept
+in `external_id`.
 
 An import is one transaction: a bad record anywhere (reported by line) leaves nothing written.
 Records whose id already exists in their namespace are skipped, so re-running an import is safe.
@@ -406,6 +408,9 @@ def _record(memory: Memory, namespace: str, edges: list[dict] | None) -> dict:
         "importance": memory.importance,
         "archived": memory.archived,
     }
+    for name in ("valid_from", "valid_until"):  # only when set: an open validity is the default
+        if getattr(memory, name) is not None:
+            record[name] = getattr(memory, name).isoformat()
     if edges:
         record["edges"] = edges
     return record

@@ -32,6 +32,9 @@ class MemoryInput:
     updated_at: datetime | None = None
     id: uuid.UUID | None = None
     external_id: str | None = None
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    supersedes: list[str] = field(default_factory=list)
 
 
 class _Errors:
@@ -95,6 +98,8 @@ def validate_memory_input(data: Any, *, prefix: str = "", partial: bool = False)
             value = _CHECKS[spec.kind](errors, data, spec, partial)
             if value is not _SKIP:
                 setattr(result, spec.name, value)
+    if result.valid_from and result.valid_until and result.valid_until < result.valid_from:
+        errors.add("valid_until", "Must not be earlier than valid_from.")
     if errors.errors:
         raise ValidationFailed(errors.errors)
     return result

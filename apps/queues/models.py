@@ -41,6 +41,7 @@ class DuplicatePair(models.Model):
 class ConflictStatus(models.TextChoices):
     RESOLVED = "resolved"
     KEPT_ONE = "kept_one"
+    SUPERSEDED = "superseded"  # the newer one replaces the other: its validity ends
 
 
 class ConflictDecision(models.Model):

@@ -9,7 +9,7 @@ from datetime import datetime
 from django.db import connection
 
 from apps.history.diff import word_diff
-from apps.memories.models import CausalEdge, Memory, Namespace, Relation
+from apps.memories.models import CausalEdge, Memory, Namespace, PossibleUpdate, Relation
 from apps.search.models import QueryLog
 
 from .models import ConflictDecision, DuplicatePair, PairStatus
@@ -58,6 +58,18 @@ class Conflict:
     linked: bool  # joined by a `contradicts` link
     flagged: int  # how many searches flagged the pair
     last_flagged: datetime | None
+    # Noticed at write time as a possible update: the newer memory's id and why (else None).
+    newer_id: str | None = None
+    why: str = ""
+
+    @property
+    def newer(self) -> Memory | None:
+        return next((m for m in (self.first, self.second) if str(m.pk) == self.newer_id), None)
+
+    @property
+    def older(self) -> Memory | None:
+        newer = self.newer
+        return None if newer is None else (self.second if newer is self.first else self.first)
 
 
 # Candidate pairs: `contradicts` links, and pairs searches flagged (QueryLog.contradictions, read
@@ -73,10 +85,24 @@ WITH flagged AS (
 ), linked AS (
     SELECT DISTINCT least(source_id, target_id) AS a, greatest(source_id, target_id) AS b
     FROM {edge} WHERE namespace_id = %(ns)s AND relation = %(rel)s
-), pairs AS (
+), updates AS (
+    -- possible updates noticed at write time, until one supersedes the other
+    SELECT DISTINCT ON (1, 2) least(u.newer_id, u.older_id) AS a,
+           greatest(u.newer_id, u.older_id) AS b, u.newer_id AS newer, u.why AS why
+    FROM {update} u
+    WHERE u.namespace_id = %(ns)s AND NOT EXISTS (
+        SELECT 1 FROM {edge} s WHERE s.source_id = u.newer_id AND s.target_id = u.older_id
+        AND s.relation = 'supersedes')
+    ORDER BY 1, 2, u.found_at DESC
+), both_kinds AS (
     SELECT coalesce(l.a, f.a) AS a, coalesce(l.b, f.b) AS b, l.a IS NOT NULL AS linked,
            coalesce(f.n, 0) AS n, f.last AS last
     FROM linked l FULL OUTER JOIN flagged f ON l.a = f.a AND l.b = f.b
+), pairs AS (
+    SELECT coalesce(k.a, u.a) AS a, coalesce(k.b, u.b) AS b, coalesce(k.linked, false) AS linked,
+           coalesce(k.n, 0) AS n, k.last AS last, u.newer::text AS newer,
+           coalesce(u.why, '') AS why
+    FROM both_kinds k FULL OUTER JOIN updates u ON k.a = u.a AND k.b = u.b
 )
 SELECT {select}
 FROM pairs
@@ -95,6 +121,7 @@ def _conflicts_sql(select: str, tail: str = "") -> str:
         edge=CausalEdge._meta.db_table,
         memory=Memory._meta.db_table,
         decided=ConflictDecision._meta.db_table,
+        update=PossibleUpdate._meta.db_table,
         select=select,
         tail=tail,
     )
@@ -108,7 +135,7 @@ def open_conflicts(*, namespace: Namespace, limit: int = 50, offset: int = 0) ->
     """Open conflicts, linked ones first, then the most often flagged; memories loaded in one
     query."""
     sql = _conflicts_sql(
-        "pairs.a, pairs.b, pairs.linked, pairs.n, pairs.last",
+        "pairs.a, pairs.b, pairs.linked, pairs.n, pairs.last, pairs.newer, pairs.why",
         "ORDER BY pairs.linked DESC, pairs.n DESC, pairs.last DESC NULLS LAST, pairs.a, pairs.b "
         "LIMIT %(limit)s OFFSET %(offset)s",
     )
@@ -118,8 +145,8 @@ def open_conflicts(*, namespace: Namespace, limit: int = 50, offset: int = 0) ->
     ids = {x for row in rows for x in row[:2]}
     memories = Memory.objects.filter(pk__in=ids).prefetch_related("tags").in_bulk()
     return [
-        Conflict(memories[a], memories[b], linked, n, last)
-        for a, b, linked, n, last in rows
+        Conflict(memories[a], memories[b], linked, n, last, newer, why)
+        for a, b, linked, n, last, newer, why in rows
         if a in memories and b in memories
     ]
 

@@ -170,6 +170,20 @@ def conflict_keep_one(
 
 
 @transaction.atomic
+def conflict_supersede(
+    *, newer: Memory, older: Memory, note: str = "", actor=None, door: str = "system"
+) -> ConflictDecision:
+    """The newer memory replaces the older one (a possible update confirmed): a `supersedes`
+    link ends the older one's validity, which stays in history and in searches as of the
+    past; nothing is archived. Undone like any decision (the link goes, validity re-opens)."""
+    _conflict_pair(newer, older, actor)
+    decision = _decide(newer, older, ConflictStatus.SUPERSEDED, note, actor)
+    edge_create(source=newer, target=older, relation=Relation.SUPERSEDES, actor=actor, door=door)
+    _record_decision(conflict_decision(decision, kept=newer), actor=actor, door=door)
+    return decision
+
+
+@transaction.atomic
 def conflict_resolve(
     *, first: Memory, second: Memory, note: str, actor=None, door: str = "system"
 ) -> ConflictDecision:

@@ -118,7 +118,7 @@ def run_unanswerable(queries: list[dict], search_fn, *, mode: str, config=None) 
             query=q["query"],
             mode=mode,
             limit=HIT_K,
-            as_of=as_of[target],
+            now=as_of[target],
             log=False,
             config=config,
         )

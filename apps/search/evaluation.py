@@ -133,7 +133,7 @@ def run_queries(
             query=q["query"],
             mode=mode,
             limit=limit,
-            as_of=as_of[q["namespace"]],
+            now=as_of[q["namespace"]],
             disabled_stages=disabled,
             config=config,
         )

@@ -103,8 +103,17 @@ def _declare() -> Mapping[str, Arg]:
             maximum=20000,
         ),
         "as_of": Arg(
-            "instant", "Resolve time expressions relative to this instant (default: now).",
-            public=False,
+            "instant", "Answer as of this instant: only memories stored by then and valid "
+            "then, with the content they had then; time expressions count from it. Default: "
+            "now (memories valid now; superseded ones are left out).",
+        ),
+        "include_superseded": Arg(
+            "boolean", "Also return memories that are no longer valid (superseded or ended), "
+            "marked by valid_until and superseded_by.", default=False,
+        ),
+        "now": Arg(
+            "instant", "Resolve time expressions relative to this instant (default: now); "
+            "unlike as_of it does not restrict validity.", public=False,
         ),
         "disabled_stages": Arg(
             "choices", "Pipeline stages to switch off for this search.", default=(),
@@ -141,6 +150,8 @@ class SearchRequest:
     now: datetime | None = None
     disabled: tuple[str, ...] = ()
     token_budget: int | None = None
+    as_of: datetime | None = None
+    include_superseded: bool = False
 
     @classmethod
     def build(
@@ -153,7 +164,7 @@ class SearchRequest:
         errors: dict[str, str] = {}
         ns = _namespace(namespace)
         v = {name: _clean(name, arg, raw.get(name), errors) for name, arg in args.items()}
-        now = v["as_of"] or timezone.now()
+        now = v["as_of"] or v["now"] or timezone.now()
         after, before = v["after"], v["before"]
         parsed = _time_range(v["time_expr"], now, errors)
         if parsed and parsed.after and (after is None or parsed.after > after):
@@ -183,6 +194,8 @@ class SearchRequest:
             now=now,
             disabled=v["disabled_stages"],
             token_budget=v["token_budget"],
+            as_of=v["as_of"],
+            include_superseded=v["include_superseded"],
         )
 
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-from apps.memories.models import Memory
+from apps.history.models import MemoryRevision
+from apps.memories.models import CausalEdge, Memory
 from memoryhub.db_router import read_connection as connection
 
 from .config import SearchSettings
@@ -19,7 +21,8 @@ from .types import QueryAnalysis, Ranked
 # Reasons that also show in a result's `why` next to the per-strategy ranks.
 WHY_REASONS = ("coactivation", "entity")
 MEMORY = Memory._meta.db_table
-PAYLOAD_COLUMNS = ("id", "content", "title", "category", "file_path", "created_at")
+EDGE = CausalEdge._meta.db_table
+REVISION = MemoryRevision._meta.db_table
 
 
 @dataclass
@@ -61,18 +64,25 @@ def render_markdown(response: SearchResponse, token_budget: int | None = None) -
     return budget.render(response.to_dict(), limit)
 
 
-def payload(ranked: Sequence[Ranked], pairs: Sequence[tuple[str, str]]) -> list[dict]:
-    """The results as returned: stored fields, final score, why (ranks and boosts), flags."""
+def payload(
+    ranked: Sequence[Ranked],
+    pairs: Sequence[tuple[str, str]],
+    *,
+    as_of: datetime | None = None,
+    now: datetime | None = None,
+) -> list[dict]:
+    """The results as returned: stored fields, validity (valid_from, valid_until, what
+    superseded it and what it replaced), final score, why (ranks and boosts), flags. `as_of`:
+    the content each memory had then, and only successors learnt by then."""
     if not ranked:
         return []
+    moment = as_of or now
     # Plain SQL (runs on every search; the ORM's query building cost more than the query).
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT id::text, content, title, category, file_path, created_at FROM {MEMORY} "
-            "WHERE id = ANY(%s::uuid[])",
-            [uuid_array(r.id for r in ranked)],
-        )
+        cursor.execute(PAYLOAD_SQL, [as_of, as_of, as_of, as_of, uuid_array(r.id for r in ranked)])
         rows = {row[0]: dict(zip(PAYLOAD_COLUMNS, row, strict=True)) for row in cursor}
+    if as_of is not None:
+        _content_as_of(rows, as_of)
     out = []
     for r in ranked:
         row = rows.get(r.id)
@@ -82,6 +92,7 @@ def payload(ranked: Sequence[Ranked], pairs: Sequence[tuple[str, str]]) -> list[
         for reason in r.reasons:
             if reason in WHY_REASONS:
                 why.setdefault(reason, 1)
+        until = row["valid_until"]
         item = {
             "id": r.id,
             "content": row["content"],
@@ -90,6 +101,11 @@ def payload(ranked: Sequence[Ranked], pairs: Sequence[tuple[str, str]]) -> list[
             "tags": list(r.tags),
             "file_path": row["file_path"],
             "created_at": row["created_at"].isoformat(),
+            "valid_from": row["valid_from"].isoformat(),
+            "valid_until": until.isoformat() if until else None,
+            "current": until is None or moment is None or until > moment,
+            "superseded_by": row["superseded_by"],
+            "supersedes": [_replaced(x) for x in row["supersedes"] or ()],
             "score": round(float(r.score), 6),
             "why": why,
         }
@@ -100,6 +116,67 @@ def payload(ranked: Sequence[Ranked], pairs: Sequence[tuple[str, str]]) -> list[
             item["flags"] = contradicted
         out.append(item)
     return out
+
+
+PAYLOAD_COLUMNS = (
+    "id",
+    "content",
+    "title",
+    "category",
+    "file_path",
+    "created_at",
+    "valid_from",
+    "valid_until",
+    "superseded_by",
+    "supersedes",
+)
+# Successors and predecessors through `supersedes` links (index probes on the edge's two
+# unique indexes), each only when learnt by as_of if one is given.
+PAYLOAD_SQL = f"""
+SELECT m.id::text, m.content, m.title, m.category, m.file_path, m.created_at,
+       coalesce(m.valid_from, m.created_at), m.valid_until,
+       (SELECT e.source_id::text FROM {EDGE} e JOIN {MEMORY} s ON s.id = e.source_id
+         WHERE e.target_id = m.id AND e.relation = 'supersedes'
+           AND (%s::timestamptz IS NULL OR s.created_at <= %s)
+         ORDER BY s.created_at DESC LIMIT 1),
+       (SELECT json_agg(json_build_object(
+                   'id', o.id, 'title', o.title, 'content', left(o.content, 300),
+                   'valid_from', coalesce(o.valid_from, o.created_at),
+                   'valid_until', o.valid_until) ORDER BY o.created_at)
+          FROM {EDGE} e JOIN {MEMORY} o ON o.id = e.target_id
+         WHERE e.source_id = m.id AND e.relation = 'supersedes'
+           AND (%s::timestamptz IS NULL OR o.created_at <= %s))
+  FROM {MEMORY} m WHERE m.id = ANY(%s::uuid[])
+"""
+
+
+def _replaced(older: dict) -> dict:
+    """What a result replaced and when: "was Jenkins until June"."""
+    return {
+        "id": older["id"],
+        "title": older["title"],
+        "content": older["content"],
+        "valid_from": older["valid_from"],
+        "valid_until": older["valid_until"],
+    }
+
+
+def _content_as_of(rows: dict[str, dict], as_of: datetime) -> None:
+    """Each memory's title and content as they were at `as_of`: the `before` of the first
+    change to each field after then (the revisions keep every change)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT memory_id::text, before FROM {REVISION} "
+            "WHERE memory_id = ANY(%s::uuid[]) AND created_at > %s "
+            "AND (before ? 'content' OR before ? 'title') ORDER BY created_at",
+            [uuid_array(rows), as_of],
+        )
+        seen: set[tuple[str, str]] = set()
+        for memory_id, before in cursor.fetchall():
+            for name in ("content", "title"):
+                if name in before and (memory_id, name) not in seen:
+                    seen.add((memory_id, name))
+                    rows[memory_id][name] = before[name]
 
 
 # The steps whose order the explain view shows per result.

@@ -78,6 +78,8 @@ def search(
         file_path=req.file_path,
         after=req.after,
         before=req.before,
+        valid_at=None if req.include_superseded else (req.as_of or timezone.now()),
+        learnt_by=req.as_of,
     )
     timings: dict[str, float] = {}
     trace = Trace() if req.include_debug else None
@@ -153,7 +155,7 @@ def search(
         "fallback_retry": bool(pool.fallback) if pool else False,
         "contradictions": [list(p) for p in pairs],
     }
-    memories = payload(ranked, pairs)
+    memories = payload(ranked, pairs, as_of=req.as_of, now=scope.valid_at or timezone.now())
     latency = _ms(started)
     debug = None
     if req.include_debug:

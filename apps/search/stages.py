@@ -16,6 +16,7 @@ STAGES: tuple[str, ...] = (
     "previous_turn",  # a dialog turn also read after the turn before it (needs passages)
     "focus",  # the semantic query without the tag names it mentions (entity boost has them)
     "feedback",  # pseudo-relevance feedback: the query moved towards the first hits' vectors
+    "successors",  # a superseded memory that matches brings its current successor
     "graph",  # walk over causal edges from the seed hits
     "exact",  # substring / phrase match
     "score_fusion",  # fuse normalized scores; off = weighted RRF (k=60) over ranks

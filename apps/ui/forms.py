@@ -40,6 +40,8 @@ SEARCH_FILTERS = (
     "before",
     "quality_boost",
     "limit",
+    "as_of",
+    "include_superseded",
 )
 
 
@@ -58,9 +60,12 @@ class SearchForm(forms.Form):
         self.fields["time_expr"].label = "Time"
         self.fields["time_expr"].help_text = "e.g. last week, since March"
         self.fields["tags"].help_text = "Comma separated"
-        for name in ("after", "before"):
+        for name in ("after", "before", "as_of"):
             self.fields[name].widget = forms.DateInput(attrs={"type": "date"})
             self.fields[name].help_text = ""
+        self.fields["as_of"].label = "As of"
+        self.fields["as_of"].help_text = "What was true then"
+        self.fields["include_superseded"].label = "Include superseded"
         self.fields["quality_boost"].widget.attrs["step"] = "0.1"
 
     def has_search(self) -> bool:
@@ -90,6 +95,10 @@ class BrowseForm(forms.Form):
     tag = forms.CharField(required=False)
     archived = forms.ChoiceField(
         choices=[("active", "active"), ("archived", "archived"), ("all", "all")],
+        required=False,
+    )
+    validity = forms.ChoiceField(
+        choices=[("current", "current"), ("superseded", "superseded"), ("all", "any validity")],
         required=False,
     )
     file_path = forms.CharField(required=False)
@@ -146,9 +155,34 @@ class MemoryForm(forms.Form):
     # is shown as a conflict instead of putting the older values back.
     version = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
 
-    def service_fields(self) -> dict:
+    # Parsed by the write path (apps.core.dates), which names the field when a date is bad.
+    valid_from = forms.CharField(
+        required=False,
+        label="Valid from",
+        help_text="Empty: from when it is stored",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+    valid_until = forms.CharField(
+        required=False,
+        label="Valid until",
+        help_text="Empty: still holds",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+    supersedes = forms.CharField(
+        required=False,
+        label="Replaces (supersedes)",
+        help_text="Ids of memories this one replaces, comma separated",
+    )
+
+    def service_fields(self, *, create: bool = False) -> dict:
         data = self.cleaned_data
+        dates = {k: data[k] or None for k in ("valid_from", "valid_until")}
+        if create:
+            dates = {k: v for k, v in dates.items() if v}
+            if split_list(data["supersedes"]):
+                dates["supersedes"] = split_list(data["supersedes"])
         return {
+            **dates,
             "title": data["title"],
             "content": data["content"],
             "category": data["category"],

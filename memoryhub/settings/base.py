@@ -358,6 +358,14 @@ JOBS_DEBOUNCE_SECONDS = env.float("JOBS_DEBOUNCE_SECONDS", default=10.0)
 JOBS_INLINE_MAX_MEMORIES = env.int("JOBS_INLINE_MAX_MEMORIES", default=2000)
 JOBS_DECAY_HALF_LIFE_DAYS = env.float("JOBS_DECAY_HALF_LIFE_DAYS", default=30.0)
 JOBS_REEMBED_BATCH_SIZE = env.int("JOBS_REEMBED_BATCH_SIZE", default=256)
+# Without a broker the web server runs the periodic jobs itself (apps/jobs/scheduler.py): "auto"
+# does so when CELERY_BROKER_URL is unset, "on" always, "off" never (a worker and beat do it).
+JOBS_SCHEDULER = env("JOBS_SCHEDULER", default="auto")
+# How often that scheduler looks for due jobs, and how long after a process starts it first does.
+JOBS_SCHEDULER_TICK_SECONDS = env.float("JOBS_SCHEDULER_TICK_SECONDS", default=5.0)
+JOBS_SCHEDULER_FIRST_DELAY_SECONDS = env.float("JOBS_SCHEDULER_FIRST_DELAY_SECONDS", default=5.0)
+# Usage counts and near-duplicate pairs of what changed lately, this often (in-server scheduler).
+JOBS_RECENT_SECONDS = env.float("JOBS_RECENT_SECONDS", default=60.0)
 
 # --- History (apps/history) -------------------------------------------------------------------
 # Deleted memories wait this many days in their namespace's trash before the purge job drops them.

@@ -4,6 +4,8 @@ from .base import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CELERY_TASK_ALWAYS_EAGER = True
+# Tests run jobs when they mean to; a server they start must not run them on a schedule.
+JOBS_SCHEDULER = "off"
 
 # A second connection to the test database under the replica alias, for the router's tests
 # (tests/core/test_db_router.py); nothing is routed to it unless a test installs the router.

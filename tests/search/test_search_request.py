@@ -96,7 +96,7 @@ def test_the_real_doors_are_built_from_the_declaration():
                 (arg.minimum, arg.maximum),
                 (None, None),  # optional ones carry the bounds inside anyOf
             }
-    assert "as_of" not in rest and "disabled_stages" not in mcp  # internal arguments
+    assert "now" not in rest and "disabled_stages" not in mcp  # internal arguments
     assert mcp["limit"]["maximum"] == SEARCH_ARGS["limit"].maximum
     assert mcp["mode"]["enum"] == list(SEARCH_ARGS["mode"].choices)
     assert rest["query"].max_length == mcp["query"]["maxLength"] == SEARCH_ARGS["query"].max_length

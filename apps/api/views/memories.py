@@ -42,6 +42,10 @@ def write_result_data(result) -> dict:
         ],
         "chunks": [c.id for c in result.chunks],
         "inferred_tags": list(result.inferred_tags),
+        "supersedes": list(result.superseded),
+        "possible_updates": [
+            {k: u[k] for k in ("id", "title", "why")} for u in result.possible_updates
+        ],
     }
 
 

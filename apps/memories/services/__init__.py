@@ -26,6 +26,7 @@ from .namespaces import namespace_get_or_create
 from .refresh import memories_refresh, memory_refresh_undo, refresh_revision
 from .tagging import tag_delete, tag_rename
 from .trash import UndeleteResult, memory_undelete
+from .validity import supersede_undo, supersede_undoable
 
 __all__ = [
     "ON_DUPLICATE",
@@ -49,6 +50,8 @@ __all__ = [
     "memory_update",
     "namespace_get_or_create",
     "refresh_revision",
+    "supersede_undo",
+    "supersede_undoable",
     "tag_delete",
     "tag_rename",
 ]

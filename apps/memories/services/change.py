@@ -73,6 +73,9 @@ def memory_update(
         "title": memory.title,
         "category": memory.category,
         "tier": memory.tier,
+        # so a new valid_until is checked against the stored valid_from, and the reverse
+        "valid_from": memory.valid_from,
+        "valid_until": memory.valid_until,
     }
     checked = validate_memory_input({**current, **changes})
     state_before = revisions.memory_state(memory)

@@ -15,10 +15,19 @@ from django.utils import timezone
 
 from apps.core.exceptions import ValidationFailed
 
-from .. import dialog, embeddings, nearest, passages, revisions
+from .. import dialog, embeddings, nearest, passages, revisions, updates
 from ..chunking import chunk_markdown
 from ..jobs import graph_changed
-from ..models import CONTENT_UNIQUE, CausalEdge, Memory, Namespace, Passage, Relation
+from ..models import (
+    CONTENT_UNIQUE,
+    CausalEdge,
+    Memory,
+    Namespace,
+    Passage,
+    PossibleUpdate,
+    Relation,
+)
+from ..supersession import close_validity, resolve_superseded
 from ..tags import infer_tags
 from ..texts import content_hash
 from ..validation import MemoryInput, validate_memory_input
@@ -35,6 +44,10 @@ class WriteResult:
     near_duplicates: list[dict] = field(default_factory=list)
     chunks: list[Memory] = field(default_factory=list)
     inferred_tags: list[str] = field(default_factory=list)
+    # Stored memories this one reads like an update of (id, title, why): not superseded,
+    # queued for a person; the writer confirms with `supersedes`.
+    possible_updates: list[dict] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)  # ids whose validity this one ended
 
     def to_dict(self) -> dict:
         return {
@@ -44,7 +57,17 @@ class WriteResult:
             "near_duplicates": self.near_duplicates,
             "chunks": [str(c.id) for c in self.chunks],
             "inferred_tags": self.inferred_tags,
+            "valid_from": self.memory.effective_valid_from.isoformat(),
+            "valid_until": _iso(self.memory.valid_until),
+            "supersedes": self.superseded,
+            "possible_updates": [
+                {k: u[k] for k in ("id", "title", "why")} for u in self.possible_updates
+            ],
         }
+
+
+def _iso(moment) -> str | None:
+    return moment.isoformat() if moment is not None else None
 
 
 # --- create ----------------------------------------------------------------------------------
@@ -163,6 +186,7 @@ def _create_many(
     if on_duplicate not in ON_DUPLICATE:
         raise ValidationFailed({"on_duplicate": f"Must be one of: {', '.join(ON_DUPLICATE)}."})
     inputs = _validate_all(items, prefix)
+    superseded = resolve_superseded(namespace, inputs, prefix)
     model_name = embeddings.model_name()
     now = timezone.now()
     hashes = [content_hash(i.content) for i in inputs]
@@ -209,6 +233,7 @@ def _create_many(
         vectors = encoded[[position[id(p)] for p in planned]]
 
         near = _near_duplicates(namespace, planned, vectors) if check_near else {}
+        maybe = _possible_updates(namespace, planned, vectors, superseded) if check_near else {}
         if on_duplicate == "skip":
             planned = _drop_skipped(planned, near, results)
 
@@ -224,6 +249,20 @@ def _create_many(
         changes = revisions.states_for_created([(p.row, p.tags) for p in planned])
 
         edges = _chunk_edges(planned)
+        queued = []
+        for p in planned:
+            if p.row.metadata.get("chunk_index", 0) != 0:
+                continue
+            if p.item in superseded:
+                closed, closing = close_validity(newer=p.row, older=superseded[p.item], now=now)
+                edges += closed
+                changes += closing
+                results[p.item].superseded = [str(m.pk) for m in superseded[p.item]]
+            for update in maybe.get(p.item, []):
+                results[p.item].possible_updates.append(update)
+                queued.append(_queued_update(namespace, p.row, update))
+        if queued:
+            PossibleUpdate.objects.bulk_create(queued, ignore_conflicts=True)
         for p in planned:
             result = results[p.item]
             if result.memory is None:
@@ -232,17 +271,12 @@ def _create_many(
             for dup in near.get(p.item, []):
                 if dup not in result.near_duplicates:
                     result.near_duplicates.append(dup)
-                if on_duplicate == "supersede" and p.row.metadata.get("chunk_index", 0) == 0:
-                    edge = CausalEdge(
-                        namespace=namespace,
-                        source=p.row,
-                        target_id=dup["id"],
-                        relation=Relation.SUPERSEDES,
-                        strength=1.0,
-                        created_at=now,
-                    )
-                    edges.append(edge)
-                    changes.extend(revisions.edge_changes(edge, revisions.Action.LINK))
+            first_chunk = p.row.metadata.get("chunk_index", 0) == 0
+            stored_near = [d["id"] for d in near.get(p.item, []) if d["id"] != str(p.row.pk)]
+            if on_duplicate == "supersede" and stored_near and first_chunk:
+                closed, closing = close_validity(newer=p.row, older=stored_near, now=now)
+                edges += closed
+                changes += closing
         for result in results:
             if result is not None and len(result.chunks) == 1:
                 result.chunks = []  # only report chunks when a document was split
@@ -332,6 +366,8 @@ def _plan_rows(
         importance=inp.importance,
         created_at=created_at,
         updated_at=inp.updated_at or created_at,
+        valid_from=inp.valid_from,
+        valid_until=inp.valid_until,
     )
     max_chars = settings.MEMORY_CHUNK_MAX_CHARS if chunk else len(inp.content) + 1
     chunks = chunk_markdown(inp.content, max_chars)
@@ -415,6 +451,34 @@ def _near_duplicates(
                 )
                 break
     return found
+
+
+def _possible_updates(namespace, planned, vectors, superseded) -> dict[int, list[dict]]:
+    """Item index -> stored memories it reads like an update of (apps/memories/updates.py).
+    Items that name what they supersede, and later chunks of a document, are not checked."""
+    rows = [
+        (i, p)
+        for i, p in enumerate(planned)
+        if p.item not in superseded and p.row.metadata.get("chunk_index", 0) == 0
+    ]
+    if not rows:
+        return {}
+    found = updates.candidates(namespace.pk, vectors[[i for i, _ in rows]])
+    return {
+        p.item: hits
+        for (_, p), near in zip(rows, found, strict=True)
+        if (hits := updates.possible_updates(p.row.content, near))
+    }
+
+
+def _queued_update(namespace: Namespace, newer: Memory, update: dict) -> PossibleUpdate:
+    return PossibleUpdate(
+        namespace=namespace,
+        newer=newer,
+        older_id=update["id"],
+        why=update["why"][:500],
+        score=update["score"],
+    )
 
 
 def _drop_skipped(planned, near, results) -> list[_Planned]:

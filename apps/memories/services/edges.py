@@ -8,7 +8,8 @@ from apps.core.exceptions import ValidationFailed
 
 from .. import revisions
 from ..jobs import graph_changed
-from ..models import CausalEdge, Memory
+from ..models import CausalEdge, Memory, Relation
+from ..supersession import end_validity, reopen_validity
 from ..validation import validate_relation
 
 # --- edges -------------------------------------------------------------------------------------
@@ -47,6 +48,13 @@ def edge_create(
         changes = [
             revisions.Change(c.memory_id, c.namespace_id, c.action, old, c.after) for c in changes
         ]
+    if relation == Relation.SUPERSEDES and existing is None:
+        # Superseding ends the older memory's validity where the newer one's begins.
+        locked = Memory.objects.select_for_update().get(pk=target.pk)
+        ended = end_validity(locked, source)
+        if ended is not None:
+            target.valid_until = locked.valid_until
+            changes.append(ended)
     revisions.record(changes, actor=actor, door=door)
     transaction.on_commit(lambda: graph_changed(source.namespace_id))
     return edge
@@ -55,6 +63,14 @@ def edge_create(
 @transaction.atomic
 def edge_delete(*, edge: CausalEdge, actor: revisions.Actor = None, door: str = "system") -> None:
     namespace_id = edge.namespace_id
-    revisions.record(revisions.edge_changes(edge, revisions.Action.UNLINK), actor=actor, door=door)
+    changes = revisions.edge_changes(edge, revisions.Action.UNLINK)
     edge.delete()
+    if edge.relation == Relation.SUPERSEDES:
+        # Without its successor the older memory holds again.
+        older = Memory.objects.select_for_update().filter(pk=edge.target_id).first()
+        newer = Memory.objects.filter(pk=edge.source_id).first()
+        reopened = reopen_validity(older, newer) if older and newer else None
+        if reopened is not None:
+            changes.append(reopened)
+    revisions.record(changes, actor=actor, door=door)
     transaction.on_commit(lambda: graph_changed(namespace_id))

@@ -23,8 +23,8 @@ LAG = timedelta(seconds=60)
 UUID_RE = "^[0-9a-fA-F-]{36}$"
 
 
-def accesses_record(*, namespace: Namespace, now: datetime) -> int:
-    """Count accesses logged since the cursor; returns how many memories were touched."""
+def accesses_record(*, namespace: Namespace, now: datetime) -> list:
+    """Count accesses logged since the cursor; returns the ids of the memories touched."""
     until = now - LAG
     with transaction.atomic():
         cursor_row = (
@@ -32,7 +32,7 @@ def accesses_record(*, namespace: Namespace, now: datetime) -> int:
         )
         since = cursor_row.position if cursor_row else None
         if since is not None and since >= until:
-            return 0
+            return []
         sql = f"""
             WITH hits AS (
                 SELECT (r.value->>'id')::uuid AS id, count(*) AS n, max(q.created_at) AS last
@@ -49,11 +49,12 @@ def accesses_record(*, namespace: Namespace, now: datetime) -> int:
             SET access_count = m.access_count + hits.n,
                 last_accessed_at = greatest(m.last_accessed_at, hits.last)
             FROM hits WHERE m.id = hits.id AND m.namespace_id = %(ns)s
+            RETURNING m.id
         """
         params = {"ns": namespace.pk, "until": until, "since": since, "uuid_re": UUID_RE}
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
-            touched = cursor.rowcount
+            touched = [row[0] for row in cursor.fetchall()]
         JobCursor.objects.update_or_create(
             job=Job.DECAY, namespace=namespace, defaults={"position": until}
         )

@@ -45,10 +45,19 @@ def stability_value(
     return round(0.5**exponent, 6)
 
 
-def decay_update(*, namespace: Namespace, now: datetime | None = None, **_options) -> dict:
-    """Set-based: one UPDATE over the namespace; only rows whose rounded value moved change."""
+def decay_update(
+    *, namespace: Namespace, now: datetime | None = None, recent: bool = False, **_options
+) -> dict:
+    """Set-based: one UPDATE over the namespace; only rows whose rounded value moved change.
+
+    `recent`: fold the new accesses and recompute only the memories they touched (the
+    in-server scheduler does this every minute, so usage counts follow searches closely; the
+    whole namespace, whose values all drift a little each minute, is left to the hourly run).
+    """
     now = now or timezone.now()
-    accessed = accesses_record(namespace=namespace, now=now)
+    touched = accesses_record(namespace=namespace, now=now)
+    accessed = len(touched)
+    only = "AND id = ANY(%(ids)s)" if recent else ""
     cases = " ".join(f"WHEN '{tier}' THEN {scale}" for tier, scale in TIER_DECAY_SCALE.items())
     table = Memory._meta.db_table
     sql = f"""
@@ -59,13 +68,14 @@ def decay_update(*, namespace: Namespace, now: datetime | None = None, **_option
                            / 86400.0, 0)
                 / (%(half_life)s * (1 + ln(1 + access_count)))
             )::numeric, 6)::float8 AS value
-            FROM {table} WHERE namespace_id = %(ns)s
+            FROM {table} WHERE namespace_id = %(ns)s {only}
         )
         UPDATE {table} AS m SET stability = fresh.value FROM fresh
         WHERE m.id = fresh.id AND m.stability IS DISTINCT FROM fresh.value
     """
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(sql, {"now": now, "half_life": half_life_days(), "ns": namespace.pk})
+        params = {"now": now, "half_life": half_life_days(), "ns": namespace.pk, "ids": touched}
+        cursor.execute(sql, params)
         updated = cursor.rowcount
         cursor.execute(
             f"SELECT count(*), coalesce(avg(stability), 0) FROM {table} WHERE namespace_id = %s",

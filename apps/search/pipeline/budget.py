@@ -31,9 +31,24 @@ def memory_block(item: dict, index: int, contradicted: set[str]) -> str:
     lines = [head, " · ".join(m for m in meta if m)]
     if item["id"] in contradicted:
         lines.append("**Contradiction:** conflicts with another result below or above.")
+    if item.get("superseded_by") and not item.get("current", True):
+        lines.append(
+            f"**Superseded** (valid until {_day(item.get('valid_until'))}) by "
+            f"`{item['superseded_by']}`: no longer current."
+        )
+    for older in item.get("supersedes") or ():
+        was = older.get("title") or older.get("content", "")[:120]
+        lines.append(
+            f"**Replaces** `{older['id']}` (valid {_day(older.get('valid_from'))} to "
+            f'{_day(older.get("valid_until"))}): was "{was}"'
+        )
     lines.append("")
     lines.append(item["content"])
     return "\n".join(lines)
+
+
+def _day(moment: str | None) -> str:
+    return (moment or "")[:10] or "open"
 
 
 def render(payload: dict, token_budget: int | None) -> str:

@@ -14,7 +14,7 @@ import numpy as np
 from apps.search.config import SearchSettings
 from apps.search.types import Hit, QueryAnalysis, Ranked
 
-from . import coactivate, context, feedback, fuse, graph, retrieve
+from . import coactivate, context, feedback, fuse, graph, retrieve, validity
 from .scope import Scope
 
 POOL = 100  # candidates per strategy
@@ -112,6 +112,11 @@ def gather(
             passages=passages,
         )
         lists["semantic"] = [(h.id, h.score) for h in hits]
+    if on("successors") and use_semantic:
+        found = timer("successors", _successors, scope, vector)
+        if found:
+            lists[validity.STRATEGY] = found
+            weights = {**weights, validity.STRATEGY: weights.get("semantic", 0.0)}
     phrases = [*analysis.phrases, *(e for e in analysis.entities if e not in analysis.tag_entities)]
     if on("exact") and not semantic_only and phrases:
         hits = timer("exact", retrieve.exact_search, scope, phrases, EXACT_POOL)
@@ -212,6 +217,14 @@ def _passage_cosine(on: Callable[[str], bool]) -> str:
     return retrieve.PASSAGE_COSINE if on("previous_turn") else retrieve.SENTENCE_COSINE
 
 
+def _successors(scope: Scope, vector: np.ndarray) -> list[tuple[str, float]]:
+    """The current successors of superseded memories that match (pipeline/validity.py),
+    those that pass the scope."""
+    found = validity.successors(scope, vector, POOL)
+    allowed = retrieve.in_scope(scope, [k for k, _ in found]) if found else set()
+    return [(k, s) for k, s in found if k in allowed]
+
+
 def _seeds(lists: Mapping[str, list[tuple[str, float]]]) -> dict[str, float]:
     """The best few hits across strategies, scored 1/rank, as graph seeds."""
     seeds: dict[str, float] = {}
@@ -268,7 +281,7 @@ def _complete_scores(raw, lists, use_lexical: bool, use_semantic: bool) -> dict:
         normalized[feedback.STRATEGY] = fuse.minmax(
             {k: r.get("_feedback", 0.0) for k, r in raw.items()}
         )
-    for strategy in ("exact", "graph"):
+    for strategy in ("exact", "graph", validity.STRATEGY):
         if lists.get(strategy):
             top = max(s for _, s in lists[strategy]) or 1.0
             normalized[strategy] = {k: s / top for k, s in lists[strategy] if k in raw}

@@ -1,5 +1,6 @@
-"""The WHERE clause every candidate query shares: namespace (always), not archived, and the
-caller's filters. Filters live inside the candidate SQL, never after a top-k cut."""
+"""The WHERE clause every candidate query shares: namespace (always), not archived, valid at
+the search's moment, and the caller's filters. Filters live inside the candidate SQL, never
+after a top-k cut."""
 
 from __future__ import annotations
 
@@ -29,6 +30,10 @@ class Scope:
     file_path: str = ""
     after: datetime | None = None
     before: datetime | None = None
+    # Validity: the memories valid at `valid_at` (None: any); with `learnt_by`, only those
+    # stored by then (an "as of" search). A search of now passes now and no learnt_by.
+    valid_at: datetime | None = None
+    learnt_by: datetime | None = None
 
     @property
     def filtered(self) -> bool:
@@ -55,6 +60,17 @@ class Scope:
         if self.before is not None:
             clauses.append(f"{alias}.created_at < %s")
             params.append(self.before)
+        if self.valid_at is not None:
+            # Row predicates on columns of the row already read: no join, no subquery. A
+            # null valid_from means "since created_at", which an as-of search checks below.
+            clauses.append(
+                f"({alias}.valid_until IS NULL OR {alias}.valid_until > %s) "
+                f"AND ({alias}.valid_from IS NULL OR {alias}.valid_from <= %s)"
+            )
+            params += [self.valid_at, self.valid_at]
+        if self.learnt_by is not None:
+            clauses.append(f"{alias}.created_at <= %s")
+            params.append(self.learnt_by)
         if self.tags and probe_tags:
             clauses.append(
                 f"(SELECT true FROM {MEMORY_TAGS} mt JOIN {TAG} t ON t.id = mt.tag_id "

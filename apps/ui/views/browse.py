@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from apps.core.exceptions import ValidationFailed
@@ -25,6 +26,11 @@ def _filtered(namespace: Namespace, data: dict):
     archived = data.get("archived") or "active"
     if archived != "all":
         qs = qs.filter(archived=archived == "archived")
+    validity = data.get("validity") or "current"
+    if validity == "current":
+        qs = qs.valid_at(timezone.now())
+    elif validity == "superseded":
+        qs = qs.ended_by(timezone.now())
     if data.get("category"):
         qs = qs.filter(category=data["category"])
     if data.get("tier"):

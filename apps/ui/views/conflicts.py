@@ -1,5 +1,6 @@
 """The conflicts queue: memories joined by a `contradicts` link, and pairs that searches flagged
-as contradicting when they returned both (recorded on QueryLog, read here). Actions: keep one
+as contradicting when they returned both (recorded on QueryLog, read here), and possible
+updates noticed when a memory was written (one click supersedes the older). Actions: keep one
 (the other is superseded and archived), edit either memory, or mark the conflict resolved with
 a note. Memory changes are revisions; a decided conflict does not come back.
 """
@@ -67,6 +68,14 @@ def conflicts_act(request: HttpRequest, namespace: Namespace) -> HttpResponse:
             keep, other = (first, second) if keep_id == str(first.pk) else (second, first)
             services.conflict_keep_one(keep=keep, other=other, note=note, **writer(request))
             messages.success(request, "Kept one; the other is superseded and archived.")
+        elif action == "supersede":
+            if keep_id not in (str(first.pk), str(second.pk)):
+                raise ValidationFailed({"newer": "Choose one of the two memories."})
+            newer, older = (first, second) if keep_id == str(first.pk) else (second, first)
+            services.conflict_supersede(newer=newer, older=older, note=note, **writer(request))
+            messages.success(
+                request, "Superseded: the older memory's validity ended; it stays in history."
+            )
         elif action == "resolve":
             services.conflict_resolve(first=first, second=second, note=note, **writer(request))
             messages.success(request, "Marked resolved; this conflict will not come back.")

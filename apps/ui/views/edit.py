@@ -16,7 +16,7 @@ from ..access import Action, memory_view, namespace_view
 from ..forms import MemoryForm, attach_errors, split_list
 from .common import counted, writer
 
-PREFILLED = ("content", "title", "category", "tags", "file_path", "source")
+PREFILLED = ("content", "title", "category", "tags", "file_path", "source", "supersedes")
 DUPLICATE_CHOICES = {"keep": "report", "skip": "skip", "supersede": "supersede"}
 
 
@@ -44,7 +44,7 @@ def create_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
     form = MemoryForm(request.POST or None, initial=initial)
     context = {"form": form, "namespace": namespace, "duplicates": None}
     if request.method == "POST" and form.is_valid():
-        fields = form.service_fields()
+        fields = form.service_fields(create=True)
         choice = request.POST.get("on_duplicate", "")
         try:
             if choice not in DUPLICATE_CHOICES:
@@ -78,6 +78,15 @@ def create_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
                 request,
                 f"Stored as a document of {counted(len(result.chunks), 'chunk')}.",
             )
+        if result.superseded:
+            replaced = counted(len(result.superseded), "older memory,older memories")
+            messages.info(request, f"Replaces {replaced} (now ended).")
+        for update in result.possible_updates:
+            messages.warning(
+                request,
+                f"This looks like an update of “{update['title']}” ({update['why']}). "
+                "Confirm it in the conflicts queue to supersede the old one.",
+            )
         return redirect("ui:memory", memory_id=result.memory.pk)
     status = 400 if request.method == "POST" else 200
     return render(request, "ui/memory/form.html", context, status=status)
@@ -105,6 +114,8 @@ def _form_values(memory: Memory) -> dict:
         "source": memory.source,
         "tier": memory.tier,
         "importance": memory.importance,
+        "valid_from": _day(memory.valid_from),
+        "valid_until": _day(memory.valid_until),
     }
 
 
@@ -147,7 +158,7 @@ def edit_page(request: HttpRequest, memory: Memory) -> HttpResponse:
         if seen != memory.version:
             return _conflict(request, memory, seen, fields)
         before = {**current, "tags": split_list(current["tags"])}
-        changes = {k: v for k, v in fields.items() if v != before[k]}
+        changes = {k: v for k, v in fields.items() if v != before[k] and (v or before[k])}
         if changes:
             try:
                 services.memory_update(
@@ -164,6 +175,10 @@ def edit_page(request: HttpRequest, memory: Memory) -> HttpResponse:
         return redirect("ui:memory", memory_id=memory.pk)
     status = 400 if request.method == "POST" else 200
     return render(request, "ui/memory/form.html", context, status=status)
+
+
+def _day(moment) -> str:
+    return moment.date().isoformat() if moment else ""
 
 
 @namespace_view(Action.VIEW)

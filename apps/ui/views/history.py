@@ -19,7 +19,13 @@ from apps.history.selectors import revisions_for_memory, trash_for_namespace
 from apps.history.services import change_undoable, revision_restore, revision_undo, trash_restore
 from apps.memories.models import Memory, Namespace
 from apps.memories.revisions import memory_state
-from apps.memories.services import memory_delete, memory_refresh_undo, refresh_revision
+from apps.memories.services import (
+    memory_delete,
+    memory_refresh_undo,
+    refresh_revision,
+    supersede_undo,
+    supersede_undoable,
+)
 from apps.queues.services import decision_undo, decision_undoable, merge_revision, merge_undo
 
 from ..access import Action, can, memory_view, namespace_view
@@ -44,6 +50,7 @@ UNDO_LABELS = {
     "decision": "Undo this decision",
     "change": "Undo this change",
     "creation": "Undo this creation (to the trash)",
+    "supersede": "Re-open (undo the supersession)",
 }
 OUTCOMES = {
     "kept_both": "kept both (not duplicates)",
@@ -157,7 +164,7 @@ def history_rows(memory: Memory, limit: int) -> list[dict]:
     names = _mentioned(revisions)
     rows = []
     for r in revisions:
-        kind = _undo_kind(r, current)
+        kind = _undo_kind(r, current, memory)
         rows.append(
             {
                 "revision": r,
@@ -170,7 +177,7 @@ def history_rows(memory: Memory, limit: int) -> list[dict]:
     return rows
 
 
-def _undo_kind(revision: MemoryRevision, current: dict) -> str:
+def _undo_kind(revision: MemoryRevision, current: dict, memory: Memory) -> str:
     """Which undo this revision offers: a merge (the merged memories and moved links come
     back), a refresh (stability and last use), a queue decision (the pair or conflict opens
     again), a creation (to the trash), or a field change while the memory still holds it."""
@@ -182,6 +189,8 @@ def _undo_kind(revision: MemoryRevision, current: dict) -> str:
         return "decision" if decision_undoable(revision) else ""
     if revision.action == Change.CREATE:
         return "creation"
+    if revision.action == Change.SUPERSEDE:
+        return "supersede" if supersede_undoable(revision, memory) else ""
     if change_undoable(revision, current):
         return "change"
     return ""
@@ -191,7 +200,7 @@ def _undo_kind(revision: MemoryRevision, current: dict) -> str:
 @require_POST
 def undo_change(request: HttpRequest, memory: Memory, revision_id: int) -> HttpResponse:
     revision = revisions_for_memory(memory).filter(pk=revision_id).first()
-    kind = _undo_kind(revision, memory_state(memory)) if revision is not None else ""
+    kind = _undo_kind(revision, memory_state(memory), memory) if revision is not None else ""
     if not kind:
         raise Http404("No such change to undo on this memory.")
     who = writer(request)
@@ -210,6 +219,9 @@ def undo_change(request: HttpRequest, memory: Memory, revision_id: int) -> HttpR
             decision_undo(revision=revision, **who)
             forget_counts(memory.namespace.name)
             messages.success(request, "Decision undone: the pair is back in its queue.")
+        elif kind == "supersede":
+            supersede_undo(revision=revision, **who)
+            messages.success(request, "Re-opened: the memory is valid again and current.")
         elif kind == "creation":
             memory_delete(memory=memory, **who)
             forget_counts(memory.namespace.name)

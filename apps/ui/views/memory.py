@@ -15,6 +15,7 @@ from apps.history.conf import history_settings
 from apps.memories import services
 from apps.memories.browse import document_chunks, memory_edges, similar_memories
 from apps.memories.models import CausalEdge, Memory
+from apps.memories.supersession import validity_chain
 from apps.search.models import QueryLog
 
 from ..access import Action, can, memory_view
@@ -55,6 +56,7 @@ def memory_page(request: HttpRequest, memory: Memory) -> HttpResponse:
         "can_change": can(request.user, memory.namespace, Action.CHANGE),
         "link_form": LinkForm(),
         "history": history_rows(memory, HISTORY_ON_PAGE),
+        "timeline": validity_chain(memory),
     }
     return render(request, "ui/memory/detail.html", context)
 

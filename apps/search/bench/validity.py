@@ -1,0 +1,173 @@
+"""Measuring facts that change (tooling, never imported by runtime code).
+
+Two labelled sets under data/:
+- train_updates.txt / train_related.txt: "older || newer" lines from public facts, updates
+  (the newer replaces the older) and related pairs (both true). The possible-update detector's
+  weights were set on these; `detector_scores` gives its precision and recall on them.
+- heldout_changes.jsonl / heldout_related.jsonl: 24 changed facts with a question each, and 24
+  related true pairs, written before any tuning and never tuned on; `heldout_scores` checks
+  the issue's criteria on them (search with supersedes, as_of, possible_updates).
+
+Each measurement writes into namespaces of its own and removes them afterwards; a write whose
+answer is all we need is rolled back, so every pair meets the same stored memories.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.db import transaction
+
+from apps.memories.models import Memory, Namespace
+from apps.memories.services import memory_batch_create, memory_create
+from apps.search.services import search
+
+DATA = Path(__file__).parent / "data"
+PREFIX = "validity-bench-"
+OLD_TIME, NEW_TIME, BETWEEN = "2025-03-01", "2025-06-01", "2025-04-15"
+
+
+def read_pairs(name: str) -> list[tuple[str, str]]:
+    lines = (DATA / name).read_text(encoding="utf-8").splitlines()
+    return [tuple(part.strip() for part in line.split("||")) for line in lines if "||" in line]
+
+
+def read_jsonl(name: str) -> list[dict]:
+    lines = (DATA / name).read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+class _Rollback(Exception):
+    pass
+
+
+def answer_then_forget(write: Callable[[], object]):
+    """The write's answer, with nothing of it kept (so each pair meets the same store)."""
+    answer = None
+    try:
+        with transaction.atomic():
+            answer = write()
+            raise _Rollback
+    except _Rollback:
+        pass
+    return answer
+
+
+@contextmanager
+def scratch_namespace(name: str) -> Iterator[Namespace]:
+    Namespace.objects.filter(name=PREFIX + name).delete()
+    namespace = Namespace.objects.create(name=PREFIX + name)
+    try:
+        yield namespace
+    finally:
+        Memory.objects.filter(namespace=namespace).delete()
+        namespace.delete()
+
+
+def _store(namespace: Namespace, texts: list[str], created_at: str) -> dict[str, str]:
+    """text -> id of the stored memory (an identical text stored once)."""
+    items = [{"content": t, "created_at": created_at} for t in dict.fromkeys(texts)]
+    results = memory_batch_create(namespace=namespace, items=items)
+    return {item["content"]: str(r.memory.pk) for item, r in zip(items, results, strict=True)}
+
+
+def _names(namespace: Namespace, text: str, wanted: str | None) -> tuple[bool, bool]:
+    """(names the wanted id, names anything) for writing `text` without supersedes."""
+    result = answer_then_forget(
+        lambda: memory_create(namespace=namespace, content=text, created_at=NEW_TIME)
+    )
+    ids = [u["id"] for u in result.possible_updates]
+    return (wanted in ids, bool(ids))
+
+
+@dataclass
+class DetectorScores:
+    updates: int
+    related: int
+    found: int  # update pairs whose older fact was named
+    wrong_on_updates: int  # update pairs where only other memories were named
+    fired_on_related: int  # related pairs where anything was named
+
+    @property
+    def recall(self) -> float:
+        return self.found / self.updates if self.updates else 0.0
+
+    @property
+    def precision(self) -> float:
+        flagged = self.found + self.wrong_on_updates + self.fired_on_related
+        return self.found / flagged if flagged else 0.0
+
+    def as_dict(self) -> dict:
+        return {
+            **self.__dict__,
+            "precision": round(self.precision, 3),
+            "recall": round(self.recall, 3),
+        }
+
+
+def detector_scores(
+    updates: list[tuple[str, str]], related: list[tuple[str, str]], tag: str
+) -> DetectorScores:
+    """Every older/first fact stored in one namespace; each newer/second written in turn
+    (rolled back) without supersedes: does possible_updates name its pair, or anything?"""
+    found = wrong = fired = 0
+    with scratch_namespace(f"{tag}-updates") as namespace:
+        ids = _store(namespace, [old for old, _ in updates], OLD_TIME)
+        for old, new in updates:
+            named, anything = _names(namespace, new, ids[old])
+            found += named
+            wrong += anything and not named
+    with scratch_namespace(f"{tag}-related") as namespace:
+        _store(namespace, [first for first, _ in related], OLD_TIME)
+        for _, second in related:
+            fired += _names(namespace, second, None)[1]
+    return DetectorScores(len(updates), len(related), found, wrong, fired)
+
+
+def heldout_scores() -> dict:
+    """The issue's criteria on the held-out set."""
+    changes = read_jsonl("heldout_changes.jsonl")
+    related = read_jsonl("heldout_related.jsonl")
+    distractors = [t for r in related for t in (r["first"], r["second"])]
+    out: dict = {"changes": len(changes), "related": len(related)}
+    with scratch_namespace("heldout-search") as namespace:
+        _store(namespace, distractors, "2025-02-01")
+        old_ids = _store(namespace, [c["old"] for c in changes], OLD_TIME)
+        new_ids = {}
+        for change in changes:
+            result = memory_create(
+                namespace=namespace,
+                content=change["new"],
+                created_at=NEW_TIME,
+                supersedes=[old_ids[change["old"]]],
+            )
+            new_ids[change["new"]] = str(result.memory.pk)
+        current = past = 0
+        misses = []
+        for change in changes:
+            old, new = old_ids[change["old"]], new_ids[change["new"]]
+            now = [m["id"] for m in _search(namespace, change["query"])]
+            then = [m["id"] for m in _search(namespace, change["query"], as_of=BETWEEN)]
+            ok_now = new in now[:3] and old not in now
+            ok_then = old in then[:3] and new not in then
+            current += ok_now
+            past += ok_then
+            if not (ok_now and ok_then):
+                misses.append({"query": change["query"], "now": ok_now, "as_of": ok_then})
+        out.update(search_current=current, search_as_of=past, search_misses=misses)
+    updates = [(c["old"], c["new"]) for c in changes]
+    pairs = [(r["first"], r["second"]) for r in related]
+    detector = detector_scores(updates, pairs, "heldout")
+    out.update(
+        possible_updates_named=detector.found,
+        possible_updates_fired_on_related=detector.fired_on_related,
+    )
+    return out
+
+
+def _search(namespace: Namespace, query: str, **extra) -> list[dict]:
+    return search(namespace=namespace, query=query, limit=10, log=False, **extra).memories
