@@ -212,7 +212,7 @@ def test_favicon_is_served(page, admin_user):
     assert response.headers["content-type"].startswith("image/svg")
 
 
-def test_the_upload_bar_ends_full(page, admin_user, acme, tmp_path):
+def test_the_upload_and_import_bars_end_full(page, admin_user, acme, tmp_path):
     path = tmp_path / "notes.jsonl"
     path.write_text('{"content": "Rollbacks use the previous image."}\n')
     login(page, "admin")
@@ -223,3 +223,5 @@ def test_the_upload_bar_ends_full(page, admin_user, acme, tmp_path):
     bar = page.locator("#upload-progress")
     expect(bar).to_be_visible()
     expect(bar).to_have_js_property("value", 100)
+    # The import's own bar ends full too, not where the last poll left it.
+    expect(page.locator("#import-progress")).to_have_js_property("position", 1)
