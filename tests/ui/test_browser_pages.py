@@ -146,6 +146,8 @@ def test_every_page_fits_a_tablet(browser, asgi_server, seeded):
 
 
 def test_every_page_runs_cleanly_on_a_desktop(page, seeded):
+    # A long namespace name in the switch: the bar wraps inside itself rather than overflow.
+    services.namespace_get_or_create(name="a-rather-long-namespace-name-for-the-team-wiki")
     visit_everything(page, phone=False)
     expect(page.locator("button[data-nav-toggle]")).to_be_hidden()
 
