@@ -11,7 +11,7 @@ from django.test import Client
 from apps.memories import services
 from apps.memories.models import Memory
 from apps.memories.texts import shown_title
-from apps.ui.views.search import reordered
+from apps.ui.views.search import _titles, reordered
 
 from .conftest import PASSWORD, make_user, seed_namespace
 
@@ -112,3 +112,11 @@ def test_a_reordered_list_says_why_its_scores_are_not_in_order():
         {"response": response, "results": [], "reordered": True, "query_string": "q=x"},
     )
     assert "a lower score can come first" in html
+
+
+def test_explain_names_a_result_that_mmr_moved_out_by_its_title(client_in):
+    namespace, _ = client_in
+    dropped = Memory.objects.get(namespace=namespace, title="Embeddings are normalised")
+    kept = {"id": "x", "title": "", "content": "Ana: kept in the list"}
+    titles = _titles([kept], {"mmr": [{"id": str(dropped.pk), "from": 3, "to": None}]})
+    assert titles == {"x": "Ana: kept in the list", str(dropped.pk): "Embeddings are normalised"}
