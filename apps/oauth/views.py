@@ -5,11 +5,12 @@ and code mechanics are django-oauth-toolkit's views, used as they are (urls.py).
 from __future__ import annotations
 
 import json
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -116,16 +117,27 @@ class ConsentView(AuthorizationView):
         return kwargs
 
     def form_valid(self, form):
-        if form.cleaned_data.get("allow"):
-            application = Application.objects.get(client_id=form.cleaned_data["client_id"])
-            if application.redirect_uri_allowed(form.cleaned_data["redirect_uri"]):
+        if not form.cleaned_data.get("allow"):
+            return super().form_valid(form)  # the client hears access_denied
+        application = Application.objects.get(client_id=form.cleaned_data["client_id"])
+        # The grant and the code are written together or not at all: if the library refuses
+        # the request after all (a tampered hidden field), no connection is left behind.
+        with transaction.atomic():
+            try:
                 connection_grant(
                     application=application,
                     user=self.request.user,
                     namespaces=form.cleaned_data["namespaces"],
                     read_only=form.cleaned_data["access"] != "write",
                 )
-        return super().form_valid(form)
+            except ValidationFailed as exc:  # e.g. a membership ended while the page was open
+                for field, messages_ in exc.errors.items():
+                    form.add_error(field if field in form.fields else None, messages_)
+                return self.form_invalid(form)
+            response = super().form_valid(form)
+            if "code" not in parse_qs(urlsplit(response.get("Location", "")).query):
+                transaction.set_rollback(True)
+        return response
 
     def form_invalid(self, form):
         application = Application.objects.filter(client_id=form.data.get("client_id")).first()

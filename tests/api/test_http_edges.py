@@ -108,7 +108,7 @@ def test_mcp_401_carries_a_bearer_challenge_with_the_reason(asgi_server, tokens,
         ("/oauth/register", 400),
     ],
 )
-def test_oauth_discovery_answers_json(asgi_server, path, status):
+def test_oauth_discovery_answers_json(asgi_server, transactional_db, path, status):
     """MCP clients probe these after a 401; each answers JSON (never Django's HTML 404 page),
     the metadata documents pointing at this server's OAuth endpoints (docs/oauth.md)."""
     method = "POST" if path == "/oauth/register" else "GET"

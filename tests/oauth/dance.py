@@ -98,11 +98,14 @@ def consent(
     namespaces: list[int],
     access: str = "read",
     allow: bool = True,
+    tamper: dict | None = None,
 ) -> httpx.Response:
-    """Open the consent page and answer it; returns the answer (a redirect on success)."""
+    """Open the consent page and answer it (with some hidden fields changed, if `tamper`);
+    returns the answer (a redirect on success)."""
     page = session.get(url)
     assert page.status_code == 200, page.text
     data: dict = {**hidden_fields(page.text), "namespaces": namespaces, "access": access}
+    data.update(tamper or {})
     if allow:
         data["allow"] = "on"
     return session.post(url, data=data)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from django.core.cache import cache
 from oauth2_provider.models import Application
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -60,8 +59,8 @@ def test_the_public_url_setting_fixes_issuer_and_resource_behind_a_proxy(asgi_se
         (
             {
                 "redirect_uris": ["https://a.example/cb"],
-                "token_endpoint_auth_method": "client_secret_basic",
-            },  # noqa: E501
+                "token_endpoint_auth_method": "private_key_jwt",
+            },
             "invalid_client_metadata",
             "token_endpoint_auth_method",
         ),
@@ -114,19 +113,17 @@ def test_registration_takes_loopback_on_any_port_and_https(asgi_server):
 
 
 def test_registration_is_rate_limited(asgi_server, settings):
-    cache.clear()
     settings.OAUTH_REGISTRATION_RATE_LIMIT = "2/hour"
-    try:
-        metadata = {"redirect_uris": ["http://127.0.0.1:9/cb"]}
-        statuses = [
-            httpx.post(f"{asgi_server}/oauth/register", json=metadata).status_code for _ in range(3)
-        ]
-        assert statuses == [201, 201, 429]
-        refused = httpx.post(f"{asgi_server}/oauth/register", json=metadata)
-        assert int(refused.headers["retry-after"]) > 0
-        assert refused.json()["error"] == "rate_limited"
-    finally:
-        cache.clear()
+    before = Application.objects.count()
+    metadata = {"redirect_uris": ["http://127.0.0.1:9/cb"]}
+    statuses = [
+        httpx.post(f"{asgi_server}/oauth/register", json=metadata).status_code for _ in range(3)
+    ]
+    assert statuses == [201, 201, 429]
+    refused = httpx.post(f"{asgi_server}/oauth/register", json=metadata)
+    assert int(refused.headers["retry-after"]) > 0
+    assert refused.json()["error"] == "rate_limited"
+    assert Application.objects.count() == before + 2
 
 
 def test_registered_apps_and_connections_are_in_the_admin(asgi_server, admin_client):

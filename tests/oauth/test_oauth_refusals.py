@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
@@ -87,6 +88,22 @@ def test_plain_pkce_and_a_missing_challenge_are_refused(setup):
     assert missing.status_code == 302
     assert "code" not in query_of(missing)
     assert query_of(missing)["error"] == "invalid_request"
+
+
+def test_a_consent_form_tampered_to_plain_pkce_gives_no_code_and_leaves_nothing(setup):
+    base, person, client_id, session = setup
+    verifier, challenge = pkce()
+    answer = consent(
+        session,
+        authorize_url(base, client_id, challenge),
+        namespaces=[person.alpha.pk],
+        tamper={"code_challenge": verifier, "code_challenge_method": "plain"},
+    )
+    assert answer.status_code == 302
+    assert "code" not in query_of(answer)
+    assert query_of(answer)["error"] == "invalid_request"
+    assert not OAuthConnection.objects.filter(user=person.user).exists()
+    assert not Grant.objects.filter(user=person.user).exists()
 
 
 def test_a_made_up_token_is_refused_with_the_metadata_to_start_from(setup):
@@ -224,3 +241,38 @@ def test_a_refresh_token_used_twice_ends_the_whole_family(setup):
     assert replayed.status_code == 400
     # Reuse of a rotated refresh token means it leaked: its successors stop too.
     assert mcp_status(base, new["access_token"]) == 401
+
+
+def test_a_client_revoking_its_own_token_is_refused_afterwards(setup):
+    base, person, client_id, session = setup
+    tokens = tokens_for(session, base, client_id, namespaces=[person.alpha.pk])
+    assert mcp_status(base, tokens["access_token"]) == 200
+    revoked = httpx.post(
+        f"{base}/oauth/revoke",
+        data={"token": tokens["refresh_token"], "client_id": client_id},
+    )
+    assert revoked.status_code == 200
+    assert mcp_status(base, tokens["access_token"]) == 401
+    assert refresh(base, client_id, tokens["refresh_token"]).status_code == 400
+
+
+def test_the_login_on_the_way_to_consent_locks_out_like_the_ui(asgi_server, settings):
+    settings.AXES_FAILURE_LIMIT = 3
+    person = make_person("guessed")
+    client_id = register(asgi_server)
+    _, challenge = pkce()
+    session = httpx.Client(base_url=asgi_server, follow_redirects=False, timeout=60)
+    to_login = session.get(authorize_url(asgi_server, client_id, challenge))
+    assert to_login.headers["location"].startswith("/login/?next=")
+    next_url = parse_qs(urlsplit(to_login.headers["location"]).query)["next"][0]
+    form = hidden_fields(session.get(to_login.headers["location"]).text)
+
+    def attempt(password: str) -> httpx.Response:
+        data = {**form, "username": person.username, "password": password, "next": next_url}
+        return session.post("/login/", data=data)
+
+    assert [attempt("wrong").status_code for _ in range(3)] == [200, 200, 429]
+    locked = attempt(PASSWORD)  # the right password, during the lockout
+    assert locked.status_code == 429
+    assert session.get(next_url).status_code == 302  # still not logged in: back to login
+    session.close()

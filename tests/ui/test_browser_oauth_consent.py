@@ -73,6 +73,9 @@ def test_login_consent_and_revoke_in_the_browser(page, asgi_server):
     assert person.alpha.name in row.inner_text()
     assert "never" not in row.inner_text()  # last use: the MCP call above
     shoot(page, "oauth-connected-apps")
+    page.set_viewport_size({"width": 390, "height": 844})
+    shoot(page, "oauth-connected-apps-phone")
+    page.set_viewport_size({"width": 1280, "height": 900})
 
     page.on("dialog", lambda dialog: dialog.accept())
     row.locator("button", has_text="Revoke").click()

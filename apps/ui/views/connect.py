@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 from apps.access.models import ApiToken
 from apps.access.services import token_create, token_revoke
 from apps.memories.models import Namespace
+from apps.oauth.resource import mcp_resource
 from apps.oauth.services import connections_of
 
 from ..access import Action, can, namespace_view
@@ -66,7 +67,7 @@ def connect_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
         .order_by("revoked", "-created_at")
         .prefetch_related("namespaces")
     )
-    context["connections"] = connections_of(request.user)
+    context.update(connections=connections_of(request.user), mcp_url=mcp_resource(request))
     for token in context["tokens"]:  # shown, so nobody revokes a shared token unawares
         token.shared_with = [n.name for n in token.namespaces.all() if n.pk != namespace.pk]
     return render(request, "ui/connect/page.html", context)
