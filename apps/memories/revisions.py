@@ -60,7 +60,8 @@ def memory_state(memory: Memory, tags: Iterable[str] | None = None) -> dict[str,
     names = tags if tags is not None else (t.name for t in memory.tags.all())
     state["tags"] = sorted(set(names))
     for name in INSTANTS:
-        state[name] = state[name].isoformat() if state[name] is not None else None
+        moment = state[name]  # a datetime, or already text on a row rebuilt from a snapshot
+        state[name] = moment.isoformat() if hasattr(moment, "isoformat") else moment
     return state
 
 

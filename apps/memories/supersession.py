@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Sequence
 from datetime import datetime
 
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from apps.core.exceptions import ValidationFailed
@@ -80,7 +80,9 @@ def end_validity(older: Memory, newer: Memory) -> revisions.Change | None:
         return None
     before = older.valid_until
     if before is None or before > ends:
-        Memory.objects.filter(pk=older.pk).update(valid_until=ends, updated_at=timezone.now())
+        Memory.objects.filter(pk=older.pk).update(
+            valid_until=ends, updated_at=timezone.now(), version=F("version") + 1
+        )
         older.valid_until = ends
     after = {"valid_until": iso(older.valid_until), "superseded_by": str(newer.pk)}
     return revisions.Change(
@@ -103,7 +105,9 @@ def reopen_validity(older: Memory, newer: Memory) -> revisions.Change | None:
     if others.exists():
         return None
     before = iso(older.valid_until)
-    Memory.objects.filter(pk=older.pk).update(valid_until=None, updated_at=timezone.now())
+    Memory.objects.filter(pk=older.pk).update(
+        valid_until=None, updated_at=timezone.now(), version=F("version") + 1
+    )
     older.valid_until = None
     return revisions.Change(
         older.pk,
@@ -146,9 +150,12 @@ def iso(moment: datetime | None) -> str | None:
 CHAIN_MAX = 20  # links followed each way; a longer chain is cut, never looped
 
 
-def validity_chain(memory: Memory) -> list[Memory]:
+def validity_chain(memory: Memory, links: Sequence[CausalEdge] | None = None) -> list[Memory]:
     """`memory` with what it replaced and what replaced it, through `supersedes` links, oldest
-    fact first: the timeline a memory's page shows."""
+    fact first: the timeline a memory's page shows. `links`: the memory's own links when the
+    caller has them; without a `supersedes` one among them there is no timeline (no query)."""
+    if links is not None and not any(e.relation == Relation.SUPERSEDES for e in links):
+        return []
     seen = {memory.pk: memory}
     frontier = {memory.pk}
     for _ in range(CHAIN_MAX):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -105,7 +106,7 @@ def payload(
             "valid_until": until.isoformat() if until else None,
             "current": until is None or moment is None or until > moment,
             "superseded_by": row["superseded_by"],
-            "supersedes": [_replaced(x) for x in row["supersedes"] or ()],
+            "supersedes": [_replaced(x) for x in _loaded(row["supersedes"]) or ()],
             "score": round(float(r.score), 6),
             "why": why,
         }
@@ -150,6 +151,11 @@ SELECT m.id::text, m.content, m.title, m.category, m.file_path, m.created_at,
 """
 
 
+def _loaded(value):
+    """A JSON column as Python (the driver hands jsonb over as text under Django)."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
 def _replaced(older: dict) -> dict:
     """What a result replaced and when: "was Jenkins until June"."""
     return {
@@ -172,7 +178,8 @@ def _content_as_of(rows: dict[str, dict], as_of: datetime) -> None:
             [uuid_array(rows), as_of],
         )
         seen: set[tuple[str, str]] = set()
-        for memory_id, before in cursor.fetchall():
+        for memory_id, raw in cursor.fetchall():
+            before = _loaded(raw)
             for name in ("content", "title"):
                 if name in before and (memory_id, name) not in seen:
                     seen.add((memory_id, name))

@@ -66,6 +66,7 @@ class SearchForm(forms.Form):
         self.fields["as_of"].label = "As of"
         self.fields["as_of"].help_text = "What was true then"
         self.fields["include_superseded"].label = "Include superseded"
+        self.fields["include_superseded"].help_text = "Facts that no longer hold, marked"
         self.fields["quality_boost"].widget.attrs["step"] = "0.1"
 
     def has_search(self) -> bool:

@@ -249,6 +249,15 @@ def _create_many(
         changes = revisions.states_for_created([(p.row, p.tags) for p in planned])
 
         edges = _chunk_edges(planned)
+        for idx, digest in enumerate(hashes):
+            # Storing a text again to confirm what it supersedes: the stored memory does.
+            if digest in existing and idx in superseded:
+                stored = existing[digest]
+                older = [m for m in superseded[idx] if m.pk != stored.pk]
+                closed, closing = close_validity(newer=stored, older=older, now=now)
+                edges += closed
+                changes += closing
+                results[idx].superseded = [str(m.pk) for m in older]
         queued = []
         for p in planned:
             if p.row.metadata.get("chunk_index", 0) != 0:

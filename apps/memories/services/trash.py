@@ -20,6 +20,7 @@ from apps.core.exceptions import ValidationFailed
 from .. import dialog, passages, revisions
 from ..jobs import graph_changed
 from ..models import CausalEdge, Memory
+from .create import unique_content_guard
 from .tags import tag_ids
 
 
@@ -66,7 +67,12 @@ def memory_undelete(
         namespace_id=entry.namespace_id,
         external_id=external_id,
         embedding=snap.get("embedding"),
-        **{name: snap[name] for name in revisions.TRACKED if name not in {"tags"}},
+        # .get: an entry trashed before a tracked field existed restores it as its default.
+        **{
+            name: _value(name, snap[name])
+            for name in revisions.TRACKED
+            if name != "tags" and snap.get(name) is not None
+        },
         **{
             name: _value(name, snap.get(name))
             for name in revisions.KEPT
@@ -75,7 +81,8 @@ def memory_undelete(
     )
     # Past every version a client may still hold of the deleted row.
     memory.version = int(snap.get("version") or 1) + 1
-    memory.save(force_insert=True)
+    with unique_content_guard():  # its text stored again meanwhile: a 400, not a 500
+        memory.save(force_insert=True)
     passages.store_passages([memory])  # deleted with the memory; written again from its text
     dialog.refresh([memory])
     ids = tag_ids(entry.tags)
@@ -108,7 +115,7 @@ def memory_undelete(
 
 
 def _value(name: str, raw):
-    if name.endswith("_at") and isinstance(raw, str):
+    if (name.endswith("_at") or name in revisions.INSTANTS) and isinstance(raw, str):
         return parse_datetime(raw)
     return raw
 

@@ -30,24 +30,27 @@ def successors(scope: Scope, vector: np.ndarray, limit: int) -> list[tuple[str, 
     if scope.valid_at is None:
         return []
     with connection.cursor() as cursor:
+        # The ended memories first (the partial index memory_ns_ended), then their links
+        # through the edge_target index: never a scan of every namespace's links.
         cursor.execute(
             f"""
-            SELECT e.source_id::text, max(1 - (m.embedding <=> %s::vector)) AS similarity
-              FROM {MEMORY} m
-              JOIN {EDGE} e ON e.target_id = m.id AND e.relation = %s
-             WHERE m.namespace_id = %s AND m.valid_until IS NOT NULL AND m.valid_until <= %s
-               AND NOT m.archived AND m.embedding IS NOT NULL
+            WITH ended AS MATERIALIZED (
+                SELECT m.id, 1 - (m.embedding <=> %s::vector) AS similarity
+                  FROM {MEMORY} m
+                 WHERE m.namespace_id = %s AND m.valid_until IS NOT NULL
+                   AND m.valid_until <= %s AND NOT m.archived AND m.embedding IS NOT NULL)
+            SELECT e.source_id::text, max(ended.similarity) AS similarity
+              FROM ended JOIN {EDGE} e ON e.target_id = ended.id AND e.relation = %s
+             WHERE ended.similarity >= %s
              GROUP BY e.source_id
-            HAVING max(1 - (m.embedding <=> %s::vector)) >= %s
              ORDER BY similarity DESC
              LIMIT %s
             """,
             [
                 vector_literal(vector),
-                Relation.SUPERSEDES.value,
                 scope.namespace_id,
                 scope.valid_at,
-                vector_literal(vector),
+                Relation.SUPERSEDES.value,
                 MIN_SIMILARITY,
                 limit,
             ],

@@ -56,7 +56,7 @@ def memory_page(request: HttpRequest, memory: Memory) -> HttpResponse:
         "can_change": can(request.user, memory.namespace, Action.CHANGE),
         "link_form": LinkForm(),
         "history": history_rows(memory, HISTORY_ON_PAGE),
-        "timeline": validity_chain(memory),
+        "timeline": validity_chain(memory, [*outgoing, *incoming]),
     }
     return render(request, "ui/memory/detail.html", context)
 
