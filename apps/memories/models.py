@@ -215,6 +215,8 @@ class Memory(models.Model):
     def display_title(self) -> str:
         """The name every page shows (apps/memories/texts.shown_title); the speaker in the
         metadata is read only where the row was loaded with it (no extra query)."""
+        if self.title and self.title.strip():
+            return self.title.strip()  # without reading content (it may be deferred)
         speaker = ""
         if "metadata" not in self.get_deferred_fields() and isinstance(self.metadata, dict):
             found = self.metadata.get("speaker")
