@@ -72,13 +72,21 @@ def server_schedule() -> list:
 
     recent = settings.JOBS_RECENT_SECONDS
     return [
-        Entry("usage", recent, Job.DECAY, options={"recent": True}, trigger="scheduler-recent"),
+        Entry(
+            "usage",
+            recent,
+            Job.DECAY,
+            options={"recent": True},
+            trigger="scheduler-recent",
+            quick=True,
+        ),
         Entry(
             "near-duplicates-recent",
             recent,
             Job.NEAR_DUPLICATES,
             options={"recent": True},
             trigger="scheduler-recent",
+            quick=True,
         ),
         Entry("pagerank", every(hours=1), Job.PAGERANK),
         Entry("feedback-weights", every(minutes=15), Job.FEEDBACK_WEIGHTS),

@@ -168,6 +168,10 @@ class WriteResultOut(serializers.Serializer):
 
 class BatchResultOut(serializers.Serializer):
     created = serializers.IntegerField()
+    already_stored = serializers.IntegerField(
+        help_text="Items that repeat a stored memory (same text and, where given, time and id) "
+        "or an earlier item: their result is that memory, not a new one."
+    )
     results = WriteResultOut(many=True)
 
 

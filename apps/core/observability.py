@@ -64,6 +64,11 @@ def _route(path: str, mcp_path: str) -> str:
     return "/" + route
 
 
+# What the log says of a request whose client hung up before the answer was complete (nginx's
+# "client closed request"), rather than the 500 of a request that never answered.
+CLIENT_CLOSED_REQUEST = 499
+
+
 class RequestContext:
     """ASGI middleware: set the request id, echo it in the response, log one JSON line and
     observe latency per route."""
@@ -80,19 +85,31 @@ class RequestContext:
         token = _request_id.set(request_id)
         started = time.perf_counter()
         status = 500
+        finished = hung_up = False
 
         async def send_with_id(message):
-            nonlocal status
+            nonlocal status, finished
             if message["type"] == "http.response.start":
                 status = message["status"]
                 headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != HEADER]
                 headers.append((HEADER, request_id.encode()))
                 message = {**message, "headers": headers}
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                finished = True
             await send(message)
 
+        async def receive_watching():
+            nonlocal hung_up
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                hung_up = True
+            return message
+
         try:
-            await self.app(scope, receive, send_with_id)
+            await self.app(scope, receive_watching, send_with_id)
         finally:
+            if hung_up and not finished:
+                status = CLIENT_CLOSED_REQUEST  # the client left; nothing failed here
             elapsed = time.perf_counter() - started
             path = scope.get("path", "")
             route = _route(path, self.mcp_path)

@@ -40,7 +40,11 @@ LEADER_LOCK = lock_key("scheduler", 0)
 
 @dataclass(frozen=True)
 class Entry:
-    """Run `job` (a registered job, over all namespaces) or `call` every `every` seconds."""
+    """Run `job` (a registered job, over all namespaces) or `call` every `every` seconds.
+
+    `quick` entries (the minute-by-minute ones) run in the scheduler's own thread; the others
+    in a second thread, one after another, so an hour of re-embedding after a model change
+    does not hold up the usage counts."""
 
     name: str
     every: float
@@ -48,6 +52,7 @@ class Entry:
     call: Callable[[], object] | None = None
     options: dict = field(default_factory=dict)
     trigger: str = "scheduler"
+    quick: bool = False
 
 
 class Scheduler:
@@ -58,6 +63,7 @@ class Scheduler:
         self.last: dict[str, float] = {}  # entry name -> time.time() of its last start
         self.stopped = threading.Event()
         self._lease: psycopg.Connection | None = None
+        self._slow: threading.Thread | None = None
 
     # --- leadership -----------------------------------------------------------------------
 
@@ -106,17 +112,37 @@ class Scheduler:
         return [e for e in self.entries if now - self.last.get(e.name, 0.0) >= e.every]
 
     def run_due(self) -> None:
-        for entry in self.due(time.time()):
-            if self.stopped.is_set():
-                return
-            self.last[entry.name] = time.time()
-            try:
-                if entry.job:
-                    job_execute(entry.job, trigger=entry.trigger, **entry.options)
-                else:
-                    entry.call()
-            except Exception:  # recorded on the JobRun; the next entries still run
-                logger.exception("scheduler: %s failed", entry.name)
+        due = self.due(time.time())
+        slow = [entry for entry in due if not entry.quick]
+        if slow and not self.busy():
+            for entry in slow:  # dispatched now: not due again until their interval has passed
+                self.last[entry.name] = time.time()
+            self._slow = threading.Thread(
+                target=self._run, args=(slow, True), name="job-scheduler-slow", daemon=True
+            )
+            self._slow.start()
+        self._run([entry for entry in due if entry.quick], False)
+
+    def busy(self) -> bool:
+        """Whether the slow entries' thread is still at work."""
+        return self._slow is not None and self._slow.is_alive()
+
+    def _run(self, entries: list[Entry], own_thread: bool) -> None:
+        try:
+            for entry in entries:
+                if self.stopped.is_set():
+                    return
+                self.last[entry.name] = time.time()
+                try:
+                    if entry.job:
+                        job_execute(entry.job, trigger=entry.trigger, **entry.options)
+                    else:
+                        entry.call()
+                except Exception:  # recorded on the JobRun; the next entries still run
+                    logger.exception("scheduler: %s failed", entry.name)
+        finally:
+            if own_thread:
+                connection.close()
 
     def loop(self) -> None:
         if self.stopped.wait(self.first_delay):

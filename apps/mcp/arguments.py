@@ -14,8 +14,9 @@ import types
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from apps.memories.fields import MemoryField
 
@@ -90,9 +91,72 @@ def memory_item_model(name: str, specs: tuple[MemoryField, ...]) -> type[BaseMod
     return create_model(name, __config__=ConfigDict(extra="forbid"), **fields)
 
 
+class StrictTool(Tool):
+    """A Tool whose argument errors read as REST's do ("items[0].colour: Unknown field."),
+    not as pydantic's report with a link to its documentation."""
+
+    async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False):
+        try:
+            self.fn_metadata.validate_arguments(arguments)
+        except ValidationError as exc:
+            problems = "; ".join(f"{_where(e['loc'])}: {_problem(e)}" for e in exc.errors())
+            raise ToolError(
+                f"Error executing tool {self.name}: Invalid arguments: {problems}"
+            ) from exc
+        return await super().run(arguments, context, convert_result)
+
+
+def _where(loc: tuple) -> str:
+    """("items", 0, "colour") -> "items[0].colour", REST's name for the same place."""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "arguments"
+
+
+# pydantic's error types, in the words REST (DRF and the write path) uses for the same problem.
+_MESSAGES = {
+    "extra_forbidden": "Unknown field.",
+    "missing": "This field is required.",
+    "greater_than_equal": "Ensure this value is greater than or equal to {ge}.",
+    "greater_than": "Ensure this value is greater than {gt}.",
+    "less_than_equal": "Ensure this value is less than or equal to {le}.",
+    "less_than": "Ensure this value is less than {lt}.",
+    "string_too_long": "Ensure this field has no more than {max_length} characters.",
+    "string_too_short": "This field may not be blank.",
+    "too_long": "Ensure this field has no more than {max_length} elements.",
+    "too_short": "Ensure this field has at least {min_length} elements.",
+    "string_type": "Not a valid string.",
+    "int_type": "A valid integer is required.",
+    "int_parsing": "A valid integer is required.",
+    "int_from_float": "A valid integer is required.",
+    "float_type": "A valid number is required.",
+    "float_parsing": "A valid number is required.",
+    "bool_type": "Must be true or false.",
+    "bool_parsing": "Must be true or false.",
+    "literal_error": "Must be one of: {expected}.",
+    "list_type": "Must be a list.",
+    "dict_type": "Must be an object.",
+    "model_type": "Must be an object.",
+    "model_attributes_type": "Must be an object.",
+    "uuid_type": "Must be a valid UUID.",
+    "uuid_parsing": "Must be a valid UUID.",
+}
+
+
+def _problem(error: dict) -> str:
+    template = _MESSAGES.get(error["type"])
+    if template is None:
+        return error["msg"].rstrip(".") + "."
+    try:
+        return template.format(**error.get("ctx", {}))
+    except (KeyError, IndexError):
+        return error["msg"].rstrip(".") + "."
+
+
 def strict_tool(fn: Callable[..., Any], **kwargs: Any) -> Tool:
     """A Tool whose arguments model forbids names the tool does not declare."""
-    tool = Tool.from_function(fn, **kwargs)
+    tool = StrictTool.from_function(fn, **kwargs)
     base = tool.fn_metadata.arg_model
     config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
     tool.fn_metadata.arg_model = types.new_class(

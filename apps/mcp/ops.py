@@ -75,11 +75,12 @@ def remember_batch(
         max_chars=settings.MEMORY_BATCH_MAX_CHARS,
     )
     created = sum(1 for r in results if r.created)
-    lines = [f"Stored {created} new memories in '{ns.name}' ({len(results) - created} existing)."]
+    stored = len(results) - created
+    lines = [f"Stored in '{ns.name}': {created} new, {stored} already stored."]
     lines += [f"{i + 1}. {write_result_markdown(r)}" for i, r in enumerate(results)]
     return tool_result(
         "\n".join(lines),
-        {"created": created, "results": [r.to_dict() for r in results]},
+        {"created": created, "already_stored": stored, "results": [r.to_dict() for r in results]},
     )
 
 

@@ -30,7 +30,7 @@ from apps.core.exceptions import ValidationFailed
 
 from . import importers
 from .models import Namespace
-from .transfer import ImportCancelled, import_records
+from .transfer import ImportCancelled, import_records, read_records
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ def _run(state: dict, data: Path) -> None:
         user = get_user_model().objects.filter(pk=state["user"]).first()
         state["phase"] = "reading"
         _save(state)
-        labelled = importers.read(data, state["format"])
+        labelled = read_records(data, state["format"], namespace=namespace)
         state.update(phase="writing", total=len(labelled))
         _save(state)
         last = [0.0]

@@ -43,6 +43,16 @@ from .tags import TAG_NAME_RE, normalize_tag
 
 Labelled = list[tuple[str, dict]]
 
+
+class UnreadableLines(ValidationFailed):
+    """Lines that are not records, raised with the records that could be read, so the import
+    checks those too and one report names every line to fix (transfer.read_records)."""
+
+    def __init__(self, errors: dict, readable: Labelled):
+        super().__init__(errors)
+        self.readable = readable
+
+
 FORMATS = {
     "jsonl": "memoryhub JSONL (neutral format)",
     "markdown": "Markdown notes (zip: basic-memory, Obsidian, CLAUDE.md)",
@@ -111,7 +121,7 @@ def read_jsonl_labelled(path: Path) -> Labelled:
         except UnicodeDecodeError as exc:
             raise ValidationFailed({"file": "Is not UTF-8 text."}) from exc
     if errors:
-        raise ValidationFailed(errors)
+        raise UnreadableLines(errors, out)
     return out
 
 

@@ -171,14 +171,18 @@ class Memory(models.Model):
                 condition=Q(external_id__isnull=False),
                 name="memory_ns_external_id_uniq",
             ),
-            # The same content once per namespace, however many clients send it at once.
-            # Chunks after a document's first are exempt (two documents may share a section)
-            # and archived rows are too (a merge archives the duplicates it folds in).
+            # The same record once per namespace, however many clients send it at once: the
+            # same text at the same time under the same external id (none counts as one
+            # value). A text said again at another time, or under another id (a conversation
+            # turn repeated on another day), is a memory of its own. Chunks after a
+            # document's first are exempt (two documents may share a section) and archived
+            # rows are too (a merge archives the duplicates it folds in).
             models.UniqueConstraint(
-                fields=["namespace", "content_hash"],
+                fields=["namespace", "content_hash", "created_at", "external_id"],
                 condition=Q(archived=False)
                 & (~Q(metadata__has_key="chunk_index") | Q(metadata__chunk_index=0)),
                 name=CONTENT_UNIQUE,
+                nulls_distinct=False,
             ),
             models.CheckConstraint(
                 condition=Q(importance__gte=0) & Q(importance__lte=1),
@@ -212,6 +216,8 @@ class Memory(models.Model):
     def display_title(self) -> str:
         """The name every page shows (apps/memories/texts.shown_title); the speaker in the
         metadata is read only where the row was loaded with it (no extra query)."""
+        if self.title and self.title.strip():
+            return self.title.strip()  # without reading content (it may be deferred)
         speaker = ""
         if "metadata" not in self.get_deferred_fields() and isinstance(self.metadata, dict):
             found = self.metadata.get("speaker")

@@ -9,7 +9,10 @@ restores all of it, ids included: a uuid id becomes the primary key again, any o
 in `external_id`.
 
 An import is one transaction: a bad record anywhere (reported by line) leaves nothing written.
-Records whose id already exists in their namespace are skipped, so re-running an import is safe.
+Records already stored are skipped and counted: one whose id exists in its namespace, or one
+with the text of a stored memory and, where the record gives them, its time and id. So a text
+repeated at another time (a conversation turn said again on another day) is a memory of its
+own, and importing a file again adds nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from . import revisions
 from .jobs import graph_changed
 from .models import CausalEdge, Memory, Namespace
 from .services import memories_archive, memory_batch_create, namespace_get_or_create
+from .texts import natural_key
 from .validation import validate_memory_input, validate_relation
 
 BATCH = 256
@@ -49,12 +53,35 @@ class ImportStats:
     edges: int = 0
     namespaces: set[str] = field(default_factory=set)
 
+    def summary(self) -> str:
+        """ "2 new, 3 already stored" (and the links, when there were any)."""
+        text = f"{self.created} new, {self.skipped} already stored"
+        return f"{text}, {self.edges} link{'s' if self.edges != 1 else ''}" if self.edges else text
+
 
 def read_jsonl(path) -> list[dict]:
     """The records of a neutral JSONL file; every bad line is reported, by number."""
     from .importers import read_jsonl_labelled
 
     return [record for _, record in read_jsonl_labelled(path)]
+
+
+def read_records(path, fmt: str, *, namespace: Namespace | str | None = None):
+    """The records of a file (importers.read), every bad line in one report: a line that is
+    not JSON does not hide the problems of the lines that are, found as the import would."""
+    from .importers import UnreadableLines, read
+
+    try:
+        return read(path, fmt)
+    except UnreadableLines as exc:
+        errors = dict(exc.errors)
+        target = Namespace(name=namespace) if isinstance(namespace, str) else namespace
+        try:
+            check_records(exc.readable, namespace=target)
+        except ValidationFailed as more:
+            errors.update(more.errors)
+        in_order = sorted(errors.items(), key=lambda item: natural_key(item[0]))
+        raise ValidationFailed(dict(in_order[:MAX_REPORTED])) from exc
 
 
 def _existing_ids(namespace: Namespace, records: list[dict]) -> set[str]:
@@ -170,7 +197,6 @@ def _write_batch(target: Namespace, chunk: list[tuple[str, dict]], *, actor, doo
             namespace=target,
             items=[_memory_fields(r) for _, r in chunk],
             check_near_duplicates=False,
-            dedupe=False,
             chunk=False,
             infer=False,
             actor=actor,

@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from apps.core.exceptions import ValidationFailed
 from apps.history.models import Action, MemoryRevision, TrashEntry
 from apps.history.selectors import revisions_for_memory, trash_for_namespace
 from apps.history.services import trash_purge, trash_restore
@@ -68,6 +69,18 @@ def test_restore_from_trash_brings_back_id_tags_embedding_and_edges(namespace, l
     actions = [r.action for r in revisions_for_memory(b)]
     assert actions[:2] == [Action.UNDELETE, Action.DELETE]
     assert revisions_for_memory(a).first().action == Action.LINK
+
+
+def test_restoring_a_record_written_again_meanwhile_is_a_clear_400_not_a_crash(namespace):
+    when = "2024-05-01T12:00:00Z"
+    first = _create(namespace, "Sessions live in Redis.", created_at=when)
+    memory_delete(memory=first)
+    again = _create(namespace, "Sessions live in Redis.", created_at=when)  # the same record
+    with pytest.raises(ValidationFailed) as refused:
+        trash_restore(entry=TrashEntry.objects.get(), actor=None, door="rest")
+    assert "content" in refused.value.errors
+    assert list(Memory.objects.values_list("pk", flat=True)) == [again.pk]
+    assert TrashEntry.objects.count() == 1  # still there to restore later
 
 
 def test_edges_whose_other_end_is_gone_are_skipped_and_reported(namespace, linked):

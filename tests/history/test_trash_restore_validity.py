@@ -35,7 +35,9 @@ def test_validity_survives_the_trash_and_old_entries_restore(namespace, embeddin
 def test_restoring_a_text_stored_again_names_the_content(namespace, embedding_model):
     memory = memory_create(namespace=namespace, content="Standup is at 9:30.").memory
     memory_delete(memory=memory, door="ui")
-    memory_create(namespace=namespace, content="Standup is at 9:30.")
+    # The same record again: the same text at the same time (a text said again at another time
+    # is a memory of its own, which a restore may bring back beside it).
+    memory_create(namespace=namespace, content="Standup is at 9:30.", created_at=memory.created_at)
     with pytest.raises(ValidationFailed) as caught:
         trash_restore(entry=TrashEntry.objects.get(memory_id=memory.pk), door="ui")
     assert "content" in caught.value.errors

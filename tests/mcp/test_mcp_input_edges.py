@@ -68,3 +68,30 @@ def test_update_memory_refuses_a_field_it_cannot_change(asgi_server, tokens):
     assert result.is_error
     assert "namespace" in text_of(result)
     assert Memory.objects.get(pk=memory_id).namespace == tokens.alpha
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("remember", {"content": "typo", "colour": "red"}, "colour: Unknown field."),
+        ("remember", {"content": 5}, "content: Not a valid string."),
+        ("remember", {}, "content: This field is required."),
+        (
+            "memory_search",
+            {"query": "x", "limit": 0},
+            "limit: Ensure this value is greater than or equal to 1.",
+        ),
+        (
+            "remember_batch",
+            {"items": [{"content": "fine"}, {"content": "x", "colour": 1}]},
+            "items[1].colour: Unknown field.",
+        ),
+    ],
+)
+def test_argument_errors_read_like_rest_errors(asgi_server, tokens, tool, arguments, message):
+    """The words REST uses for the same mistake, without pydantic's report and its link."""
+    result = _call(asgi_server, tokens.alpha_rw, tool, arguments)
+    assert result.is_error
+    assert text_of(result) == f"Error executing tool {tool}: Invalid arguments: {message}"
+    assert "pydantic" not in text_of(result)
+    assert not Memory.objects.exists()

@@ -3,7 +3,9 @@ client, against the test database (rows committed by `transactional_db`)."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -86,3 +88,34 @@ def test_stdio_refuses_a_wrong_token(tokens):
 
     with pytest.raises(Exception):  # noqa: B017  the server exits before the handshake
         run(scenario)
+
+
+def test_stdio_exits_cleanly_when_stdin_closes_right_after_a_call(tokens, embedding_model):
+    """A client that sends its call and closes stdin at once (a pipe, a desktop client
+    quitting) leaves a process that exits with 0, not one aborted at interpreter exit."""
+    params = stdio_params(tokens.alpha_rw)
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "memory_search", "arguments": {"query": "anything"}},
+        },
+    ]
+    stdin = "".join(json.dumps(m) + "\n" for m in messages)
+    for _ in range(2):  # the abort came at random moments: try twice
+        done = subprocess.run(
+            [params.command, *params.args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=params.env,
+            cwd=params.cwd,
+            timeout=180,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "terminate called" not in done.stderr
+        assert json.loads(done.stdout.splitlines()[0])["id"] == 1

@@ -8,6 +8,7 @@ committed and visible to the server. Never a browser download: the Debian `chrom
 from __future__ import annotations
 
 import os
+import re
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -35,6 +36,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # points SCREENSHOTS_DIR at docs/screenshots to refresh the README's pictures.
 SCREENSHOTS = ROOT / os.environ.get("SCREENSHOTS_DIR", "var/screenshots")
 PHONE = {"width": 390, "height": 844}
+# htmx's console note on a 4xx answer it swapped in (base.html's responseHandling).
+HTMX_CLIENT_ERROR = re.compile(r"Response Status Error Code 4\d\d from ")
 # Reported as a console error when the page's Content-Security-Policy refuses something.
 CSP_REPORTER = """
 document.addEventListener("securitypolicyviolation", (event) => {
@@ -73,15 +76,21 @@ def open_page(browser, base_url: str, viewport: dict):
     page = context.new_page()
     page.console_errors = []  # (text, url of the resource it is about)
     page.allowed_errors = []
-    page.error_documents = set()  # pages answered with 4xx/5xx: tests check those themselves
+    # Answers a test provokes and then checks: a page with 4xx/5xx, an htmx call with 4xx
+    # (the page shows its message, e.g. a refused upload).
+    page.answered = set()
 
     def on_console(message) -> None:
         if message.type == "error":
             page.console_errors.append((message.text, message.location.get("url", "")))
 
     def on_response(response) -> None:
-        if response.request.resource_type == "document" and response.status >= 400:
-            page.error_documents.add(response.url)
+        page_answer = response.request.resource_type == "document" and response.status >= 400
+        htmx_refusal = bool(response.request.headers.get("hx-request")) and (
+            400 <= response.status < 500
+        )
+        if page_answer or htmx_refusal:
+            page.answered.add(response.url)
 
     page.on("console", on_console)
     page.on("response", on_response)
@@ -96,11 +105,14 @@ def allow_console_errors(page, *fragments: str) -> None:
 
 
 def unexpected_errors(page) -> list[str]:
-    """Console errors, less those allowed and Chromium's note on a page whose status the test
-    provoked (a form answered with 400): a failed script, style, image or htmx call counts."""
+    """Console errors, less those allowed and the browser's and htmx's notes on an answer the
+    test provoked (a form answered with 400, an upload refused with 413): a failed script,
+    style or image, a 5xx to htmx, an uncaught exception or a CSP violation counts."""
     errors = []
     for text, url in page.console_errors:
-        answered = text.startswith("Failed to load resource") and url in page.error_documents
+        answered = (
+            text.startswith("Failed to load resource") and url in page.answered
+        ) or HTMX_CLIENT_ERROR.match(text)
         if not answered and not any(a in text for a in page.allowed_errors):
             errors.append(text)
     return errors

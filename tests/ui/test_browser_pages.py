@@ -15,7 +15,7 @@ from apps.memories import services
 from apps.memories.models import Memory
 from apps.ui.demo_queues import seed_queues
 
-from .conftest import PHONE, login, make_user, shoot
+from .conftest import PHONE, login, make_user, shoot, watched
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -85,7 +85,8 @@ def nav_pages(page, phone: bool) -> list[str]:
         toggle.click()
         expect(page.locator("#navpanel")).to_be_visible()
     page.locator("details.navmenu summary").click()
-    links = page.locator("#navpanel .mainnav a")
+    page.locator("details.usermenu summary").click()
+    links = page.locator("#navpanel a")
     for i in range(links.count()):
         expect(links.nth(i)).to_be_visible()
     hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
@@ -93,10 +94,14 @@ def nav_pages(page, phone: bool) -> list[str]:
 
 
 def visit_everything(page, *, phone: bool) -> list[str]:
+    page.goto("/login/")
+    fits(page)
     login(page, "admin")
     page.goto("/?namespace=acme")
     visited = nav_pages(page, phone)
-    assert len(visited) >= 11, visited  # search, browse, create, trash, transfer, 4 queues, ...
+    # search, browse, create, trash, transfer, 4 queues, graph, analytics, members, connect,
+    # password, connected apps, admin
+    assert len(visited) >= 16, visited
     turn = Memory.objects.get(external_id="conv:D1:1")
     wide = Memory.objects.get(title="Release notes")
     handbook = Memory.objects.filter(file_path="docs/handbook.md").first()
@@ -134,7 +139,15 @@ def test_every_page_fits_a_phone_and_the_menu_opens(phone, seeded):
     shoot(phone, "phone-stale")
 
 
+def test_every_page_fits_a_tablet(browser, asgi_server, seeded):
+    """Between phone and desktop (the menu folded, the page margins of a desktop)."""
+    with watched(browser, asgi_server, {"width": 820, "height": 1100}) as tablet:
+        visit_everything(tablet, phone=True)
+
+
 def test_every_page_runs_cleanly_on_a_desktop(page, seeded):
+    # A long namespace name in the switch: the bar wraps inside itself rather than overflow.
+    services.namespace_get_or_create(name="a-rather-long-namespace-name-for-the-team-wiki")
     visit_everything(page, phone=False)
     expect(page.locator("button[data-nav-toggle]")).to_be_hidden()
 
@@ -157,7 +170,7 @@ def test_untitled_turns_and_links_are_named_in_words(page, seeded):
     expect(page.locator("#links")).to_contain_text("Ana: Did the night import")
     expect(page.locator("dl.kv")).to_contain_text("never edited")
     history = page.locator("#history")
-    expect(history.locator(".change", has_text="edge")).to_contain_text(
+    expect(history.locator(".change:has([data-field=edge])")).to_contain_text(
         "this memory relates_to “Ana: Did the night import"
     )
     assert str(first.pk)[:8] not in history.inner_text()
@@ -201,7 +214,7 @@ def test_favicon_is_served(page, admin_user):
     assert response.headers["content-type"].startswith("image/svg")
 
 
-def test_the_upload_bar_ends_full(page, admin_user, acme, tmp_path):
+def test_the_upload_and_import_bars_end_full(page, admin_user, acme, tmp_path):
     path = tmp_path / "notes.jsonl"
     path.write_text('{"content": "Rollbacks use the previous image."}\n')
     login(page, "admin")
@@ -212,3 +225,5 @@ def test_the_upload_bar_ends_full(page, admin_user, acme, tmp_path):
     bar = page.locator("#upload-progress")
     expect(bar).to_be_visible()
     expect(bar).to_have_js_property("value", 100)
+    # The import's own bar ends full too, not where the last poll left it.
+    expect(page.locator("#import-progress")).to_have_js_property("position", 1)

@@ -76,12 +76,12 @@ def test_a_file_with_a_bad_line_is_rejected_with_its_line_number(page, admin_use
 def test_import_a_markdown_zip_and_an_mcp_memory_service_database(page, admin_user, acme, tmp_path):
     login(page, "admin")
     _upload(page, markdown_zip(tmp_path / "notes.zip"))
-    _result(page, "Imported 9 memories")
+    _result(page, "Imported: 9 new, 0 already stored")
     page.goto("/ns/acme/memories/?file_path=CLAUDE.md")
     expect(page.locator("table.list")).to_contain_text("CLAUDE.md > Build")
 
     _upload(page, mcp_memory_service_db(tmp_path / "sqlite_vec.db"))
-    _result(page, "Imported 3 memories")
+    _result(page, "Imported: 3 new, 0 already stored")
     _result(page, "1 link")
     shoot(page, "transfer-import")
     page.goto("/ns/acme/memories/?category=warning")
@@ -108,5 +108,5 @@ def test_export_then_import_is_lossless(page, admin_user, acme, tmp_path):
 
     Memory.objects.filter(namespace=acme).delete()
     _upload(page, exported)
-    _result(page, f"Imported {len(before[0])} memories")
+    _result(page, f"Imported: {len(before[0])} new, 0 already stored")
     assert _snapshot(acme) == before

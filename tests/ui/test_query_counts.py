@@ -50,9 +50,9 @@ PAGES = [
     ("explain", lambda ns: "/explain/?namespace=acme&q=sessions+redis", 32),
     ("browse", lambda ns: "/ns/acme/memories/", 12),
     ("browse sorted", lambda ns: "/ns/acme/memories/?sort=importance&tag=x", 12),
-    # + 1: the titles of the memories its history's links name
-    ("memory", lambda ns: f"/memories/{_memory(ns, 'Use Redis for the session cache').pk}/", 15),
-    ("document chunk", lambda ns: f"/memories/{_memory(ns, HANDBOOK).pk}/", 15),
+    # + 1 each: the validity timeline, and the titles of the memories its history's links name
+    ("memory", lambda ns: f"/memories/{_memory(ns, 'Use Redis for the session cache').pk}/", 16),
+    ("document chunk", lambda ns: f"/memories/{_memory(ns, HANDBOOK).pk}/", 16),
     ("edit", lambda ns: f"/memories/{_memory(ns, 'Use Redis for the session cache').pk}/edit/", 10),
     ("create", lambda ns: "/ns/acme/memories/new/", 8),
     ("connect", lambda ns: "/ns/acme/connect/", 10),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from asgiref.sync import async_to_sync
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
@@ -42,6 +43,11 @@ def _file(content: bytes = b'{"content": "Imported by a test"}\n') -> SimpleUplo
     return SimpleUploadedFile("m.jsonl", content, content_type="application/x-ndjson")
 
 
+async def _read(response) -> bytes:
+    """The body of a streamed response (an asynchronous stream, as ASGI serves it)."""
+    return b"".join([piece async for piece in response.streaming_content])
+
+
 def test_viewer_exports_but_cannot_import(acme):
     vera = _client("vera")
     page = vera.get("/ns/acme/transfer/")
@@ -50,7 +56,7 @@ def test_viewer_exports_but_cannot_import(acme):
     assert vera.post("/ns/acme/transfer/import/", {"file": _file()}).status_code == 403
     response = vera.get("/ns/acme/export.jsonl")
     assert response.streaming
-    lines = b"".join(response.streaming_content).decode().splitlines()
+    lines = async_to_sync(_read)(response).decode().splitlines()
     assert [json.loads(line)["content"] for line in lines] == ["Deploys happen on Tuesdays"]
     assert not Memory.objects.filter(content="Imported by a test").exists()
 

@@ -5,11 +5,13 @@ markdown is rendered the same way everywhere."""
 from __future__ import annotations
 
 import pytest
+from django.template.loader import render_to_string
 from django.test import Client
 
 from apps.memories import services
 from apps.memories.models import Memory
 from apps.memories.texts import shown_title
+from apps.ui.views.search import _titles, reordered
 
 from .conftest import PASSWORD, make_user, seed_namespace
 
@@ -51,7 +53,7 @@ def test_a_merge_and_a_link_are_named_by_title_in_history(client_in):
     ).memory
     services.memories_merge(keep=keep, others=[other])
     page = client.get(f"/memories/{keep.pk}/history/").content.decode()
-    assert "folded in" in page and "Melanie: Sessions sit in Redis db 1 for two…" in page
+    assert "merged in" in page and "Melanie: Sessions sit in Redis db 1 for two…" in page
     assert "Cache invalidation on write" in page  # the depends_on link's other end
     assert str(other.pk) not in page.replace(f"/memories/{other.pk}/", "")
 
@@ -92,3 +94,29 @@ def test_markdown_tables_align_without_inline_styles(client_in):
     page = client.get(f"/memories/{memory.pk}/").content.decode()
     assert '<td class="align-right">2</td>' in page
     assert "style=" not in page
+
+
+def test_results_show_the_rank_beside_the_score(client_in):
+    namespace, client = client_in
+    page = client.get("/", {"namespace": "acme", "q": "where do sessions live"}).content.decode()
+    assert 'class="score" title="rank 1, final score' in page
+    assert ">#1 · " in page and ">#2 · " in page
+
+
+def test_a_reordered_list_says_why_its_scores_are_not_in_order():
+    memories = [{"score": s} for s in (1.857, 1.612, 1.607, 1.625)]
+    assert reordered(memories) and not reordered(sorted(memories, key=lambda m: -m["score"]))
+    response = type("R", (), {"total": 4, "mode": "hybrid", "flags": {}, "query_log_id": None})
+    html = render_to_string(
+        "ui/search/partials/results.html",
+        {"response": response, "results": [], "reordered": True, "query_string": "q=x"},
+    )
+    assert "a lower score can come first" in html
+
+
+def test_explain_names_a_result_that_mmr_moved_out_by_its_title(client_in):
+    namespace, _ = client_in
+    dropped = Memory.objects.get(namespace=namespace, title="Embeddings are normalised")
+    kept = {"id": "x", "title": "", "content": "Ana: kept in the list"}
+    titles = _titles([kept], {"mmr": [{"id": str(dropped.pk), "from": 3, "to": None}]})
+    assert titles == {"x": "Ana: kept in the list", str(dropped.pk): "Embeddings are normalised"}

@@ -109,8 +109,10 @@ class MemoryBatchApi(TokenApiView):
             door="rest",
             max_chars=settings.MEMORY_BATCH_MAX_CHARS,
         )
+        created = sum(1 for r in results if r.created)
         body = {
-            "created": sum(1 for r in results if r.created),
+            "created": created,
+            "already_stored": len(results) - created,
             "results": [write_result_data(r) for r in results],
         }
         return Response(body, status=status.HTTP_201_CREATED)

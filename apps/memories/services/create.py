@@ -104,7 +104,8 @@ def memory_batch_create(
     """Store many memories in one transaction; embeddings are computed in batches.
 
     A bad item anywhere fails the whole batch with errors named "items[i].field".
-    Imports pass dedupe=False, chunk=False and infer=False: they restore records exactly.
+    Imports pass chunk=False and infer=False: they restore records exactly; a record already
+    stored comes back with created=False (skipped and counted).
     `vectors` (one row per item, from the configured model) skips the encoder for items that
     are not chunked: `manage.py bench` re-uses the vectors it computed for the same texts.
     """
@@ -196,11 +197,12 @@ def _create_many(
     # neither the hash lock nor an open transaction, so concurrent writers do not queue behind
     # each other's encoding. An item that turns out to be stored already is dropped below.
     plans: dict[int, tuple[list[str], list[_Planned]]] = {}
-    first_of_hash: dict[str, int] = {}
+    keys = [_record_key(inp, digest) for inp, digest in zip(inputs, hashes, strict=True)]
+    first_of_key: dict[tuple, int] = {}
     for idx, (inp, digest) in enumerate(zip(inputs, hashes, strict=True)):
-        if dedupe and digest in first_of_hash:  # the same text twice in one batch
+        if dedupe and keys[idx] in first_of_key:  # the same record twice in one batch
             continue
-        first_of_hash.setdefault(digest, idx)
+        first_of_key.setdefault(keys[idx], idx)
         inferred = infer_tags(inp.content, inp.category, inp.tags) if infer else []
         rows = _plan_rows(idx, inp, digest, namespace, inp.tags + inferred, now, chunk=chunk)
         plans[idx] = (inferred, rows)
@@ -212,18 +214,18 @@ def _create_many(
     position = {id(p): i for i, p in enumerate(every_row)}
 
     with transaction.atomic():
-        existing = {}
+        stored: dict[str, list[Memory]] = {}
         if dedupe:
             _lock_hashes(namespace, hashes)
-            existing = {
-                m.content_hash: m
-                for m in Memory.objects.in_namespace(namespace).filter(content_hash__in=set(hashes))
-            }
+            same_text = Memory.objects.in_namespace(namespace).filter(content_hash__in=set(hashes))
+            for m in same_text.order_by("created_at", "id"):
+                stored.setdefault(m.content_hash, []).append(m)
         results: list[WriteResult | None] = [None] * len(inputs)
         planned: list[_Planned] = []
         for idx, digest in enumerate(hashes):
-            if digest in existing:
-                results[idx] = WriteResult(existing[digest], False, duplicate_of=existing[digest])
+            found = _stored_record(inputs[idx], stored.get(digest, ()))
+            if found is not None:
+                results[idx] = WriteResult(found, False, duplicate_of=found)
                 continue
             if idx not in plans:
                 continue
@@ -249,12 +251,12 @@ def _create_many(
         changes = revisions.states_for_created([(p.row, p.tags) for p in planned])
 
         edges = _chunk_edges(planned)
-        for idx, digest in enumerate(hashes):
+        for idx, result in enumerate(results):
             # Storing a text again to confirm what it supersedes: the stored memory does.
-            if digest in existing and idx in superseded:
-                stored = existing[digest]
-                older = [m for m in superseded[idx] if m.pk != stored.pk]
-                closed, closing = close_validity(newer=stored, older=older, now=now)
+            if idx in superseded and result is not None and not result.created:
+                kept = result.memory
+                older = [m for m in superseded[idx] if m.pk != kept.pk]
+                closed, closing = close_validity(newer=kept, older=older, now=now)
                 edges += closed
                 changes += closing
                 results[idx].superseded = [str(m.pk) for m in older]
@@ -295,11 +297,31 @@ def _create_many(
         revisions.record(changes, actor=actor, door=door)
 
         # Items repeating an earlier item of this batch share its result.
-        for idx, digest in enumerate(hashes):
+        for idx in range(len(inputs)):
             if results[idx] is None:
-                first = results[first_of_hash[digest]]
+                first = results[first_of_key[keys[idx]]]
                 results[idx] = WriteResult(first.memory, False, duplicate_of=first.memory)
     return results  # type: ignore[return-value]
+
+
+def _record_key(inp: MemoryInput, digest: str) -> tuple:
+    """What makes a record itself: its text, and the id and time its writer gave, if any. A
+    text said again at another time or under another id is another memory (a conversation turn
+    repeated on another day)."""
+    return (digest, inp.id, inp.external_id, inp.created_at)
+
+
+def _stored_record(inp: MemoryInput, same_text: Sequence[Memory]) -> Memory | None:
+    """The stored memory `inp` repeats: same text and, where the writer gave them, the same id,
+    external id and time. A plain write of a stored text returns that memory (SPEC 3)."""
+    for memory in same_text:
+        if (
+            (inp.id is None or memory.pk == inp.id)
+            and (inp.external_id is None or memory.external_id == inp.external_id)
+            and (inp.created_at is None or memory.created_at == inp.created_at)
+        ):
+            return memory
+    return None
 
 
 def _vectors_for(
@@ -342,14 +364,14 @@ def _lock_hashes(namespace: Namespace, hashes: Sequence[str]) -> None:
 
 @contextmanager
 def unique_content_guard():
-    """Turn a clash with a stored row (same content, or an id in use) into a 400."""
+    """Turn a clash with a stored row (the same record, or an id in use) into a 400."""
     try:
         with transaction.atomic():
             yield
     except IntegrityError as exc:
         if CONTENT_UNIQUE in str(exc):
             raise ValidationFailed(
-                {"content": "Identical content is already stored in this namespace."}
+                {"content": "Identical content, time and id are already stored in this namespace."}
             ) from exc
         raise ValidationFailed({"id": "An id in this request already exists."}) from exc
 

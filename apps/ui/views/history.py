@@ -59,6 +59,15 @@ OUTCOMES = {
     "resolved": "marked resolved",
 }
 EMPTY = (None, "", [], {}, False)
+# A recorded field as the page names it (others: the field name with spaces).
+FIELD_LABELS = {
+    "edge": "link",
+    "edges_moved": "links",
+    "merged": "merged in",
+    "pagerank_score": "PageRank",
+    "last_accessed_at": "last used",
+    "trigger_phrases": "triggers",
+}
 
 
 def _shown(value):
@@ -90,7 +99,8 @@ def field_changes(revision: MemoryRevision, names: dict[str, str] | None = None)
             shown = (None, _decision_text(new) or _decision_text(old, undone=True))
         if name == "merged":
             shown = (None, [_named(i, names) for i in new or []])
-        row = {"name": name, "before": shown[0], "after": shown[1], "words": []}
+        label = FIELD_LABELS.get(name, name.replace("_", " "))
+        row = {"name": name, "label": label, "before": shown[0], "after": shown[1], "words": []}
         if name == "edge":
             row["edge"] = _named_edge(new or old, names)
         if name in TEXT_FIELDS and revision.before is not None and revision.after is not None:

@@ -14,7 +14,7 @@ from apps.memories.browse import summaries
 from apps.memories.models import Memory
 from apps.search import querylog
 from apps.search.feedback import feedback_record
-from apps.search.pipeline.confidence import COEFFICIENTS
+from apps.search.pipeline.confidence import COEFFICIENTS, INTERCEPT
 from apps.search.services import search
 
 from ..access import (
@@ -71,12 +71,7 @@ def _run(request: HttpRequest, *, include_debug: bool) -> dict:
             {**m, **extra.get(m["id"], {}), "contradicted": m["id"] in contradicted}
             for m in response.memories
         ],
-        # Diversity and MMR reorder the scored list for variety: say so when the scores shown
-        # beside the ranks are then not in descending order.
-        reordered=any(
-            (a.get("score") or 0) < (b.get("score") or 0)
-            for a, b in zip(response.memories, response.memories[1:], strict=False)
-        ),
+        reordered=reordered(response.memories),
         can_feedback=can(request.user, namespace, Action.FEEDBACK),
         can_change=can(request.user, namespace, Action.CHANGE),
         query_string=request.GET.urlencode(),
@@ -148,9 +143,17 @@ def explain_page(request: HttpRequest) -> HttpResponse:
         }
         other = {k: v for k, v in response.debug.items() if k not in known}
         context["signals"] = _signals(other.pop("confidence_signals", None))
+        context["signal_intercept"] = INTERCEPT
         context["other_debug"] = other
     context.update(rows=rows, strategies=STRATEGIES)
     return render(request, "ui/search/explain.html", context)
+
+
+def reordered(memories: list[dict]) -> bool:
+    """Did diversity or MMR put a lower score above a higher one? Then the page says that the
+    ranks are not the scores' order (the explain view shows each step)."""
+    scores = [m.get("score") or 0 for m in memories]
+    return any(a < b for a, b in zip(scores, scores[1:], strict=False))
 
 
 def _titles(results: list[dict], moves: dict) -> dict[str, str]:

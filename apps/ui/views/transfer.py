@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from apps.core.exceptions import ValidationFailed
+from apps.core.streaming import in_thread
 from apps.memories import import_runs, importers
 from apps.memories.models import Memory, Namespace
 from apps.memories.transfer import export_jsonl, export_markdown_zip, export_records
@@ -114,7 +115,8 @@ def _filename(namespace: Namespace, selected: bool, suffix: str) -> str:
 def export_jsonl_view(request: HttpRequest, namespace: Namespace) -> StreamingHttpResponse:
     queryset, selected = _selection(request, namespace)
     response = StreamingHttpResponse(
-        export_jsonl(export_records(queryset=queryset)), content_type="application/x-ndjson"
+        in_thread(export_jsonl(export_records(queryset=queryset))),
+        content_type="application/x-ndjson",
     )
     name = _filename(namespace, selected, "jsonl")
     response["Content-Disposition"] = f'attachment; filename="{name}"'
@@ -125,7 +127,8 @@ def export_jsonl_view(request: HttpRequest, namespace: Namespace) -> StreamingHt
 def export_markdown_view(request: HttpRequest, namespace: Namespace) -> StreamingHttpResponse:
     queryset, selected = _selection(request, namespace)
     response = StreamingHttpResponse(
-        export_markdown_zip(export_records(queryset=queryset)), content_type="application/zip"
+        in_thread(export_markdown_zip(export_records(queryset=queryset))),
+        content_type="application/zip",
     )
     name = _filename(namespace, selected, "zip")
     response["Content-Disposition"] = f'attachment; filename="{name}"'

@@ -16,6 +16,8 @@ from apps.mcp.runtime import configure_stdio_token
 from apps.mcp.server import build_server
 from memoryhub.warmup import warm
 
+WARM_UP_WAIT_SECONDS = 120
+
 
 class Command(BaseCommand):
     help = "Serve the memoryhub MCP tools over stdio (for Claude Desktop, Claude Code, Cursor)."
@@ -36,3 +38,7 @@ class Command(BaseCommand):
         # Load the model while the client starts its session, not on its first tool call.
         readiness.start(lambda: warm(http=False))
         anyio.run(build_server().run_stdio_async)
+        # stdin closed. Leaving while the warm-up thread is inside the model's native code
+        # aborted the process at interpreter exit ("terminate called without an active
+        # exception", SIGABRT): let it finish first.
+        readiness.wait(timeout=WARM_UP_WAIT_SECONDS)

@@ -10,7 +10,7 @@ from apps.core.exceptions import ValidationFailed
 from apps.memories import importers
 from apps.memories.import_runs import problem_line
 from apps.memories.services import namespace_get_or_create
-from apps.memories.transfer import import_records
+from apps.memories.transfer import import_records, read_records
 
 
 class Command(BaseCommand):
@@ -43,7 +43,7 @@ class Command(BaseCommand):
         started = time.perf_counter()
         labelled = []
         try:
-            labelled = importers.read(path, fmt)
+            labelled = read_records(path, fmt, namespace=namespace)
             with transaction.atomic():  # a rejected file leaves no new namespace either
                 target = namespace_get_or_create(name=namespace) if namespace else None
                 stats = import_records(labelled, progress=not no_progress, namespace=target)
@@ -53,10 +53,10 @@ class Command(BaseCommand):
             raise CommandError(f"Nothing imported.\n{problems}") from exc
         elapsed = time.perf_counter() - started
         rate = stats.created / elapsed if elapsed else 0.0
+        where = ", ".join(sorted(stats.namespaces))
         self.stdout.write(
             self.style.SUCCESS(
-                f"Imported {stats.created} memories ({stats.skipped} already present, "
-                f"{stats.edges} edges) into {len(stats.namespaces)} namespace(s) "
-                f"in {elapsed:.1f}s: {rate:.1f} memories/s"
+                f"Imported into {where}: {stats.summary()} in {elapsed:.1f}s "
+                f"({rate:.1f} memories/s)"
             )
         )
