@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memories", "0014_memory_validity"),
+        ("memories", "0015_memory_record_identity"),
     ]
 
     operations = [
