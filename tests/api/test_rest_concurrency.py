@@ -169,14 +169,3 @@ def test_if_match_refuses_a_stale_version_with_412(api, tokens):
     gone = api.delete(f"/memories/{pk}/", headers={**auth, "If-Match": '"1"'})
     assert gone.status_code == 412 and Memory.objects.filter(pk=pk).exists()
     assert api.delete(f"/memories/{pk}/", headers={**auth, "If-Match": '"2"'}).status_code == 204
-
-
-def test_restoring_from_the_trash_a_text_stored_again_meanwhile_is_refused(api, tokens):
-    auth = bearer(tokens.alpha_rw)
-    pk = _new_memory(api, auth, "Stored twice over time.")
-    assert api.delete(f"/memories/{pk}/", headers=auth).status_code == 204
-    _new_memory(api, auth, "Stored twice over time.")
-    entry = TrashEntry.objects.get(memory_id=pk)
-    refused = api.post(f"/trash/{entry.pk}/restore/", headers=auth)
-    assert refused.status_code == 400 and "content" in refused.json()["errors"]
-    assert TrashEntry.objects.filter(pk=entry.pk).exists()  # still restorable later
