@@ -27,7 +27,6 @@ import re
 import sqlite3
 import time
 import zipfile
-import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,6 +39,7 @@ from apps.core.exceptions import ValidationFailed
 from .chunking import chunk_by_heading
 from .models import Category
 from .tags import TAG_NAME_RE, normalize_tag
+from .unpacking import UnpackRefused, as_text, unpack_member
 
 Labelled = list[tuple[str, dict]]
 
@@ -217,11 +217,11 @@ def read_markdown_zip(path: Path) -> Labelled:
         for info in sorted(infos, key=lambda i: i.filename):
             name = posixpath.normpath(info.filename).lstrip("/")
             try:
-                text = _unpack(archive, info, left).decode("utf-8-sig")
+                text = unpack_member(archive, info, left).decode("utf-8-sig")
             except UnicodeDecodeError:
                 errors[name] = "Is not UTF-8 text."
                 continue
-            except _UnpackRefused as exc:
+            except UnpackRefused as exc:
                 errors[name] = str(exc)
                 if exc.stop:
                     break
@@ -233,46 +233,6 @@ def read_markdown_zip(path: Path) -> Labelled:
     if errors:
         raise ValidationFailed(errors)
     return out
-
-
-class _UnpackRefused(Exception):
-    def __init__(self, message: str, *, stop: bool = False):
-        self.stop = stop  # the whole archive's budget is spent: no use reading further parts
-        super().__init__(message)
-
-
-def _unpack(archive: zipfile.ZipFile, info: zipfile.ZipInfo, left: list[int]) -> bytes:
-    """One member's bytes, read as a stream and counted as they come (the sizes a zip declares
-    may lie): refused past the per-file budget, the archive's remaining budget (`left`, spent
-    here) or a compression ratio no text reaches (a zip bomb)."""
-    per_file = settings.IMPORT_MAX_FILE_BYTES
-    max_ratio = settings.IMPORT_MAX_COMPRESSION_RATIO
-    compressed = max(info.compress_size, 1)
-    pieces, size = [], 0
-    try:
-        with archive.open(info) as member:
-            while piece := member.read(64 * 1024):
-                size += len(piece)
-                if size > per_file:
-                    raise _UnpackRefused(f"Unpacks to more than {per_file} bytes; split it.")
-                if size > left[0]:
-                    raise _UnpackRefused(
-                        f"The zip unpacks to more than {settings.IMPORT_MAX_UNPACKED_BYTES} "
-                        "bytes of markdown; split it.",
-                        stop=True,
-                    )
-                if size > 1024 * 1024 and size / compressed > max_ratio:
-                    raise _UnpackRefused(
-                        f"Compressed more than {max_ratio}:1, which no text is; refused as a "
-                        "zip bomb."
-                    )
-                pieces.append(piece)
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
-        raise _UnpackRefused(f"Cannot be unpacked: the zip entry is damaged ({exc}).") from exc
-    except (NotImplementedError, RuntimeError) as exc:  # unknown compression, encryption
-        raise _UnpackRefused(f"Cannot be unpacked: {exc}.") from exc
-    left[0] -= size
-    return b"".join(pieces)
 
 
 def _note_records(name: str, text: str) -> Labelled:
@@ -381,7 +341,7 @@ def read_mcp_memory_service(path: Path) -> Labelled:
         for row in rows:
             label = f"row {row['id'] if 'id' in columns else len(out) + 1}"
             try:
-                record = _mcp_record(_as_text(dict(row)))
+                record = _mcp_record(as_text(dict(row), TEXT_COLUMNS))
             except (TypeError, ValueError, AttributeError) as exc:
                 raise ValidationFailed({label: f"Cannot be read: {exc}."}) from exc
             by_hash[record["id"]] = record
@@ -401,18 +361,6 @@ def read_mcp_memory_service(path: Path) -> Labelled:
 
 
 TEXT_COLUMNS = ("content", "content_hash", "tags", "memory_type", "metadata")
-
-
-def _as_text(row: dict) -> dict:
-    """SQLite keeps any type in any column: a number or blob where text belongs is read as text
-    (the content check then names a bad value), never a crash."""
-    for name in TEXT_COLUMNS:
-        value = row.get(name)
-        if isinstance(value, bytes):
-            row[name] = value.decode("utf-8", errors="replace")
-        elif value is not None and not isinstance(value, str):
-            row[name] = str(value)
-    return row
 
 
 def _mcp_record(row: dict) -> dict:
