@@ -101,6 +101,8 @@ FIELD_LABELS = {
     "source": "Source",
     "tier": "Tier",
     "importance": "Importance",
+    "valid_from": "Valid from",
+    "valid_until": "Valid until",
 }
 
 
@@ -126,12 +128,12 @@ def _conflict(request: HttpRequest, memory: Memory, seen: int | None, fields: di
     stored = _form_values(memory)
     differing = []
     for name, label in FIELD_LABELS.items():
-        theirs, mine = stored[name], fields[name]
+        theirs, mine = stored[name], fields.get(name)
         if name == "tags":
             if sorted(split_list(theirs)) == sorted(mine):
                 continue
             mine = ", ".join(mine)
-        elif theirs == mine:
+        elif theirs == mine or not (theirs or mine):  # an empty date is "" or None
             continue
         differing.append({"label": label, "theirs": theirs, "mine": mine})
     data = request.POST.copy()
