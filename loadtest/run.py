@@ -122,8 +122,10 @@ def start_server(port: int, workers: int, nginx: bool = False) -> tuple[subproce
     # Every simulated assistant shares one token: the per-token request limit (a guard against
     # one runaway client) would otherwise be what the run measures.
     env = {**os.environ, "API_RATE_LIMIT": os.environ.get("LOADTEST_RATE_LIMIT", "1000000/minute")}
+    # The web command of `make run` (apps/core/management/commands/serve.py), quieter.
     uvicorn = [str(BIN / "uvicorn"), "memoryhub.asgi:application", "--log-level", "warning",
-               "--no-access-log"]  # fmt: skip
+               "--no-access-log", "--no-proxy-headers",
+               "--http", "memoryhub.http:HeaderDeadlineHttpTools"]  # fmt: skip
     if nginx:
         server = subprocess.Popen(
             ["bash", "-c", _nginx_shape(port, workers, uvicorn)],

@@ -70,7 +70,7 @@ PROCESSES = {
             "--no-proxy-headers",
             # Request headers have a deadline (memoryhub/http.py).
             "--http",
-            "memoryhub.http:HeaderDeadlineH11",
+            "memoryhub.http:HeaderDeadlineHttpTools",
         ],
     },
     "worker": {

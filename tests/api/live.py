@@ -56,7 +56,7 @@ def _start() -> tuple[str, uvicorn.Server, threading.Thread]:
         log_level="warning",
         lifespan="on",
         proxy_headers=False,  # as `make run`: the app reads them, from TRUSTED_PROXIES only
-        http="memoryhub.http:HeaderDeadlineH11",
+        http="memoryhub.http:HeaderDeadlineHttpTools",
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)

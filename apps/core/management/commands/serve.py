@@ -55,7 +55,7 @@ class Command(BaseCommand):
             "--no-proxy-headers",
             # A request's headers have a deadline (memoryhub/http.py).
             "--http",
-            "memoryhub.http:HeaderDeadlineH11",
+            "memoryhub.http:HeaderDeadlineHttpTools",
         ]
 
     @staticmethod
