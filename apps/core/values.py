@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import uuid
 
 from .exceptions import ValidationFailed
 
@@ -77,3 +78,12 @@ def check_json(value: object, *, field: str, max_bytes: int = JSON_MAX_BYTES) ->
     if size > max_bytes:
         raise ValidationFailed({field: f"Is {size} bytes as JSON; the limit is {max_bytes}."})
     return value
+
+
+def is_uuid(value: str) -> bool:
+    """Whether `value` reads as a UUID (a memory id), so a query never meets one that doesn't."""
+    try:
+        uuid.UUID(value)
+    except (TypeError, ValueError):
+        return False
+    return True

@@ -16,6 +16,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from apps.core.exceptions import ValidationFailed
+from apps.core.values import is_uuid
 
 from . import revisions
 from .models import CausalEdge, Memory, Namespace, Relation
@@ -31,7 +32,7 @@ def resolve_superseded(
     if not refs:
         return {}
     wanted = {r for rs in refs.values() for r in rs}
-    uuids = {r for r in wanted if _is_uuid(r)}
+    uuids = {r for r in wanted if is_uuid(r)}
     found = Memory.objects.in_namespace(namespace).filter(
         Q(pk__in=uuids) | Q(external_id__in=wanted)
     )
@@ -61,14 +62,6 @@ def resolve_superseded(
     if errors:
         raise ValidationFailed(errors)
     return out
-
-
-def _is_uuid(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True
 
 
 def end_validity(older: Memory, newer: Memory) -> revisions.Change | None:

@@ -18,6 +18,7 @@ from django.db.models import Aggregate, FloatField
 from django.db.models.functions import Left
 from django.utils import timezone
 
+from apps.core.values import is_uuid
 from apps.memories.models import Memory, Namespace
 from apps.memories.texts import shown_title
 
@@ -164,7 +165,7 @@ def top_memories(*, namespace: Namespace, p: Period, limit: int = TOP) -> list[d
         FROM ({rows}) AS s GROUP BY memory_id ORDER BY returned DESC, id LIMIT %(limit)s
     """
     rows = _fetch(sql, {**params, "limit": limit})
-    ids = [row["id"] for row in rows if _is_uuid(row["id"])]
+    ids = [row["id"] for row in rows if is_uuid(row["id"])]
     found = {
         str(m["id"]): m
         for m in Memory.objects.filter(namespace=namespace, pk__in=ids)
@@ -182,13 +183,3 @@ def top_memories(*, namespace: Namespace, p: Period, limit: int = TOP) -> list[d
 def _label(memory: dict, width: int = 60) -> str:
     text = shown_title(memory["title"], memory["snippet"])
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _is_uuid(value: str) -> bool:
-    import uuid
-
-    try:
-        uuid.UUID(value)
-    except (TypeError, ValueError):
-        return False
-    return True

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import uuid
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
@@ -11,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from apps.core.exceptions import ValidationFailed
+from apps.core.values import is_uuid
 from apps.history.conf import history_settings
 from apps.history.diff import TEXT_FIELDS, word_diff
 from apps.history.models import Action as Change
@@ -133,19 +133,11 @@ def _mentioned(revisions: list[MemoryRevision]) -> dict[str, str]:
             edge = state.get("edge") or {}
             ids.update(str(edge[end]) for end in ("source", "target") if edge.get(end))
             ids.update(str(i) for i in state.get("merged") or [])
-    ids = [i for i in ids if _is_uuid(i)]
+    ids = [i for i in ids if is_uuid(i)]
     if not ids:
         return {}
     rows = Memory.objects.filter(pk__in=ids).only("id", "title", "content")
     return {str(m.pk): m.display_title for m in rows}
-
-
-def _is_uuid(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True
 
 
 def _decision_text(decision: dict | None, *, undone: bool = False) -> str | None:
