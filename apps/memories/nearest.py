@@ -16,6 +16,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
+from django.conf import settings
+from django.db import connection
 
 from .models import Memory, hnsw_distance
 
@@ -61,3 +63,45 @@ def prepare_walk(cursor, ef_search: int | None = None) -> None:
     if ef_search is not None:
         cursor.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
     cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+
+
+def nearest_per_vector(
+    namespace_id: int,
+    vectors,
+    *,
+    limit: int,
+    min_similarity: float,
+    valid_at=None,
+) -> list[tuple[int, object, float]]:
+    """(1-based position of the vector, memory id, cosine) of each vector's `limit` nearest
+    live memories of the namespace at cosine >= `min_similarity`, in one statement; with
+    `valid_at`, only memories still valid then. The write path's near-duplicate check and its
+    possible-update check both ask this."""
+    if len(vectors) == 0:
+        return []
+    literals = [vector_literal(v) for v in vectors]
+    validity, params = "", [literals, namespace_id]
+    if valid_at is not None:
+        validity = "AND (m.valid_until IS NULL OR m.valid_until > %s)"
+        params.append(valid_at)
+    with connection.cursor() as cur:
+        walk = larger_than(cur, namespace_id, settings.SEARCH_EXACT_SCAN_MAX)
+        if walk:
+            prepare_walk(cur, ef_search=40)
+        order = order_by("m.embedding", "q.vec", walk_index=walk)
+        cur.execute(
+            f"""
+            SELECT q.pos, nd.id, nd.similarity
+              FROM unnest(%s::text[]::vector[]) WITH ORDINALITY AS q(vec, pos)
+              CROSS JOIN LATERAL (
+                    SELECT m.id, 1 - (m.embedding <=> q.vec) AS similarity
+                      FROM {Memory._meta.db_table} m
+                     WHERE m.namespace_id = %s AND NOT m.archived AND m.embedding IS NOT NULL
+                           {validity}
+                     ORDER BY {order}
+                     LIMIT %s) nd
+             WHERE nd.similarity >= %s
+            """,
+            [*params, limit, min_similarity],
+        )
+        return [(pos, memory_id, float(sim)) for pos, memory_id, sim in cur.fetchall()]

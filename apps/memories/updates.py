@@ -17,8 +17,6 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-from django.conf import settings
-from django.db import connection
 from django.utils import timezone
 
 from . import nearest
@@ -188,32 +186,13 @@ def judge_pair(older: str, newer: str, similarity: float) -> Verdict:
 def candidates(namespace_id: int, vectors: np.ndarray) -> list[list[tuple[Memory, float]]]:
     """Per vector, the current (not superseded, not archived) memories of the namespace
     closest in meaning, at cosine >= CANDIDATE_MIN."""
-    if len(vectors) == 0:
-        return []
-    literals = [nearest.vector_literal(v) for v in vectors]
-    table = Memory._meta.db_table
-    with connection.cursor() as cur:
-        walk = nearest.larger_than(cur, namespace_id, settings.SEARCH_EXACT_SCAN_MAX)
-        if walk:
-            nearest.prepare_walk(cur, ef_search=40)
-        order = nearest.order_by("m.embedding", "q.vec", walk_index=walk)
-        cur.execute(
-            f"""
-            SELECT q.pos, c.id, c.similarity
-              FROM unnest(%s::text[]::vector[]) WITH ORDINALITY AS q(vec, pos)
-              CROSS JOIN LATERAL (
-                    SELECT m.id, 1 - (m.embedding <=> q.vec) AS similarity
-                      FROM {table} m
-                     WHERE m.namespace_id = %s AND NOT m.archived
-                       AND m.embedding IS NOT NULL
-                       AND (m.valid_until IS NULL OR m.valid_until > %s)
-                     ORDER BY {order}
-                     LIMIT %s) c
-             WHERE c.similarity >= %s
-            """,
-            [literals, namespace_id, timezone.now(), CANDIDATES, CANDIDATE_MIN],
-        )
-        rows = cur.fetchall()
+    rows = nearest.nearest_per_vector(
+        namespace_id,
+        vectors,
+        limit=CANDIDATES,
+        min_similarity=CANDIDATE_MIN,
+        valid_at=timezone.now(),
+    )
     memories = Memory.objects.in_bulk({r[1] for r in rows})
     out: list[list[tuple[Memory, float]]] = [[] for _ in vectors]
     for pos, memory_id, similarity in rows:

@@ -445,33 +445,12 @@ def _near_duplicates(
     found: dict[int, list[dict]] = {}
     if not planned:
         return found
-    literals = [nearest.vector_literal(v) for v in vectors]
-    with connection.cursor() as cur:
-        # A small namespace is compared exactly, a large one walks the shared index
-        # (apps/memories/nearest.py).
-        walk = nearest.larger_than(cur, namespace.pk, settings.SEARCH_EXACT_SCAN_MAX)
-        if walk:
-            nearest.prepare_walk(cur, ef_search=40)
-        order = nearest.order_by("m.embedding", "q.vec", walk_index=walk)
-        cur.execute(
-            f"""
-            SELECT q.pos, nd.id, nd.similarity
-              FROM unnest(%s::text[]::vector[]) WITH ORDINALITY AS q(vec, pos)
-              CROSS JOIN LATERAL (
-                    SELECT m.id, 1 - (m.embedding <=> q.vec) AS similarity
-                      FROM memories_memory m
-                     WHERE m.namespace_id = %s AND NOT m.archived AND m.embedding IS NOT NULL
-                     ORDER BY {order}
-                     LIMIT 5) nd
-             WHERE nd.similarity >= %s
-            """,
-            [literals, namespace.pk, threshold],
+    stored = nearest.nearest_per_vector(namespace.pk, vectors, limit=5, min_similarity=threshold)
+    for pos, memory_id, similarity in stored:
+        item = planned[pos - 1].item
+        found.setdefault(item, []).append(
+            {"id": str(memory_id), "similarity": round(similarity, 4)}
         )
-        for pos, memory_id, similarity in cur.fetchall():
-            item = planned[pos - 1].item
-            found.setdefault(item, []).append(
-                {"id": str(memory_id), "similarity": round(float(similarity), 4)}
-            )
     # Within the batch: compare each row with the earlier rows of other items.
     sims = vectors @ vectors.T
     for j in range(1, len(planned)):
