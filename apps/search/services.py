@@ -31,6 +31,7 @@ from .pipeline import (
     focus,
     fuse,
     mmr,
+    rerank_learned,
     retrieve,
     session,
 )
@@ -144,6 +145,9 @@ def search(
             ordered = _run(_boosts(req, cfg, analysis, pool), items, timings, trace)
             if cfg.on("confidence"):
                 verdict = _judge(ordered, pool, cfg)
+            if cfg.on("learned_rank"):  # after the verdict: it was calibrated on this order
+                rerank = partial(rerank_learned.rerank, analysis=analysis, temporal=pool.temporal)
+                ordered = _run([("learned_rank", rerank)], ordered, timings, trace)
             ranked = _run(_diversity(req, cfg, analysis), ordered, timings, trace)[: req.limit]
     t = time.perf_counter()
     pairs = []

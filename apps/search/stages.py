@@ -29,6 +29,7 @@ STAGES: tuple[str, ...] = (
     "session",  # memories of the sessions that match best rank higher
     "boosts",  # quality, decay (stability per tier), pagerank
     "time_answers",  # a "when" question: memories that mention a time rank higher
+    "learned_rank",  # the boosted order's head re-ordered by a fitted model of the signals
     "diversity",  # at most N results per file
     "mmr",  # maximal marginal relevance, lambda per intent
     "confidence",  # evidence-gap flag

@@ -144,10 +144,9 @@ def _parse(phrase: str, now: datetime) -> TimeRange | None:
         return TimeRange(today, today + timedelta(days=1), phrase)
     if phrase == "yesterday":
         return TimeRange(today - timedelta(days=1), today, phrase)
-    if m := re.fullmatch(rf"(?:the )?(.+?)(?: of |-| )({MONTH_RE})(?:,? (\d{{4}}))?", phrase):
-        if (part := _month_part(m.group(1))) is not None:
-            month = _month(m.group(2), m.group(3), now)
-            return _part_of_month(month, part, phrase)
+    m = re.fullmatch(rf"(?:the )?(.+?)(?: of |-| )({MONTH_RE})(?:,? (\d{{4}}))?", phrase)
+    if m and (part := _month_part(m.group(1))) is not None:
+        return _part_of_month(_month(m.group(2), m.group(3), now), part, phrase)
     if m := re.fullmatch(r"(this|last|past|previous) (day|week|month|year|weekend)", phrase):
         return _named_period(m.group(1), m.group(2), now, phrase)
     if m := re.fullmatch(rf"(?:in the )?(?:last|past) {NUM} (day|week|month|year)s?", phrase):
