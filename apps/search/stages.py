@@ -11,6 +11,7 @@ STAGES: tuple[str, ...] = (
     "learned_weights",  # StrategyWeights rows written from feedback
     "intent_profiles",  # per-intent weight profiles
     "lexical",  # full-text retrieval (IDF-weighted, title/tag hits beat body hits)
+    "wordforms",  # lexical also matches word forms the stemmer does not join (bought / buy)
     "semantic",  # pgvector cosine retrieval
     "passages",  # a memory's semantic score is its own cosine or its best sentence's
     "previous_turn",  # a dialog turn also read after the turn before it (needs passages)

@@ -54,10 +54,12 @@ FEATURES: tuple[str, ...] = (
     "session",  # session lift / best score
     "session_size",  # log(1 + head members sharing its session)
     "session_best",  # log(1 + place of its session's best member)
+    "session_rank",  # log(1 + members of its session placed above it)
     "neighbour",  # best score of its temporal neighbours / best score
     "when_x_time_answer",  # a "when" question and a memory that names a time
     "when_x_lexical",
     "entities_x_session",  # several names in the query, and the session's size
+    "entities_x_session_rank",
 )
 
 
@@ -187,10 +189,12 @@ def features(
                 boosts.get("session", 0.0) / best,
                 session_size,
                 math.log1p(members[0]),
+                math.log1p(members.index(i)),
                 max(neighbours, default=0.0) / best,
                 when * time_answer,
                 when * lexical,
                 several_names * session_size,
+                several_names * math.log1p(members.index(i)),
             )
         )
     return np.asarray(rows, dtype=np.float64)

@@ -25,7 +25,7 @@ from apps.search.types import Hit, Ranked
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
 from memoryhub.db_router import read_connection as connection
 
-from . import timeexpr
+from . import timeexpr, wordforms
 from .scope import MEMORY, MEMORY_TAGS, PASSAGE, TAG, Scope, uuid_array
 
 K1 = 1.2
@@ -102,25 +102,34 @@ def _namespace_stats(cursor, namespace_id: int) -> tuple[int, float]:
     return int(count), float(avgdl)
 
 
-def lexical_plan(text: str, namespace_id: int, common_rows: int = 0) -> LexicalPlan:
+def lexical_plan(
+    text: str, namespace_id: int, common_rows: int = 0, forms: bool = False
+) -> LexicalPlan:
     """Stem the query like the stored vectors, then weigh each term by its namespace idf.
     With `common_rows`, a term found in more memories than that is left out of what a
     candidate must match (it still counts in the score); if every term is that common, the
-    rarest one is matched."""
+    rarest one is matched. With `forms`, the other forms of the query's words that the
+    stemmer does not join (pipeline/wordforms.py) are matched too; they do not count in
+    what the confidence estimate reads (query_idf, missing_idf)."""
+    extra_text = wordforms.other_forms(text) if forms else ""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT coalesce(array_agg(lexeme ORDER BY lexeme), '{}') "
+            "SELECT coalesce(array_agg(lexeme ORDER BY lexeme), '{}'), "
+            "(SELECT coalesce(array_agg(lexeme), '{}') FROM unnest(to_tsvector('english', %s))) "
             "FROM unnest(to_tsvector('english', %s))",
-            [text],
+            [extra_text, text],
         )
-        lexemes = tuple(cursor.fetchone()[0][:32])
+        own, other = cursor.fetchone()
+        lexemes = tuple(own[:32])
+        extra = tuple(x for x in other if x not in lexemes)[:16]
         total, avgdl = _namespace_stats(cursor, namespace_id)
         if not lexemes:
             return LexicalPlan((), (), avgdl)
-        dfs = _document_frequencies(cursor, namespace_id, lexemes)
+        dfs = _document_frequencies(cursor, namespace_id, lexemes + extra)
     idf = tuple(math.log(1 + (total - df + 0.5) / (df + 0.5)) for df in dfs)
-    kept = [(lex, w, df) for lex, w, df in zip(lexemes, idf, dfs, strict=True) if df > 0]
-    missing = sum(w for w, df in zip(idf, dfs, strict=True) if df == 0)
+    kept = [(lex, w, df) for lex, w, df in zip(lexemes + extra, idf, dfs, strict=True) if df > 0]
+    own_idf, own_dfs = idf[: len(lexemes)], dfs[: len(lexemes)]
+    missing = sum(w for w, df in zip(own_idf, own_dfs, strict=True) if df == 0)
     match: tuple[str, ...] = ()
     if common_rows and kept and max(df for _, _, df in kept) > common_rows:
         match = tuple(lex for lex, _, df in kept if df <= common_rows)
@@ -129,7 +138,7 @@ def lexical_plan(text: str, namespace_id: int, common_rows: int = 0) -> LexicalP
         tuple(x for x, _, _ in kept),
         tuple(w for _, w, _ in kept),
         avgdl,
-        query_idf=sum(idf),
+        query_idf=sum(own_idf),
         missing_idf=missing,
         match=match,
     )
