@@ -37,7 +37,9 @@ class Sample:
         return np.array([1.0 if k in self.relevant else 0.0 for k in self.ids])
 
 
-def collect(queries: list[dict], prefix: str, search_fn: Callable, run_queries: Callable):
+def collect(
+    queries: list[dict], prefix: str, search_fn: Callable, run_queries: Callable, config=None
+):
     """Run the queries through `run_queries` (evaluation.run_queries) with the capture on;
     one Sample per query, in order."""
     from apps.memories.models import Memory
@@ -53,7 +55,7 @@ def collect(queries: list[dict], prefix: str, search_fn: Callable, run_queries: 
             rerank_learned.capture.reset(token)
             captured.append(found[-1] if found else {"ids": [], "x": np.zeros((0, len(FEATURES)))})
 
-    rows = run_queries(queries, searching, mode="hybrid")
+    rows = run_queries(queries, searching, mode="hybrid", config=config)
     captured = captured[1:]  # the warm-up search
     public = dict(
         Memory.objects.filter(namespace__name__startswith=prefix).values_list("id", "external_id")

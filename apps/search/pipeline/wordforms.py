@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-# Each line: forms of one word, any of which stands for the others.
+# Each line: forms of one word, any of which stands for the others. The commonest verbs (be,
+# get, go, make, say, see, take, ...) are left out: their forms are in every other turn, and
+# matching them too moved noise above the evidence on locomo-dev.
 GROUPS = """
-be was were been
-begin began begun
 bite bit bitten
 blow blew blown
 break broke broken
@@ -21,7 +21,6 @@ build built
 buy bought
 catch caught
 choose chose chosen
-come came
 dig dug
 draw drew drawn
 drink drank drunk
@@ -29,59 +28,37 @@ drive drove driven
 eat ate eaten
 fall fell fallen
 feed fed
-feel felt
 fight fought
-find found
 fly flew flown
 forget forgot forgotten
 freeze froze frozen
-get got gotten
-give gave given
-go went gone
 grow grew grown
 hang hung
-hear heard
 hide hid hidden
 hold held
-keep kept
-know knew known
-lead led
-leave left
 lend lent
 lose lost
-make made
-mean meant
 meet met
 pay paid
 ride rode ridden
 ring rang rung
 rise rose risen
-run ran
-say said
-see saw seen
-seek sought
 sell sold
 send sent
 shake shook shaken
 shoot shot
 sing sang sung
 sink sank sunk
-sit sat
 sleep slept
 speak spoke spoken
 spend spent
-stand stood
 steal stole stolen
 stick stuck
 strike struck
 swim swam swum
-take took taken
 teach taught
 tear tore torn
-tell told
-think thought
 throw threw thrown
-understand understood
 wake woke woken
 wear wore worn
 weep wept

@@ -15,6 +15,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from apps.memories.transfer import read_jsonl
 from apps.search import abstention, evaluation, rankfit
+from apps.search.config import search_settings
 from apps.search.pipeline import rerank_learned
 from apps.search.services import search
 
@@ -31,16 +32,21 @@ class Command(BaseCommand):
         parser.add_argument("--head", type=int, default=rerank_learned.HEAD)
         parser.add_argument("--pointwise", action="store_true")
         parser.add_argument("--write", action="store_true", help="Store the fitted model.")
+        parser.add_argument(
+            "--disable", nargs="+", action="extend", default=[], metavar="STAGE",
+            help="Stages off while the features are collected (as the read path will run).",
+        )  # fmt: skip
 
     def handle(self, *args, directory: Path, reuse, features, train, l2, head, pointwise, write,
-               **options):  # fmt: skip
+               disable, **options):  # fmt: skip
         if features and features.exists():
             samples = rankfit.load(features)
         else:
             if not reuse:
                 raise CommandError("--reuse PREFIX is needed to collect the features")
             queries = evaluation.read_queries(directory, reuse)
-            samples, _ = rankfit.collect(queries, reuse, search, evaluation.run_queries)
+            config = search_settings().without(disable)
+            samples, _ = rankfit.collect(queries, reuse, search, evaluation.run_queries, config)
             if features:
                 rankfit.save(samples, features)
         names = abstention.namespaces_in_order(read_jsonl(directory / "queries.jsonl"))
