@@ -25,7 +25,7 @@ from apps.search.types import QueryAnalysis, Ranked
 
 from . import feedback
 
-HEAD = 50  # candidates re-ordered; the rest keep their place behind them
+HEAD = 20  # candidates re-ordered (and described to the model); the rest keep their place
 WEIGHTS_FILE = Path(__file__).with_name("ranker.json")
 _MISSING_RANK = math.log1p(101)  # a strategy that did not retrieve the memory (pool is 100)
 
