@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import SearchSettings
+from apps.search.config import SearchSettings
 
 KEYS = ("recall@5", "recall@10", "recall@20", "hit@10", "ndcg@10", "mrr", "p50_ms", "p95_ms")
 

@@ -56,6 +56,8 @@ INSTALLED_APPS = [
     "apps.mcp",
     "apps.oauth",
     "apps.ui",
+    # Evaluation and benchmark commands (lab/): tooling, left out by production.py.
+    "lab",
 ]
 
 MIDDLEWARE = [

@@ -9,12 +9,13 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.memories.models import Namespace
-from apps.search import abstention, calibration, evaluation, querylog
-from apps.search.ablation import ablation_runs
+from apps.search import querylog
 from apps.search.config import SearchSettings, search_settings
 from apps.search.params import MODES
 from apps.search.services import search
 from apps.search.stages import STAGES, unknown_stages
+from lab import abstention, calibration, evaluation
+from lab.ablation import ablation_runs
 
 
 class Command(BaseCommand):
