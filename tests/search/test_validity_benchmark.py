@@ -1,4 +1,4 @@
-"""The issue's criteria on the held-out set (lab/data), as `manage.py
+"""The acceptance criteria on the held-out set (lab/data), as `manage.py
 evaluate_validity --heldout` measures them: a regression here is a regression users notice."""
 
 from __future__ import annotations

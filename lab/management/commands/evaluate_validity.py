@@ -1,7 +1,7 @@
 """python manage.py evaluate_validity [--train] [--heldout] [--json FILE]
 
 Facts that change: the possible-update detector's precision and recall on the labelled
-training pairs, and the issue's criteria on the held-out set (lab/validity.py)."""
+training pairs, and the acceptance criteria on the held-out set (lab/validity.py)."""
 
 from __future__ import annotations
 
