@@ -249,7 +249,7 @@ class Passage(models.Model):
     (apps/memories/passages.py).
 
     A turn's vector averages everything it says; a question about one of its sentences ("What
-    did Melanie paint?" against "Thanks! ... Here's the sunset I painted last week.") matches
+    did Alice paint?" against "Thanks! ... Here's the sunset I painted last week.") matches
     that sentence better than the whole. Search reads a memory's best passage cosine next to
     its own, in the same statement that fetches the candidates' rows."""
 

@@ -1,6 +1,6 @@
 """Passages: the sentences of a memory that says several things, each with a vector of its own.
 
-A memory's vector is the mean of everything it says. A dialog turn such as "Thanks, Caroline!
+A memory's vector is the mean of everything it says. A dialog turn such as "Thanks, Alice!
 It was tough, but I'm doing ok. Been reading that book you recommended" answers a question
 about the book with one sentence of three, and its whole-turn cosine to that question is
 diluted by the other two. Search takes a memory's best passage cosine next to its own
@@ -9,7 +9,7 @@ own vector is that sentence's.
 
 A passage's vector comes from the same model call as the memory's own (late chunking,
 apps/memories/embeddings.py): the mean of its tokens' outputs, read in the whole text. A
-leading label ("Caroline: ", "Decision: ") and a title belong to every sentence after them, so
+leading label ("Alice: ", "Decision: ") and a title belong to every sentence after them, so
 their tokens are part of each passage; a bracketed aside ("[shares a photo of a sunset]") is a
 passage of its own.
 """
@@ -61,7 +61,7 @@ def passage_spans(title: str, content: str) -> list[embeddings.Span]:
 
 
 def passage_texts(title: str, content: str) -> list[str]:
-    """The passages as text: each with the context in front ("Caroline: I felt powerful")."""
+    """The passages as text: each with the context in front ("Alice: I felt powerful")."""
     text = embedding_text(title, content)
     return [text[:c] + text[a:b] for c, a, b in passage_spans(title, content)]
 

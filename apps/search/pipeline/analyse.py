@@ -177,9 +177,9 @@ AUXILIARY = r"(?:does|did|do|is|was|were|are|has|have|had|would|will|can|could|m
 
 
 def subject_of(text: str, tags: tuple[str, ...]) -> str | None:
-    """Of two or more tag names in the query, the one it asks about: "What did Jon say about
-    Gina's store?" is about Jon (after the verb; Gina is only a possessive). None when the
-    query names one tag, pairs them ("Jon and Gina") or no single one stands out."""
+    """Of two or more tag names in the query, the one it asks about: "What did Alice say about
+    Bob's store?" is about Alice (after the verb; Bob is only a possessive). None when the
+    query names one tag, pairs them ("Alice and Bob") or no single one stands out."""
     if len(tags) < 2:
         return None
     names = "|".join(re.escape(t) for t in tags)

@@ -167,7 +167,7 @@ def judge(
     """The search's confidence and whether to flag an evidence gap. Both rules flag an empty
     result, and a result with no keyword or exact hit where no memory reaches the semantic
     floor. Rule "calibrated" then flags a confidence below `threshold`; rule "zscore" (the
-    seed's) flags a top score that does not stand out (z < 1.5) among the top 20 and leaves
+    simpler one) flags a top score that does not stand out (z < 1.5) among the top 20 and leaves
     the confidence as the estimate, so the number means the same under both rules."""
     if not ordered:
         return Verdict(0.0, True, Signals())

@@ -433,7 +433,7 @@ def probe_settings(cursor) -> None:
     namespace yet (bulk-imported since the last ANALYZE: 10k memories added to a 100k table
     stay under autovacuum's 10%), the planner expects a single row there, takes the bare
     namespace index and sorts the whole namespace once per probe: 1.4-2 s a search instead of
-    ~6 ms (docs/benchmarks.md, issue 10 seventh session). With sorts ruled out, only the
+    ~6 ms (docs/benchmarks.md). With sorts ruled out, only the
     right index is left."""
     cursor.execute("SET LOCAL enable_sort = off")
 
