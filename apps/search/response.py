@@ -14,8 +14,9 @@ from apps.memories.models import CausalEdge, Memory
 from memoryhub.db_router import read_connection as connection
 
 from .config import SearchSettings
-from .pipeline import budget, confidence, fuse, semantic
+from .pipeline import budget, confidence, fuse
 from .pipeline.candidates import Pool
+from .pipeline.reads import semantic
 from .pipeline.scope import uuid_array
 from .types import QueryAnalysis, Ranked
 

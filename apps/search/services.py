@@ -37,16 +37,16 @@ from .pipeline import (
 from .pipeline import variants as query_variants
 from .pipeline.analyse import analyse_query, find_entities
 from .pipeline.candidates import KeywordHits, Pool, gather, keyword_hits
-from .pipeline.exact import exact_search
-from .pipeline.rows import browse, fetch_rows, mention_times, with_embeddings
+from .pipeline.reads.exact import exact_search
+from .pipeline.reads.rows import browse, fetch_rows, mention_times, with_embeddings
+from .pipeline.reads.stats import namespace_tags
+from .pipeline.reads.weights import learned_weights
 from .pipeline.scope import Scope
-from .pipeline.stats import namespace_tags
 from .pipeline.weights import (
     BASE_WEIGHTS,
     adapt_weights,
     apply_multipliers,
     intent_profile,
-    learned_weights,
 )
 from .response import SearchResponse, Trace, explain, log_fields, payload, render_markdown
 from .timing import Timer, elapsed_ms

@@ -19,12 +19,12 @@ from apps.search.timing import Timer
 from apps.search.types import CandidateRow, Evidence, Hit, QueryAnalysis, Ranked
 
 from . import coactivate, context, feedback, fuse, graph, validity
-from .exact import exact_search
-from .lexical import LexicalPlan, lexical_plan, lexical_search
-from .neighbours import window_rows
-from .rows import fetch_embeddings, fetch_rows, in_scope
+from .reads.exact import exact_search
+from .reads.lexical import LexicalPlan, lexical_plan, lexical_search
+from .reads.neighbours import window_rows
+from .reads.rows import fetch_embeddings, fetch_rows, in_scope
+from .reads.semantic import PASSAGE_COSINE, SENTENCE_COSINE, semantic_search
 from .scope import Scope
-from .semantic import PASSAGE_COSINE, SENTENCE_COSINE, semantic_search
 
 POOL = 100  # candidates per strategy
 EXACT_POOL = 50

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from apps.memories.texts import natural_key
 from apps.search.types import Ranked
 
-from .semantic import SEMANTIC_MIN
+from .reads.semantic import SEMANTIC_MIN
 
 COACTIVATION_SHARE = 0.2
 COACTIVATION_TOP = 5

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from apps.search.types import Ranked
 
-from .semantic import SEMANTIC_MIN
+from .reads.semantic import SEMANTIC_MIN
 
 GAP_Z = 1.5
 MIN_SCORES = 3

@@ -1,12 +1,18 @@
 """Stage 3's public face: the retrieval reads, one module per job (lexical, semantic, exact,
 rows, neighbours, stats). Callers outside the pipeline (tests, tooling) import them from here."""
 
-from .exact import exact_search
-from .lexical import LexicalPlan, lexical_plan, lexical_search
-from .neighbours import probe_settings, window_query, window_rows
-from .rows import browse, fetch_embeddings, fetch_rows, in_scope, mention_times, with_embeddings
-from .scope import MEMORY
-from .semantic import (
+from .reads.exact import exact_search
+from .reads.lexical import LexicalPlan, lexical_plan, lexical_search
+from .reads.neighbours import probe_settings, window_query, window_rows
+from .reads.rows import (
+    browse,
+    fetch_embeddings,
+    fetch_rows,
+    in_scope,
+    mention_times,
+    with_embeddings,
+)
+from .reads.semantic import (
     PASSAGE_COSINE,
     SEMANTIC_FALLBACK_MIN,
     SEMANTIC_MIN,
@@ -17,7 +23,8 @@ from .semantic import (
     hnsw_nearest,
     semantic_search,
 )
-from .stats import namespace_size, namespace_tags
+from .reads.stats import namespace_size, namespace_tags
+from .scope import MEMORY
 
 __all__ = [
     "MEMORY",

@@ -18,7 +18,7 @@ from cachetools import TTLCache, cached
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
 from memoryhub.db_router import read_connection as connection
 
-from .scope import MEMORY, MEMORY_TAGS, TAG, tsquery_literal
+from ..scope import MEMORY, MEMORY_TAGS, TAG, tsquery_literal
 
 STATS_TTL_S = 60.0
 KNOWN_TAGS_TTL_S = 60.0

@@ -8,7 +8,7 @@ from django.db import transaction
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
 from memoryhub.db_router import read_connection as connection
 
-from .scope import MEMORY, Scope
+from ..scope import MEMORY, Scope
 
 MAX_TIED_ROWS = 5000
 

@@ -12,7 +12,7 @@ from apps.search.types import Hit
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
 from memoryhub.db_router import read_connection as connection
 
-from .scope import MEMORY, PASSAGE, Scope
+from ..scope import MEMORY, PASSAGE, Scope
 from .stats import namespace_size
 
 SEMANTIC_MIN = 0.3

@@ -7,7 +7,7 @@ from apps.search.types import Hit
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
 from memoryhub.db_router import read_connection as connection
 
-from .scope import MEMORY, Scope
+from ..scope import MEMORY, Scope
 
 
 def exact_search(scope: Scope, phrases: list[str], limit: int) -> list[Hit]:
