@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
+import numpy as np
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
@@ -72,7 +73,7 @@ class Outcome:
     rules: list[str] = field(default_factory=list)
     graph_enabled: bool = False
     verdict: confidence.Verdict | None = None
-    vector: object = None  # the query's own embedding (numpy), None without one
+    vector: np.ndarray | None = None  # the query's own embedding
 
 
 def search(
@@ -100,11 +101,7 @@ def search(
         outcome = _rank(params, cfg, scope, timer, trace)
     ranked, verdict, pool = outcome.ranked, outcome.verdict, outcome.pool
     with timer.span("contradictions"):
-        pairs = (
-            contradictions.find(params.namespace.id, ranked)
-            if cfg.on("contradictions") and ranked
-            else []
-        )
+        pairs = contradictions.find(params.namespace.id, ranked) if _judged(cfg, ranked) else []
     flags = {
         "evidence_gap": bool(verdict and verdict.evidence_gap),
         "fallback_retry": bool(pool.fallback) if pool else False,
@@ -130,6 +127,11 @@ def search(
         confidence=round(verdict.confidence, 4) if verdict else None,
         signals=verdict.signals.as_dict() if verdict and verdict.signals else None,
     )
+
+
+def _judged(cfg: SearchSettings, ranked: list[Ranked]) -> bool:
+    """Whether stage 11 looks for contradictions among the results."""
+    return cfg.on("contradictions") and bool(ranked)
 
 
 def _scope(req: SearchRequest) -> Scope:
