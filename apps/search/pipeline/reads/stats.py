@@ -62,9 +62,8 @@ def namespace_size(namespace_id: int) -> int:
 def document_frequencies(namespace_id: int, lexemes: tuple[str, ...]) -> list[int]:
     """How many live memories of the namespace hold each stemmed term."""
     with _frequencies_lock:
-        known = {
-            x: _frequencies[namespace_id, x] for x in lexemes if (namespace_id, x) in _frequencies
-        }
+        cached = {x: _frequencies.get((namespace_id, x)) for x in lexemes}
+    known = {x: df for x, df in cached.items() if df is not None}  # only counts > 0 are kept
     todo = [x for x in lexemes if x not in known]
     if todo:
         counts = ", ".join("count(*) FILTER (WHERE search_vector @@ %s::tsquery)" for _ in todo)
