@@ -123,7 +123,7 @@ class Memory(models.Model):
         indexes = [
             # On the vector cast to halfvec: half the index of float vectors, the same
             # neighbours to within rounding (search computes similarities on the stored floats;
-            # apps/search/pipeline/retrieve.py orders by exactly this expression).
+            # apps/search/pipeline/reads/semantic.py orders by exactly this expression).
             HnswIndex(
                 OpClass(
                     Cast("embedding", HalfVectorField(dimensions=EMBEDDING_DIM)),

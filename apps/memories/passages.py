@@ -4,7 +4,7 @@ A memory's vector is the mean of everything it says. A dialog turn such as "Than
 It was tough, but I'm doing ok. Been reading that book you recommended" answers a question
 about the book with one sentence of three, and its whole-turn cosine to that question is
 diluted by the other two. Search takes a memory's best passage cosine next to its own
-(apps/search/pipeline/retrieve.py, fetch_rows). A memory of one sentence has no passages: its
+(apps/search/pipeline/reads/rows.py, fetch_rows). A memory of one sentence has no passages: its
 own vector is that sentence's.
 
 A passage's vector comes from the same model call as the memory's own (late chunking,

@@ -11,6 +11,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from apps.memories.embeddings import embed_texts
 from apps.search.types import QueryAnalysis
 
 from .timeexpr import ASKS_WHEN, TimeOutOfRange, find_time_phrase, parse_time_expression
@@ -137,8 +138,6 @@ WORD = re.compile(r"[A-Za-z0-9][\w.+-]*")
 
 @lru_cache(maxsize=4)
 def _centroids(model_name: str) -> tuple[tuple[str, ...], np.ndarray]:
-    from apps.memories.embeddings import embed_texts
-
     names = tuple(INTENT_EXAMPLES)
     rows = []
     for name in names:
