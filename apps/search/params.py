@@ -188,25 +188,22 @@ class SearchRequest:
             errors.setdefault("query", "A query (or at least one filter) is required.")
         if errors:
             raise ValidationFailed(errors)
-        return cls(
-            namespace=ns,
-            query=query,
-            mode=v["mode"],
-            after=after,
-            before=before,
-            time_phrase=parsed.phrase if parsed else "",
-            tags=v["tags"],
-            categories=v["categories"],
-            file_path=file_path,
-            quality_boost=v["quality_boost"],
-            limit=v["limit"],
-            include_debug=v["include_debug"],
-            now=now,
-            disabled=v["disabled_stages"],
-            token_budget=v["token_budget"],
-            as_of=v["as_of"],
-            include_superseded=v["include_superseded"],
-        )
+        # Arguments the request holds as they are validated; the rest worked out above.
+        same_name = {name: value for name, value in v.items() if name in _REQUEST_FIELDS}
+        worked_out = {
+            "namespace": ns,
+            "query": query,
+            "after": after,
+            "before": before,
+            "time_phrase": parsed.phrase if parsed else "",
+            "file_path": file_path,
+            "now": now,
+            "disabled": v["disabled_stages"],
+        }
+        return cls(**{**same_name, **worked_out})
+
+
+_REQUEST_FIELDS = frozenset(SearchRequest.__dataclass_fields__)
 
 
 def _default(spec: Spec, declared: Any) -> Any:
