@@ -12,6 +12,7 @@ a DRF field. A model field then reads as one line, e.g.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, Field
@@ -80,6 +81,8 @@ def spec_of(info: FieldInfo) -> Spec:
     raise LookupError(f"{info!r} is not declared with an apps.core.schema type")
 
 
+@cache
 def specs(model: type[BaseModel]) -> dict[str, tuple[Spec, FieldInfo]]:
-    """Each field of `model` with its Spec, in declaration order."""
+    """Each field of `model` with its Spec, in declaration order (read once per model: every
+    search validates against it)."""
     return {name: (spec_of(info), info) for name, info in model.model_fields.items()}
