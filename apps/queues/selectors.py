@@ -163,6 +163,8 @@ class OpenConflicts:
 
     def __getitem__(self, window: slice) -> list[Conflict]:
         start = window.start or 0
+        if window.stop <= start:
+            return []  # an empty queue's only page
         return open_conflicts(namespace=self.namespace, limit=window.stop - start, offset=start)
 
 
