@@ -17,9 +17,11 @@ passage of its own.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Sequence
 
 import numpy as np
+from cachetools import TTLCache
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
@@ -74,14 +76,44 @@ def _stripped(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def embed_memories(memories: Sequence[Memory]) -> tuple[np.ndarray, list[Passage]]:
+# Encodings a create preview made (apps/memories/preview.py), kept in this process for the
+# create of the same texts that follows, so the encoder reads a text once; each is taken once.
+# A create in another process, or later than KEPT_SECONDS, encodes again.
+KEPT_SECONDS = 600
+_kept: TTLCache = TTLCache(maxsize=64, ttl=KEPT_SECONDS)
+_kept_lock = threading.Lock()
+
+
+def embed_memories(
+    memories: Sequence[Memory], *, keep: bool = False
+) -> tuple[np.ndarray, list[Passage]]:
     """The vectors of `memories` (their current text) and their unsaved passages, from one
-    encoder call."""
+    encoder call (none for texts a preview encoded). keep=True keeps these encodings for the
+    next call with the same texts."""
+    if not _kept and not keep:
+        vectors, found = _encode(memories)
+        return vectors, _rows(memories, found)
+    model = embeddings.EncoderSettings.current().key
+    keys = [(*model, m.title, m.content) for m in memories]
+    with _kept_lock:
+        taken = {i: _kept.pop(key) for i, key in enumerate(keys) if key in _kept}
+    missing = [i for i in range(len(memories)) if i not in taken]
+    vectors, found = _encode([memories[i] for i in missing])
+    taken.update({i: (vectors[n], found[n]) for n, i in enumerate(missing)})
+    if keep:
+        with _kept_lock:
+            _kept.update({key: taken[i] for i, key in enumerate(keys)})
+    if len(missing) == len(memories):  # nothing was kept (or nothing asked)
+        return vectors, _rows(memories, found)
+    in_order = [taken[i] for i in range(len(memories))]
+    return np.stack([v for v, _ in in_order]), _rows(memories, [own for _, own in in_order])
+
+
+def _encode(memories: Sequence[Memory]) -> tuple[np.ndarray, list[embeddings.PassageVectors]]:
     spans = [passage_spans(m.title, m.content) for m in memories]
-    vectors, found = embeddings.embed_with_passages(
+    return embeddings.embed_with_passages(
         [embedding_text(m.title, m.content) for m in memories], spans
     )
-    return vectors, _rows(memories, found)
 
 
 def _rows(memories: Sequence[Memory], found: Sequence[embeddings.PassageVectors]) -> list[Passage]:
