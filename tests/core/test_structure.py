@@ -1,8 +1,6 @@
-"""The product keeps the shape issue 31 asked of it: a map tools can read (few imports inside
-functions), short functions, and no experiment history in runtime code.
-
-The limits are the issue's ("Done when"). They hold once every branch of that work is merged;
-until then they are expected failures that may pass (xfail, not strict).
+"""The product keeps its shape: a map tools can read (few imports inside functions), short
+functions, and no experiment history in runtime code. A change that crosses a limit fails here,
+so the limit is raised on purpose or the code is reshaped.
 """
 
 from __future__ import annotations
@@ -13,9 +11,6 @@ from ops.structure_metrics import measure
 
 MAX_LOCAL_IMPORTS = 40
 MAX_LONG_FUNCTIONS = 1
-UNTIL_MERGED = pytest.mark.xfail(
-    strict=False, reason="the limits hold once every branch of issue 31 is merged"
-)
 
 
 @pytest.fixture(scope="module")
@@ -23,18 +18,15 @@ def shape():
     return measure()
 
 
-@UNTIL_MERGED
 def test_imports_stay_at_module_level(shape):
     found = shape.local_imports
     assert len(found) <= MAX_LOCAL_IMPORTS, "\n".join(found)
 
 
-@UNTIL_MERGED
 def test_functions_stay_short(shape):
     assert len(shape.long_functions) <= MAX_LONG_FUNCTIONS, "\n".join(shape.long_functions)
 
 
-@UNTIL_MERGED
 def test_runtime_code_names_no_issue(shape):
     assert shape.issue_references == [], "\n".join(shape.issue_references)
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from apps.search.config import SearchSettings
 from apps.search.timing import Timer
 from apps.search.types import CandidateRow, Evidence, Hit, QueryAnalysis, Ranked
 
@@ -25,6 +25,10 @@ from .reads.neighbours import window_rows
 from .reads.rows import fetch_embeddings, fetch_rows, in_scope
 from .reads.semantic import PASSAGE_COSINE, SENTENCE_COSINE, semantic_search
 from .scope import Scope
+
+# The settings read the pipeline's rules, so the pipeline names them for types only.
+if TYPE_CHECKING:
+    from apps.search.config import SearchSettings
 
 POOL = 100  # candidates per strategy
 EXACT_POOL = 50
