@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from apps.search import rankfit
 from apps.search.pipeline import rerank_learned
 from apps.search.pipeline.rerank_learned import FEATURES, Model, features, rerank
-from apps.search.types import QueryAnalysis
+from apps.search.types import Evidence, QueryAnalysis
+from lab import rankfit
 from tests.factories import ranked
 
 ANALYSIS = QueryAnalysis(text="what did Jon buy")
@@ -21,10 +21,10 @@ WHEN = datetime(2023, 5, 8, tzinfo=UTC)
 def _head():
     # b matches the words (lexical) but a has the better cosine and the better boosted score
     return [
-        ranked("a", 1.0, raw={"_similarity": 0.6, "_lexical": 0.0}, created_at=WHEN),
-        ranked("b", 0.8, raw={"_similarity": 0.4, "_lexical": 0.3}, ranks={"keyword": 1},
+        ranked("a", 1.0, evidence=Evidence(lexical=0.0, similarity=0.6), created_at=WHEN),
+        ranked("b", 0.8, evidence=Evidence(lexical=0.3, similarity=0.4), ranks={"keyword": 1},
                created_at=WHEN),
-        ranked("c", 0.5, raw={"_similarity": 0.3, "_lexical": 0.0}, created_at=WHEN),
+        ranked("c", 0.5, evidence=Evidence(lexical=0.0, similarity=0.3), created_at=WHEN),
     ]  # fmt: skip
 
 

@@ -2,7 +2,7 @@
 signals the earlier stages already computed (each strategy's rank and score, the boosts, the
 session and the neighbours), so no new retrieval and no model call on the read path.
 
-The coefficients are fitted offline (`manage.py fit_ranker`, apps/search/rankfit.py) and kept
+The coefficients are fitted offline (`manage.py fit_ranker`, lab/rankfit.py) and kept
 in `ranker.json` beside this module; without that file the stage changes nothing. The head's
 scores are handed back in the new order (the best score to the new first), so the stages after
 it (diversity, MMR) see the same spread of scores as before.
@@ -145,8 +145,8 @@ def features(
     """One row per head item, columns in FEATURES order."""
     best = max(r.score for r in head) or 1.0
     best_fused = max(r.fused for r in head) or 1.0
-    best_similarity = max(r.raw.get("_similarity", 0.0) for r in head)
-    best_lexical = max(r.raw.get("_lexical", 0.0) for r in head) or 1.0
+    best_similarity = max(r.measured.similarity for r in head)
+    best_lexical = max(r.measured.lexical for r in head) or 1.0
     fused_place = {r.id: i for i, r in enumerate(sorted(head, key=lambda r: (-r.fused, r.id)))}
     sessions: dict[object, list[int]] = defaultdict(list)
     for i, r in enumerate(head):
@@ -156,11 +156,11 @@ def features(
     when = 1.0 if analysis.asks_when else 0.0
     rows = []
     for i, r in enumerate(head):
-        raw, ranks = r.raw, r.ranks
+        evidence, ranks = r.measured, r.ranks
         boosts = _boosts(r)
         members = sessions[r.created_at]
         time_answer = boosts.get("time_answer", 1.0) - 1.0
-        lexical = raw.get("_lexical", 0.0) / best_lexical
+        lexical = evidence.lexical / best_lexical
         session_size = math.log1p(len(members))
         neighbours = [score_of.get(n, 0.0) for n in temporal.get(r.id, ())]
         rows.append(
@@ -169,15 +169,15 @@ def features(
                 r.score / best,
                 r.fused / best_fused,
                 math.log1p(fused_place[r.id]),
-                raw.get("_similarity", 0.0),
-                raw.get("_similarity", 0.0) - best_similarity,
-                raw.get("_query_similarity", raw.get("_similarity", 0.0)),
+                evidence.similarity,
+                evidence.similarity - best_similarity,
+                evidence.own_similarity,
                 lexical,
-                1.0 if raw.get("_lexical", 0.0) > 0 else 0.0,
+                1.0 if evidence.lexical > 0 else 0.0,
                 _rank(ranks, "keyword"),
                 _rank(ranks, "semantic"),
                 _rank(ranks, feedback.STRATEGY),
-                raw.get("_feedback", 0.0),
+                evidence.feedback or 0.0,
                 1.0 if "exact" in ranks else 0.0,
                 1.0 if "graph" in ranks else 0.0,
                 boosts.get("entity", 1.0) - 1.0,

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
+from apps.search.pipeline import rerank_learned
+from apps.search.pipeline.rerank_learned import FEATURES, Model
+
 from .evaluation import ndcg_at, recall_at
-from .pipeline import rerank_learned
-from .pipeline.rerank_learned import FEATURES, Model
 
 
 @dataclass
