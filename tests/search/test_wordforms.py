@@ -14,7 +14,8 @@ def test_other_forms_of_irregular_verbs_and_nouns():
 
 
 def _found(namespace, query: str, forms: bool) -> tuple[list[str], retrieve.LexicalPlan]:
-    plan = retrieve.lexical_plan(query, namespace.id, forms=forms)
+    other = wordforms.other_forms(query) if forms else ""
+    plan = retrieve.lexical_plan(query, namespace.id, forms=other)
     hits = retrieve.lexical_search(Scope(namespace_id=namespace.id), plan, 10)
     return [h.id for h in hits], plan
 
