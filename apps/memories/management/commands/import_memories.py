@@ -39,18 +39,17 @@ class Command(BaseCommand):
         parser.add_argument(
             "--workers",
             type=int,
-            default=default_workers(),
-            help="Processes that write a large file side by side, each batch committed on its "
-            "own (a stopped run keeps them; running it again writes the rest). Default: the "
-            f"cores, at most 4. Files under {PARALLEL_MIN} records are written by this process "
-            "in one transaction.",
+            help="Processes that write the file side by side, each batch committed on its own "
+            "(a stopped run keeps them; running it again writes the rest). Default: the cores, "
+            f"at most 4, for a file of {PARALLEL_MIN} records or more; a smaller one is written "
+            "by this process in one transaction.",
         )
 
     def handle(self, *args, file, format, namespace, no_progress, workers, **options):
         path = Path(file)
         if not path.is_file():
             raise CommandError(f"No such file: {file}")
-        if workers < 1:
+        if workers is not None and workers < 1:
             raise CommandError("--workers must be 1 or more.")
         fmt = importers.detect(path, path.name) if format == "auto" else format
         if fmt != "jsonl" and not namespace:
@@ -59,7 +58,9 @@ class Command(BaseCommand):
         labelled = []
         try:
             labelled = read_records(path, fmt, namespace=namespace)
-            if workers > 1 and len(labelled) >= PARALLEL_MIN:
+            if workers is None:
+                workers = default_workers() if len(labelled) >= PARALLEL_MIN else 1
+            if workers > 1:
                 stats = import_parallel(
                     labelled, workers=workers, namespace=namespace, progress=not no_progress
                 )
