@@ -10,7 +10,6 @@ IntegrityError, as bulk_create would.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
 from django.db import connection, models
@@ -32,7 +31,7 @@ def copy_rows(model: type[models.Model], objs: Sequence[models.Model]) -> int:
     ]
     columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
     sql = f"COPY {connection.ops.quote_name(opts.db_table)} ({columns}) FROM STDIN"
-    started = time.perf_counter()
+    # Logged with the queries (Django's debug cursor), as an INSERT would be.
     with (
         connection.cursor() as cursor,
         connection.wrap_database_errors,
@@ -40,11 +39,6 @@ def copy_rows(model: type[models.Model], objs: Sequence[models.Model]) -> int:
     ):
         for obj in objs:
             copy.write_row([_db_value(f, obj) for f in fields])
-    if connection.queries_logged:  # counted with the statements, as an INSERT would be
-        elapsed = time.perf_counter() - started
-        connection.queries_log.append(
-            {"sql": f"{sql} -- {len(objs)} rows", "time": f"{elapsed:.3f}"}
-        )
     for obj in objs:
         obj._state.adding = False
         obj._state.db = connection.alias
