@@ -82,8 +82,12 @@ def _run_jobs(jobs, workers: int, stats: ImportStats, *, actor, door, progress) 
     total = sum(len(chunk) for _, chunk in jobs) + stats.skipped
     bar = tqdm(total=total, initial=stats.skipped, unit="mem", disable=not progress, desc="import")
     fresh_ids: set = set()
-    # The children are forked: none may share this process's database connection.
+    # The children are forked: none may share this process's connections, pooled ones
+    # included (a shared socket mixes two sessions' messages).
     connections.close_all()
+    for conn in connections.all(initialized_only=True):
+        if hasattr(conn, "close_pool"):
+            conn.close_pool()
     threads = max(1, (os.cpu_count() or 1) // workers)
     context = multiprocessing.get_context("fork")
     with context.Pool(workers, initializer=_start_worker, initargs=(threads, actor, door)) as pool:

@@ -4,7 +4,7 @@ import time
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
+from django.db import connection, transaction
 
 from apps.core.exceptions import ValidationFailed
 from apps.memories import importers
@@ -60,7 +60,8 @@ class Command(BaseCommand):
             labelled = read_records(path, fmt, namespace=namespace)
             if workers is None:
                 workers = default_workers() if len(labelled) >= PARALLEL_MIN else 1
-            if workers > 1:
+            # Workers see only committed rows: inside a caller's transaction one process writes.
+            if workers > 1 and not connection.in_atomic_block:
                 stats = import_parallel(
                     labelled, workers=workers, namespace=namespace, progress=not no_progress
                 )
