@@ -4,7 +4,9 @@ One process cannot use a big machine: the encoder's threads stop scaling after a
 and the write path between two encoder calls runs on one. So the records, once all checked,
 are cut into batches that worker processes write side by side, each batch through the same
 write service as any import (transfer._write_batch) in a transaction of its own, with the
-encoder threads the machine has shared out among the workers.
+encoder threads the machine has shared out among the workers. A record repeated in the file is
+written once, so workers never write the same record and take no locks against each other: a
+batch holding every hash lock would make the others wait out its whole transaction.
 
 Bounded: `workers` processes, each writing one batch at a time. Resumable: a committed batch
 stays when the run stops, and a new run skips what is stored (by id, or by text and time) and
@@ -14,6 +16,7 @@ join is stored.
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 from collections.abc import Sequence
@@ -65,7 +68,7 @@ def import_parallel(
         target = targets[name] = namespace_get_or_create(name=namespace or name)
         stats.namespaces.add(target.name)
         have = _existing_ids(target, [r for _, r in numbered])
-        fresh = [(label, r) for label, r in numbered if str(r.get("id", "")) not in have]
+        fresh = _once([(label, r) for label, r in numbered if str(r.get("id", "")) not in have])
         stats.skipped += len(numbered) - len(fresh)
         jobs += [
             (target.pk, fresh[i : i + BATCH_RECORDS]) for i in range(0, len(fresh), BATCH_RECORDS)
@@ -76,6 +79,20 @@ def import_parallel(
     if stats.created >= settings.IMPORT_ANALYZE_MIN_MEMORIES:
         refresh_memory_statistics()
     return stats
+
+
+def _once(numbered: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
+    """The records of a file less those repeating an earlier one (its id, or its text and
+    time), which one process would skip: no two workers then write the same record, so they
+    need not lock each other out (memory_batch_create's lock_hashes)."""
+    seen, out = set(), []
+    for label, record in numbered:
+        key = record.get("id") or (record.get("content"), record.get("created_at"))
+        key = json.dumps(key, sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
+            out.append((label, record))
+    return out
 
 
 def _run_jobs(jobs, workers: int, stats: ImportStats, *, actor, door, progress) -> set:
@@ -123,7 +140,9 @@ def _write_job(job: tuple[int, list]) -> tuple[list, int, dict]:
         namespace_id, Namespace.objects.get(pk=namespace_id)
     )
     try:
-        results = _write_batch(target, chunk, actor=_worker["actor"], door=_worker["door"])
+        results = _write_batch(
+            target, chunk, actor=_worker["actor"], door=_worker["door"], lock=False
+        )
     except ValidationFailed as exc:
         return [], 0, exc.errors
     created = [res.memory.pk for res in results if res.created]

@@ -67,9 +67,10 @@ class WriteBatch:
         dedupe: bool,
         chunk: bool,
         infer: bool,
+        lock: bool = True,
     ):
         self.namespace, self.inputs, self.on_duplicate = namespace, inputs, on_duplicate
-        self.check_near, self.dedupe = check_near, dedupe
+        self.check_near, self.dedupe, self.lock = check_near, dedupe, lock
         self.superseded = resolve_superseded(namespace, inputs, prefix)
         self.now = timezone.now()
         self.hashes = [content_hash(i.content) for i in inputs]
@@ -106,7 +107,8 @@ class WriteBatch:
         """Items already stored get their stored memory; the rest are planned for insert."""
         stored: dict[str, list[Memory]] = {}
         if self.dedupe:
-            _lock_hashes(self.namespace, self.hashes)
+            if self.lock:
+                _lock_hashes(self.namespace, self.hashes)
             same_text = Memory.objects.in_namespace(self.namespace).filter(
                 content_hash__in=set(self.hashes)
             )

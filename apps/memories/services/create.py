@@ -58,6 +58,7 @@ def memory_batch_create(
     door: str = "system",
     max_chars: int | None = None,
     vectors: np.ndarray | None = None,
+    lock_hashes: bool = True,
 ) -> list[WriteResult]:
     """Store many memories in one transaction; embeddings are computed in batches.
 
@@ -66,6 +67,9 @@ def memory_batch_create(
     stored comes back with created=False (skipped and counted).
     `vectors` (one row per item, from the configured model) skips the encoder for items that
     are not chunked: `manage.py bench` re-uses the vectors it computed for the same texts.
+    `lock_hashes=False` leaves out the locks that make a concurrent writer of the same text
+    wait for this one: for worker processes that write disjoint records of one import, which
+    the locks would only serialize (the unique constraint still refuses a record stored twice).
     """
     if not isinstance(items, list | tuple):
         raise ValidationFailed({"items": "Must be a list of memory objects."})
@@ -89,6 +93,7 @@ def memory_batch_create(
         actor=actor,
         door=door,
         vectors=vectors,
+        lock=lock_hashes,
     )
 
 
@@ -132,6 +137,7 @@ def _create_many(
     actor: revisions.Actor = None,
     door: str = "system",
     vectors: np.ndarray | None = None,
+    lock: bool = True,
 ) -> list[WriteResult]:
     if on_duplicate not in ON_DUPLICATE:
         raise ValidationFailed({"on_duplicate": f"Must be one of: {', '.join(ON_DUPLICATE)}."})
@@ -145,6 +151,7 @@ def _create_many(
         dedupe=dedupe,
         chunk=chunk,
         infer=infer,
+        lock=lock,
     )
     # Embedded before the transaction: the encoder's wait (shared with concurrent writers
     # through the batcher) holds neither the hash lock nor an open transaction.
