@@ -43,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 from django.conf import settings
+from tokenizers import Tokenizer
 
 from . import onnx_export
 
@@ -189,8 +190,8 @@ class TorchEncoder:
     for one core to tokenize."""
 
     def __init__(self, conf: EncoderSettings):
+        # torch and transformers take seconds to import: only a process on this backend pays.
         import torch
-        from tokenizers import Tokenizer
         from transformers import AutoModel
 
         model_dir = resolve_model_dir(conf.model)
@@ -201,7 +202,7 @@ class TorchEncoder:
             model = model.half()
         self.model = model.to(self.device).eval()
         self.dimensions = model.config.hidden_size
-        self.tokenizer = _tokenizer(model_dir, Tokenizer)
+        self.tokenizer = _tokenizer(model_dir)
 
     def encode(self, texts: list[str], *, batch_size: int, threads: int) -> np.ndarray:
         empty = [[] for _ in texts]
@@ -272,10 +273,10 @@ class TorchEncoder:
             passages[i] = _pool_spans(tokens[k], encodings[batch[row]].offsets, spans[i])
 
 
-def _tokenizer(model_dir: Path, tokenizer_class):
+def _tokenizer(model_dir: Path) -> Tokenizer:
     """The model's own fast tokenizer, truncating where the model was trained to stop."""
     max_length = json.loads((model_dir / "sentence_bert_config.json").read_text())["max_seq_length"]
-    tokenizer = tokenizer_class.from_file(str(model_dir / "tokenizer.json"))
+    tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
     tokenizer.no_padding()
     tokenizer.enable_truncation(max_length=max_length)
     return tokenizer
@@ -286,13 +287,11 @@ class OnnxEncoder:
     over the attention mask, then L2 normalization, as the sentence-transformers pipeline."""
 
     def __init__(self, conf: EncoderSettings):
-        from tokenizers import Tokenizer
-
         self.device = resolve_device(conf)
         model_dir = resolve_model_dir(conf.model)
         self.quantized = conf.backend == "onnx-int8"
         self.path = onnx_export.ensure_exported(model_dir, conf.cache_dir, quantized=self.quantized)
-        self.tokenizer = _tokenizer(model_dir, Tokenizer)
+        self.tokenizer = _tokenizer(model_dir)
         self._sessions: dict[int, object] = {}
         self._lock = threading.Lock()
         self.dimensions = self._session(1).get_outputs()[0].shape[-1] or conf.dim
@@ -301,7 +300,7 @@ class OnnxEncoder:
         """One session per thread count (queries use 1, batches every core); created once."""
         session = self._sessions.get(threads)
         if session is None:
-            import onnxruntime as ort
+            import onnxruntime as ort  # loaded with the first session, not at start-up
 
             with self._lock:
                 session = self._sessions.get(threads)
