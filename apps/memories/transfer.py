@@ -185,9 +185,11 @@ class ImportCancelled(Exception):
 
 
 @transaction.atomic
-def _write_batch(target: Namespace, chunk: list[tuple[str, dict]], *, actor, door: str) -> list:
+def _write_batch(
+    target: Namespace, chunk: list[tuple[str, dict]], *, actor, door: str, lock: bool = True
+) -> list:
     """One batch of records with their archive flags; a transaction of its own when the import
-    has none around it."""
+    has none around it. `lock`: see memory_batch_create's lock_hashes."""
     try:
         results = memory_batch_create(
             namespace=target,
@@ -197,6 +199,7 @@ def _write_batch(target: Namespace, chunk: list[tuple[str, dict]], *, actor, doo
             infer=False,
             actor=actor,
             door=door,
+            lock_hashes=lock,
         )
     except ValidationFailed as exc:
         raise _by_line(exc, chunk) from exc

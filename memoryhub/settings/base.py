@@ -261,7 +261,9 @@ LOGGING = {
 EMBEDDING_MODEL = env("EMBEDDING_MODEL", default="all-MiniLM-L6-v2")
 EMBEDDING_DIM = 384
 EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=64)
-EMBEDDING_DEVICE = env("EMBEDDING_DEVICE", default="cpu")
+# Where the torch backend runs: auto (a CUDA GPU when torch sees one, else the CPU), cpu, or cuda
+# (refused at start-up when there is no GPU). The ONNX backends run on the CPU.
+EMBEDDING_DEVICE = env("EMBEDDING_DEVICE", default="auto")
 # torch / onnx (exported once from the local weights) / onnx-int8; read through
 # apps.memories.embeddings.EncoderSettings. onnx gives torch's vectors (cosine 1.0000) at about
 # twice the speed; onnx-int8 is faster again but moves pairwise similarities by a few hundredths,
