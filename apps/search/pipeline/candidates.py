@@ -49,7 +49,13 @@ class KeywordHits:
 
 
 def keyword_hits(text: str, scope: Scope, config: SearchSettings) -> KeywordHits:
-    plan = retrieve.lexical_plan(text, scope.namespace_id, config.lexical_common_rows)
+    plan = retrieve.lexical_plan(
+        text,
+        scope.namespace_id,
+        config.lexical_common_rows,
+        row_budget=config.lexical_row_budget,
+        pool=POOL,
+    )
     return KeywordHits(plan, retrieve.lexical_search(scope, plan, POOL))
 
 

@@ -11,6 +11,7 @@ tsvector and are OR-ed (websearch AND-semantics would drop most questions).
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Mapping
@@ -36,6 +37,8 @@ SEMANTIC_MIN = 0.3
 SEMANTIC_FALLBACK_MIN = 0.17
 STATS_TTL_S = 60.0
 MAX_TIED_ROWS = 5000
+# a long query's remaining terms pair up rarest first, this many pairs at most
+MAX_PAIRS = 32
 KNOWN_TAGS_TTL_S = 60.0
 
 _stats_cache: dict[int, tuple[float, int, float]] = {}
@@ -60,28 +63,36 @@ class LexicalPlan:
     missing_idf: float = 0.0
     # the terms a memory must contain one of to be a candidate (empty: any of `lexemes`)
     match: tuple[str, ...] = ()
+    # term pairs a memory may contain both of instead (the terms past the row budget)
+    pairs: tuple[tuple[str, str], ...] = ()
 
     def score_sql(self, alias: str = "m") -> tuple[str, list]:
+        """BM25 over the query terms, in float arithmetic; a term's title and tag bonuses are
+        only looked up in the memories that contain it."""
         if not self.lexemes:
             return "0.0", []
+        sv = f"{alias}.search_vector"
         parts, params = [], []
         for lexeme, idf in zip(self.lexemes, self.idf, strict=True):
             q = tsquery_literal(lexeme)
             parts.append(
-                f"%s * ((sv @@ %s::tsquery)::int + {TITLE_BONUS} * (sv @@ %s::tsquery)::int"
-                f" + {TAG_BONUS} * (sv @@ %s::tsquery)::int)".replace(
-                    "sv", f"{alias}.search_vector"
-                )
+                f"CASE WHEN {sv} @@ %s::tsquery THEN %s"
+                f" + CASE WHEN {sv} @@ %s::tsquery THEN %s ELSE 0.0::float8 END"
+                f" + CASE WHEN {sv} @@ %s::tsquery THEN %s ELSE 0.0::float8 END"
+                " ELSE 0.0::float8 END"
             )
-            params += [idf, q, q + ":A", q + ":B"]
+            params += [q, idf, q + ":A", TITLE_BONUS * idf, q + ":B", TAG_BONUS * idf]
         norm = (
-            f"({K1 + 1} / (1 + {K1} * (1 - {B} + {B} * length({alias}.search_vector)::float / %s)))"
+            f"({K1 + 1}::float8 / (1 + {K1}::float8 * ({1 - B}::float8"
+            f" + {B}::float8 * length({sv})::float8 / %s)))"
         )
         params.append(max(self.avgdl, 1.0))
         return f"(({' + '.join(parts)}) * {norm})", params
 
     def any_query(self) -> str:
-        return " | ".join(tsquery_literal(x) for x in self.match or self.lexemes)
+        singles = [tsquery_literal(x) for x in self.match or self.lexemes]
+        both = [f"({tsquery_literal(a)} & {tsquery_literal(b)})" for a, b in self.pairs]
+        return " | ".join(singles + both)
 
 
 def tsquery_literal(lexeme: str) -> str:
@@ -102,11 +113,18 @@ def _namespace_stats(cursor, namespace_id: int) -> tuple[int, float]:
     return int(count), float(avgdl)
 
 
-def lexical_plan(text: str, namespace_id: int, common_rows: int = 0) -> LexicalPlan:
+def lexical_plan(
+    text: str, namespace_id: int, common_rows: int = 0, row_budget: int = 0, pool: int = 100
+) -> LexicalPlan:
     """Stem the query like the stored vectors, then weigh each term by its namespace idf.
     With `common_rows`, a term found in more memories than that is left out of what a
     candidate must match (it still counts in the score); if every term is that common, the
-    rarest one is matched."""
+    rarest one is matched. With `row_budget`, the terms to match are taken rarest first until
+    their memories would pass the budget (but at least until `pool` memories are reached);
+    a memory with one of the remaining terms only is a candidate when it has another query
+    term too (`pairs`). A memory with a single such term scores at most that term's idf, which
+    is below every taken term's, so the best-scored memories stay candidates (up to length
+    normalisation and the title and tag bonuses) while far fewer are scored."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT coalesce(array_agg(lexeme ORDER BY lexeme), '{}') "
@@ -117,14 +135,17 @@ def lexical_plan(text: str, namespace_id: int, common_rows: int = 0) -> LexicalP
         total, avgdl = _namespace_stats(cursor, namespace_id)
         if not lexemes:
             return LexicalPlan((), (), avgdl)
-        dfs = _document_frequencies(cursor, namespace_id, lexemes)
-    idf = tuple(math.log(1 + (total - df + 0.5) / (df + 0.5)) for df in dfs)
+        dfs = _document_frequencies(cursor, namespace_id, lexemes, common_rows)
+    idf = tuple(math.log(1 + (max(total - df, 0) + 0.5) / (df + 0.5)) for df in dfs)
     kept = [(lex, w, df) for lex, w, df in zip(lexemes, idf, dfs, strict=True) if df > 0]
     missing = sum(w for w, df in zip(idf, dfs, strict=True) if df == 0)
     match: tuple[str, ...] = ()
     if common_rows and kept and max(df for _, _, df in kept) > common_rows:
         match = tuple(lex for lex, _, df in kept if df <= common_rows)
         match = match or (min(kept, key=lambda k: k[2])[0],)
+    pairs: tuple[tuple[str, str], ...] = ()
+    if row_budget:
+        match, pairs = _within_budget(kept, match, row_budget, pool)
     return LexicalPlan(
         tuple(x for x, _, _ in kept),
         tuple(w for _, w, _ in kept),
@@ -132,10 +153,39 @@ def lexical_plan(text: str, namespace_id: int, common_rows: int = 0) -> LexicalP
         query_idf=sum(idf),
         missing_idf=missing,
         match=match,
+        pairs=pairs,
     )
 
 
-def _document_frequencies(cursor, namespace_id: int, lexemes: tuple[str, ...]) -> list[int]:
+def _within_budget(
+    kept: list[tuple[str, float, int]], match: tuple[str, ...], row_budget: int, pool: int
+) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """(terms to match, term pairs to match) for a row budget; unchanged when the match terms'
+    memories fit it."""
+    df = {lex: d for lex, _, d in kept}
+    candidates = sorted(match or df, key=lambda x: (df[x], x))
+    if sum(df[x] for x in candidates) <= row_budget:
+        return match, ()
+    taken: list[str] = []
+    rows = 0
+    for lex in candidates:
+        if taken and rows >= pool and rows + df[lex] > row_budget:
+            break
+        taken.append(lex)
+        rows += df[lex]
+    rest = candidates[len(taken) :]
+    common = sorted(x for x in df if x not in candidates)
+    pairs = [(a, b) for i, a in enumerate(rest) for b in rest[i + 1 :] + common]
+    return tuple(taken), tuple(pairs[:MAX_PAIRS])
+
+
+def _document_frequencies(
+    cursor, namespace_id: int, lexemes: tuple[str, ...], cap: int = 0
+) -> list[int]:
+    """Memories of the namespace holding each term. With `cap`, a term is counted only up to
+    cap + 1 memories (what decides that it is common); past that, the planner's estimate
+    from the table statistics stands for its count. Counting "use" in all of a 413k
+    namespace's 37k memories that hold it took longer than the rest of the search."""
     now = time.monotonic()
     known: dict[str, int] = {}
     for lexeme in lexemes:
@@ -144,20 +194,46 @@ def _document_frequencies(cursor, namespace_id: int, lexemes: tuple[str, ...]) -
             known[lexeme] = cached[1]
     todo = [x for x in lexemes if x not in known]
     if todo:
-        counts = ", ".join("count(*) FILTER (WHERE search_vector @@ %s::tsquery)" for _ in todo)
-        cursor.execute(
-            f"SELECT {counts} FROM {MEMORY} WHERE namespace_id = %s AND NOT archived "
-            "AND search_vector @@ %s::tsquery",
-            [tsquery_literal(x) for x in todo]
-            + [namespace_id, " | ".join(tsquery_literal(x) for x in todo)],
-        )
+        if cap:
+            counts = ", ".join(
+                f"(SELECT count(*) FROM (SELECT FROM {MEMORY} WHERE namespace_id = %s "
+                "AND NOT archived AND search_vector @@ %s::tsquery LIMIT %s) c)"
+                for _ in todo
+            )
+            params = [p for x in todo for p in (namespace_id, tsquery_literal(x), cap + 1)]
+            cursor.execute(f"SELECT {counts}", params)
+        else:
+            counts = ", ".join("count(*) FILTER (WHERE search_vector @@ %s::tsquery)" for _ in todo)
+            cursor.execute(
+                f"SELECT {counts} FROM {MEMORY} WHERE namespace_id = %s AND NOT archived "
+                "AND search_vector @@ %s::tsquery",
+                [tsquery_literal(x) for x in todo]
+                + [namespace_id, " | ".join(tsquery_literal(x) for x in todo)],
+            )
+        found = cursor.fetchone()
         if len(_df_cache) > DF_CACHE_MAX:
             _df_cache.clear()
-        for lexeme, df in zip(todo, cursor.fetchone(), strict=True):
+        for lexeme, df in zip(todo, found, strict=True):
+            if cap and df > cap:
+                df = max(df, _estimated_rows(cursor, namespace_id, lexeme))
             known[lexeme] = df
             if df > 0:
                 _df_cache[(namespace_id, lexeme)] = (now, df)
     return [known[x] for x in lexemes]
+
+
+def _estimated_rows(cursor, namespace_id: int, lexeme: str) -> int:
+    """The planner's row estimate for the namespace's memories holding `lexeme` (from the
+    lexeme frequencies ANALYZE keeps for the search vector; no row is read)."""
+    cursor.execute(
+        f"EXPLAIN (FORMAT JSON) SELECT FROM {MEMORY} WHERE namespace_id = %s "
+        "AND NOT archived AND search_vector @@ %s::tsquery",
+        [namespace_id, tsquery_literal(lexeme)],
+    )
+    plan = cursor.fetchone()[0]
+    if isinstance(plan, str):
+        plan = json.loads(plan)
+    return int(plan[0]["Plan"]["Plan Rows"])
 
 
 def lexical_search(scope: Scope, plan: LexicalPlan, limit: int) -> list[Hit]:
