@@ -53,11 +53,20 @@ def test_past_the_budget_a_commoner_term_brings_in_only_memories_with_a_second_t
     assert sorted(budgeted, key=lambda h: -h[1]) == everything[:2]
 
 
-def test_the_rarest_terms_are_taken_until_the_pool_can_be_filled(namespace_id):
-    budgeted = _hits(namespace_id, "zebra yak xylophone", row_budget=2, pool=3)
-    # zebra (1 memory) cannot fill a pool of 3, so the next rarest term (xylophone, 3) is
-    # taken as well; yak, the last, has no other query term to pair with
-    assert _content([i for i, _ in budgeted]) == {NOTES[0], NOTES[4], NOTES[5], NOTES[6]}
+def test_when_the_rarest_terms_cannot_fill_the_pool_the_next_is_sampled(namespace_id):
+    plan = retrieve.lexical_plan("zebra xylophone", namespace_id, row_budget=2, pool=2)
+    assert (plan.match, plan.sample, plan.sample_rows) == (("zebra",), "xylophon", 2)
+    budgeted = _hits(namespace_id, "zebra xylophone", row_budget=2, pool=2)
+    # zebra's one memory, and two of the three xylophone notes: no more than the budget
+    found = _content([i for i, _ in budgeted])
+    assert len(found) == 3 and NOTES[0] in found
+    assert found - {NOTES[0]} < {NOTES[4], NOTES[5], NOTES[6]}
+
+
+def test_a_term_past_the_budget_on_its_own_is_sampled(namespace_id):
+    budgeted = _hits(namespace_id, "yak", row_budget=2, pool=1)
+    assert len(budgeted) == 2
+    assert _content([i for i, _ in budgeted]) < {NOTES[1], NOTES[2], NOTES[3], NOTES[6]}
 
 
 def test_a_query_whose_matches_fit_the_budget_is_planned_as_before(namespace_id):

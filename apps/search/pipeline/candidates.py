@@ -49,12 +49,11 @@ class KeywordHits:
 
 
 def keyword_hits(text: str, scope: Scope, config: SearchSettings) -> KeywordHits:
+    # The budget counts the namespace's memories; under a filter most of them fall outside the
+    # scope, and the pool could come up short.
+    budget = 0 if scope.filtered else config.lexical_row_budget
     plan = retrieve.lexical_plan(
-        text,
-        scope.namespace_id,
-        config.lexical_common_rows,
-        row_budget=config.lexical_row_budget,
-        pool=POOL,
+        text, scope.namespace_id, config.lexical_common_rows, row_budget=budget, pool=POOL
     )
     return KeywordHits(plan, retrieve.lexical_search(scope, plan, POOL))
 

@@ -36,6 +36,10 @@ TAG_BONUS = 0.1
 SEMANTIC_MIN = 0.3
 SEMANTIC_FALLBACK_MIN = 0.17
 STATS_TTL_S = 60.0
+# A large namespace's count, average length and common terms' counts barely move in a
+# minute, and counting them costs in proportion (a second for the 413k namespace's length
+# average): their cache lives longer, by size, up to this long.
+STATS_TTL_MAX_S = 1800.0
 MAX_TIED_ROWS = 5000
 # a long query's remaining terms pair up rarest first, this many pairs at most
 MAX_PAIRS = 32
@@ -50,6 +54,12 @@ _stats_cache: dict[int, tuple[float, int, float]] = {}
 _df_cache: dict[tuple[int, str], tuple[float, int]] = {}
 DF_CACHE_MAX = 200_000
 _known_tags: dict[int, tuple[float, tuple[str, ...]]] = {}
+# [expires, table rows, {lexeme: share}] from the table statistics (see _frequent_terms)
+_frequent: list = [0.0, 0.0, {}]
+DOMINANT_SHARE = 0.5
+# below this many memories a namespace's terms are always counted (at most a few thousand
+# rows each): its keyword ranking stays exact
+ESTIMATED_FROM_ROWS = 20_000
 
 
 @dataclass(frozen=True)
@@ -63,8 +73,11 @@ class LexicalPlan:
     missing_idf: float = 0.0
     # the terms a memory must contain one of to be a candidate (empty: any of `lexemes`)
     match: tuple[str, ...] = ()
-    # term pairs a memory may contain both of instead (the terms past the row budget)
+    # past the row budget: term pairs a memory may contain both of instead, and a term of
+    # which only `sample_rows` memories are scored (when the rarer terms cannot fill the pool)
     pairs: tuple[tuple[str, str], ...] = ()
+    sample: str = ""
+    sample_rows: int = 0
 
     def score_sql(self, alias: str = "m") -> tuple[str, list]:
         """BM25 over the query terms, in float arithmetic; a term's title and tag bonuses are
@@ -90,7 +103,9 @@ class LexicalPlan:
         return f"(({' + '.join(parts)}) * {norm})", params
 
     def any_query(self) -> str:
-        singles = [tsquery_literal(x) for x in self.match or self.lexemes]
+        """The tsquery of the memories to score (besides the sampled term's); may be empty."""
+        budgeted = self.match or self.pairs or self.sample
+        singles = [tsquery_literal(x) for x in (self.match if budgeted else self.lexemes)]
         both = [f"({tsquery_literal(a)} & {tsquery_literal(b)})" for a, b in self.pairs]
         return " | ".join(singles + both)
 
@@ -101,7 +116,7 @@ def tsquery_literal(lexeme: str) -> str:
 
 def _namespace_stats(cursor, namespace_id: int) -> tuple[int, float]:
     cached = _stats_cache.get(namespace_id)
-    if cached and time.monotonic() - cached[0] < STATS_TTL_S:
+    if cached and time.monotonic() < cached[0]:
         return cached[1], cached[2]
     cursor.execute(
         f"SELECT count(*), coalesce(avg(length(search_vector)), 1) FROM {MEMORY} "
@@ -109,8 +124,13 @@ def _namespace_stats(cursor, namespace_id: int) -> tuple[int, float]:
         [namespace_id],
     )
     count, avgdl = cursor.fetchone()
-    _stats_cache[namespace_id] = (time.monotonic(), int(count), float(avgdl))
+    _stats_cache[namespace_id] = (time.monotonic() + _ttl(count), int(count), float(avgdl))
     return int(count), float(avgdl)
+
+
+def _ttl(rows: int) -> float:
+    """How long a count over `rows` memories is kept: a minute, longer for large counts."""
+    return min(STATS_TTL_S * max(1.0, rows / 5_000), STATS_TTL_MAX_S)
 
 
 def lexical_plan(
@@ -119,12 +139,13 @@ def lexical_plan(
     """Stem the query like the stored vectors, then weigh each term by its namespace idf.
     With `common_rows`, a term found in more memories than that is left out of what a
     candidate must match (it still counts in the score); if every term is that common, the
-    rarest one is matched. With `row_budget`, the terms to match are taken rarest first until
-    their memories would pass the budget (but at least until `pool` memories are reached);
-    a memory with one of the remaining terms only is a candidate when it has another query
-    term too (`pairs`). A memory with a single such term scores at most that term's idf, which
-    is below every taken term's, so the best-scored memories stay candidates (up to length
-    normalisation and the title and tag bonuses) while far fewer are scored."""
+    rarest one is matched. With `row_budget`, the terms to match are taken rarest first while
+    their memories fit the budget; a memory with one of the remaining terms is a candidate
+    when it has another query term too (`pairs`). A memory with a single such term scores at
+    most that term's idf, which is below every taken term's, so the best-scored memories stay
+    candidates (up to length normalisation and the title and tag bonuses) while far fewer are
+    scored. If the taken terms' memories cannot fill the `pool`, up to the rest of the budget
+    of the next term's are scored too (`sample`)."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT coalesce(array_agg(lexeme ORDER BY lexeme), '{}') "
@@ -135,7 +156,7 @@ def lexical_plan(
         total, avgdl = _namespace_stats(cursor, namespace_id)
         if not lexemes:
             return LexicalPlan((), (), avgdl)
-        dfs = _document_frequencies(cursor, namespace_id, lexemes, common_rows)
+        dfs = _document_frequencies(cursor, namespace_id, lexemes, common_rows, total)
     idf = tuple(math.log(1 + (max(total - df, 0) + 0.5) / (df + 0.5)) for df in dfs)
     kept = [(lex, w, df) for lex, w, df in zip(lexemes, idf, dfs, strict=True) if df > 0]
     missing = sum(w for w, df in zip(idf, dfs, strict=True) if df == 0)
@@ -144,8 +165,9 @@ def lexical_plan(
         match = tuple(lex for lex, _, df in kept if df <= common_rows)
         match = match or (min(kept, key=lambda k: k[2])[0],)
     pairs: tuple[tuple[str, str], ...] = ()
+    sample, sample_rows = "", 0
     if row_budget:
-        match, pairs = _within_budget(kept, match, row_budget, pool)
+        match, sample, sample_rows, pairs = _within_budget(kept, match, row_budget, pool)
     return LexicalPlan(
         tuple(x for x, _, _ in kept),
         tuple(w for _, w, _ in kept),
@@ -154,45 +176,61 @@ def lexical_plan(
         missing_idf=missing,
         match=match,
         pairs=pairs,
+        sample=sample,
+        sample_rows=sample_rows,
     )
 
 
 def _within_budget(
     kept: list[tuple[str, float, int]], match: tuple[str, ...], row_budget: int, pool: int
-) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-    """(terms to match, term pairs to match) for a row budget; unchanged when the match terms'
-    memories fit it."""
+) -> tuple[tuple[str, ...], str, int, tuple[tuple[str, str], ...]]:
+    """(terms to match, the term sampled, how many of its memories, term pairs to match) for a
+    row budget; the plan as it was when the match terms' memories fit the budget."""
     df = {lex: d for lex, _, d in kept}
     candidates = sorted(match or df, key=lambda x: (df[x], x))
     if sum(df[x] for x in candidates) <= row_budget:
-        return match, ()
+        return match, "", 0, ()
     taken: list[str] = []
     rows = 0
     for lex in candidates:
-        if taken and rows >= pool and rows + df[lex] > row_budget:
+        if rows + df[lex] > row_budget:
             break
         taken.append(lex)
         rows += df[lex]
     rest = candidates[len(taken) :]
+    # Too few memories to fill the pool: some of the next term's, as many as the budget has
+    # left; they all score that one term, so which of them are scored matters little.
+    sample = rest[0] if rows < pool else ""
     common = sorted(x for x in df if x not in candidates)
     pairs = [(a, b) for i, a in enumerate(rest) for b in rest[i + 1 :] + common]
-    return tuple(taken), tuple(pairs[:MAX_PAIRS])
+    return tuple(taken), sample, max(pool, row_budget - rows), tuple(pairs[:MAX_PAIRS])
 
 
 def _document_frequencies(
-    cursor, namespace_id: int, lexemes: tuple[str, ...], cap: int = 0
+    cursor, namespace_id: int, lexemes: tuple[str, ...], cap: int = 0, namespace_rows: int = 0
 ) -> list[int]:
-    """Memories of the namespace holding each term. With `cap`, a term is counted only up to
-    cap + 1 memories (what decides that it is common); past that, the planner's estimate
-    from the table statistics stands for its count. Counting "use" in all of a 413k
-    namespace's 37k memories that hold it took longer than the rest of the search."""
+    """Memories of the namespace holding each term. With `cap`, counting stops past cap
+    memories (what decides that a term is common) and the planner's estimate stands for the
+    rest; and in a namespace of ESTIMATED_FROM_ROWS or more that holds most of the table, a
+    term the table statistics list as frequent takes its count from them (`namespace_rows` x
+    its share) without reading a row. Counting "use" in the 37k of a 413k namespace's
+    memories that hold it took longer than the rest of the search; "tree" in 4.5k, a third
+    of it."""
     now = time.monotonic()
     known: dict[str, int] = {}
     for lexeme in lexemes:
         cached = _df_cache.get((namespace_id, lexeme))
-        if cached and now - cached[0] < STATS_TTL_S:
+        if cached and now < cached[0]:
             known[lexeme] = cached[1]
     todo = [x for x in lexemes if x not in known]
+    if len(_df_cache) > DF_CACHE_MAX:
+        _df_cache.clear()
+    if todo and cap and namespace_rows >= ESTIMATED_FROM_ROWS:
+        shares = _frequent_terms(cursor, namespace_rows)
+        for lexeme in [x for x in todo if x in shares]:
+            known[lexeme] = df = max(1, round(shares[lexeme] * namespace_rows))
+            _df_cache[(namespace_id, lexeme)] = (now + _ttl(df), df)
+        todo = [x for x in todo if x not in known]
     if todo:
         if cap:
             counts = ", ".join(
@@ -211,15 +249,37 @@ def _document_frequencies(
                 + [namespace_id, " | ".join(tsquery_literal(x) for x in todo)],
             )
         found = cursor.fetchone()
-        if len(_df_cache) > DF_CACHE_MAX:
-            _df_cache.clear()
         for lexeme, df in zip(todo, found, strict=True):
             if cap and df > cap:
                 df = max(df, _estimated_rows(cursor, namespace_id, lexeme))
             known[lexeme] = df
             if df > 0:
-                _df_cache[(namespace_id, lexeme)] = (now, df)
+                _df_cache[(namespace_id, lexeme)] = (now + _ttl(df), df)
     return [known[x] for x in lexemes]
+
+
+def _frequent_terms(cursor, namespace_rows: int) -> dict[str, float]:
+    """{lexeme: share of the memories holding it} for the terms ANALYZE found frequent in the
+    search vectors (pg_stats' most common elements, about 1,000 at the default statistics
+    target), when a namespace of `namespace_rows` holds at least DOMINANT_SHARE of the table;
+    else {} (the table's shares need not be this namespace's)."""
+    now = time.monotonic()
+    if _frequent[0] <= now:
+        cursor.execute(
+            "SELECT c.reltuples, s.most_common_elems::text::text[], s.most_common_elem_freqs "
+            "FROM pg_class c LEFT JOIN pg_stats s ON s.schemaname = current_schema() "
+            "AND s.tablename = c.relname AND s.attname = 'search_vector' "
+            "WHERE c.oid = %s::regclass",
+            [MEMORY],
+        )
+        row = cursor.fetchone()
+        table_rows, elems, freqs = row if row else (0, None, None)
+        shares = dict(zip(elems or (), freqs or (), strict=False))
+        _frequent[:] = [now + STATS_TTL_S, max(float(table_rows or 0), 0.0), shares]
+    table_rows, shares = _frequent[1], _frequent[2]
+    if not shares or namespace_rows < DOMINANT_SHARE * table_rows:
+        return {}
+    return shares
 
 
 def _estimated_rows(cursor, namespace_id: int, lexeme: str) -> int:
@@ -241,13 +301,30 @@ def lexical_search(scope: Scope, plan: LexicalPlan, limit: int) -> list[Hit]:
         return []
     where, params = scope.where()
     score, score_params = plan.score_sql()
-    sql = (
-        f"SELECT m.id::text, {score} AS s FROM {MEMORY} m WHERE {where} "
-        "AND m.search_vector @@ %s::tsquery ORDER BY s DESC, m.created_at DESC LIMIT %s"
-    )
+    matched = plan.any_query()
+    if not plan.sample:
+        sql = (
+            f"SELECT m.id::text, {score} AS s FROM {MEMORY} m WHERE {where} "
+            "AND m.search_vector @@ %s::tsquery ORDER BY s DESC, m.created_at DESC LIMIT %s"
+        )
+        args = score_params + params + [matched, limit]
+    else:
+        branch = f"SELECT m.id::text, {score} AS s, m.created_at FROM {MEMORY} m WHERE {where} "
+        sampled = branch + "AND m.search_vector @@ %s::tsquery"
+        args = score_params + params + [tsquery_literal(plan.sample)]
+        if matched:
+            sampled += " AND NOT m.search_vector @@ %s::tsquery"
+            args.append(matched)
+        sql = f"({sampled} LIMIT %s)"
+        args.append(plan.sample_rows)
+        if matched:
+            sql = f"({branch}AND m.search_vector @@ %s::tsquery) UNION ALL {sql}"
+            args = score_params + params + [matched] + args
+        sql = f"SELECT * FROM ({sql}) c ORDER BY 2 DESC, 3 DESC LIMIT %s"
+        args.append(limit)
     with connection.cursor() as cursor:
-        cursor.execute(sql, score_params + params + [plan.any_query(), limit])
-        return [Hit(i, float(s)) for i, s in cursor.fetchall() if s > 0]
+        cursor.execute(sql, args)
+        return [Hit(r[0], float(r[1])) for r in cursor.fetchall() if r[1] > 0]
 
 
 # hnsw.ef_search by namespace size, chosen by measuring recall@10 against an exact scan on the
