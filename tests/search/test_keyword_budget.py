@@ -89,3 +89,23 @@ def test_a_common_term_is_counted_only_past_the_cut(namespace_id):
     # "yak" is known to be in more than 2 memories (the rest is the planner's estimate)
     assert capped[0] > 2
     assert capped[1] == 1
+
+
+def _pending_pages() -> int:
+    """Pages merged out of the full-text index's pending list by this call (0: it was empty)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT gin_clean_pending_list('memory_search_vector_gin'::regclass)")
+        return cursor.fetchone()[0]
+
+
+def test_the_statistics_refresh_after_an_import_merges_the_full_text_pending_list(remember):
+    from apps.memories.transfer import refresh_memory_statistics
+
+    _pending_pages()
+    remember([f"Imported note {i} about kettles and teapots." for i in range(40)])
+    refresh_memory_statistics()
+    assert _pending_pages() == 0
+    remember([f"Another note {i} about saucers." for i in range(40)])
+    assert _pending_pages() > 0  # written rows do wait there until something merges them

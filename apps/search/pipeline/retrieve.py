@@ -201,8 +201,7 @@ def _within_budget(
     # Too few memories to fill the pool: some of the next term's, as many as the budget has
     # left; they all score that one term, so which of them are scored matters little.
     sample = rest[0] if rows < pool else ""
-    common = sorted(x for x in df if x not in candidates)
-    pairs = [(a, b) for i, a in enumerate(rest) for b in rest[i + 1 :] + common]
+    pairs = [(a, b) for i, a in enumerate(rest) for b in rest[i + 1 :]]
     return tuple(taken), sample, max(pool, row_budget - rows), tuple(pairs[:MAX_PAIRS])
 
 
