@@ -348,9 +348,11 @@ SEARCH_HNSW_EF_SEARCH = env.int("SEARCH_HNSW_EF_SEARCH", default=0)
 # does not bring in candidates of its own: scoring its every match cost 0.4 s a search at 413k
 # memories (docs/benchmarks.md, "Scale"). A query of only such terms matches on its rarest.
 SEARCH_LEXICAL_COMMON_ROWS = env.int("SEARCH_LEXICAL_COMMON_ROWS", default=5_000)
-# ...and the terms to match are taken rarest first until their memories pass this many; a
-# memory with only one of the remaining (commoner) terms is not scored, one with two is
-# (docs/benchmarks.md, "Search at 413k"). 0 scores every match.
+# Keyword candidates scored per search, roughly: the terms to match are taken rarest first
+# while their memories fit; a memory holding one of the remaining terms is scored only if it
+# holds another query term too, and when the rarer terms cannot fill the pool, the rest of
+# the budget scores some of the next term's memories (docs/benchmarks.md, "Search at 413k").
+# Unfiltered searches only; 0 scores every match.
 SEARCH_LEXICAL_ROW_BUDGET = env.int("SEARCH_LEXICAL_ROW_BUDGET", default=2_000)
 
 # --- Celery ---------------------------------------------------------------------------------

@@ -167,7 +167,7 @@ def lexical_plan(
     pairs: tuple[tuple[str, str], ...] = ()
     sample, sample_rows = "", 0
     if row_budget:
-        match, sample, sample_rows, pairs = _within_budget(kept, match, row_budget, pool)
+        match, sample, sample_rows, pairs = _within_budget(kept, match, total, row_budget, pool)
     return LexicalPlan(
         tuple(x for x, _, _ in kept),
         tuple(w for _, w, _ in kept),
@@ -182,13 +182,18 @@ def lexical_plan(
 
 
 def _within_budget(
-    kept: list[tuple[str, float, int]], match: tuple[str, ...], row_budget: int, pool: int
+    kept: list[tuple[str, float, int]],
+    match: tuple[str, ...],
+    total: int,
+    row_budget: int,
+    pool: int,
 ) -> tuple[tuple[str, ...], str, int, tuple[tuple[str, str], ...]]:
     """(terms to match, the term sampled, how many of its memories, term pairs to match) for a
-    row budget; the plan as it was when the match terms' memories fit the budget."""
+    row budget; the plan as it was when the match terms' memories (or the namespace's `total`)
+    fit the budget."""
     df = {lex: d for lex, _, d in kept}
     candidates = sorted(match or df, key=lambda x: (df[x], x))
-    if sum(df[x] for x in candidates) <= row_budget:
+    if min(sum(df[x] for x in candidates), total) <= row_budget:
         return match, "", 0, ()
     taken: list[str] = []
     rows = 0
