@@ -34,6 +34,7 @@ run: migrate
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 format: install
 	$(BIN)/ruff check --fix .
@@ -65,6 +66,7 @@ demo: migrate
 	$(BIN)/python manage.py ensure_admin --url http://$(HOST):$(PORT)
 	$(BIN)/python manage.py seed_demo
 
+# Retrieval quality on the LoCoMo dev set; the command and the other benches live in lab/.
 evaluate: migrate
 	$(BIN)/python manage.py evaluate ../shared/benchmarks/locomo-dev --json var/evaluate.json
 

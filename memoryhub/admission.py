@@ -22,6 +22,8 @@ from functools import cache
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from apps.mcp.server import read_only_tool_names
+
 READ, WRITE = "read", "write"
 NEVER_QUEUED = ("/healthz", "/static/", "/favicon.ico")
 READ_POSTS = ("/api/v1/search", "/api/v1/search/")
@@ -144,8 +146,6 @@ def _mcp_lane(body: bytes) -> str:
 
 @cache
 def read_only_tools() -> frozenset[str]:
-    from apps.mcp.server import read_only_tool_names
-
     return read_only_tool_names()
 
 

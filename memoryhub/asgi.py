@@ -38,7 +38,7 @@ readiness.start(warm)
 
 # Without a broker, one of the server's processes runs the periodic jobs (apps/jobs/scheduler.py).
 from apps.jobs import scheduler  # noqa: E402
-from memoryhub.celery import server_schedule  # noqa: E402
+from memoryhub.schedule import server_schedule  # noqa: E402
 
 scheduler.start(server_schedule())
 

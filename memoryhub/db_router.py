@@ -33,7 +33,10 @@ import time
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
+import psycopg
+from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.core.cache import caches
 from django.core.exceptions import RequestDataTooBig
 from django.db import connections
 
@@ -133,8 +136,6 @@ class RoutingScope:
             if message["type"] == "http.response.start" and state.wrote:
                 key = new_session_key(message.get("headers", []))
                 if key and key != state.client:
-                    from asgiref.sync import sync_to_async
-
                     await sync_to_async(_pin_client)(key)
             await send(message)
 
@@ -149,8 +150,6 @@ def _pin_key(client: str) -> str:
 
 
 def _routing_cache():
-    from django.core.cache import caches
-
     return caches["routing"]
 
 
@@ -193,8 +192,6 @@ _health_lock = threading.Lock()
 
 def probe(alias: str, timeout: int = 3) -> bool:
     """True when the server behind `alias` accepts a new connection and answers."""
-    import psycopg
-
     s = connections[alias].settings_dict
     try:
         with psycopg.connect(

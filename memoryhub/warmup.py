@@ -4,18 +4,25 @@ expression dateparser could not read), paid once at start instead."""
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
+
+from django.db import close_old_connections
+from django.urls import get_resolver
+
+from apps.memories.embeddings import embed_query, model_name
+from apps.memories.embeddings import warm as warm_encoder
+from apps.memories.models import Namespace
+from apps.search.models import QueryLog
+from apps.search.pipeline.analyse import analyse_query
+from apps.search.pipeline.timeexpr import parse_time_expression
+from apps.search.services import search
+
+logger = logging.getLogger(__name__)
 
 
 def warm(*, http: bool = True) -> None:
     """`http=False` for the stdio server, which never routes a URL."""
-    from django.urls import get_resolver
-
-    from apps.memories.embeddings import embed_query, model_name
-    from apps.memories.embeddings import warm as warm_encoder
-    from apps.search.pipeline.analyse import analyse_query
-    from apps.search.pipeline.timeexpr import parse_time_expression
-
     if http:
         get_resolver().url_patterns  # noqa: B018  imports every view module (DRF, MCP, UI)
     warm_encoder()
@@ -37,14 +44,6 @@ def _warm_database() -> None:
     """Open the connection pool and run the whole search path (read-only, not logged) in the
     namespaces searched most recently, so the first real searches pay no first-query costs.
     Skipped when the database is down: /healthz reports that separately."""
-    import logging
-
-    from django.db import close_old_connections
-
-    from apps.memories.models import Namespace
-    from apps.search.models import QueryLog
-    from apps.search.services import search
-
     try:
         recent = QueryLog.objects.order_by("-created_at").values_list("namespace_id", flat=True)
         ids = list(dict.fromkeys(recent[:200]))[:WARM_NAMESPACES]
@@ -54,6 +53,6 @@ def _warm_database() -> None:
         for namespace in namespaces:
             search(namespace=namespace, query="what did we decide last week?", log=False)
     except Exception:
-        logging.getLogger(__name__).warning("warm-up: database not reachable", exc_info=True)
+        logger.warning("warm-up: database not reachable", exc_info=True)
     finally:
         close_old_connections()

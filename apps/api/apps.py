@@ -6,4 +6,6 @@ class ApiConfig(AppConfig):
     label = "api"
 
     def ready(self) -> None:
-        from . import auth  # noqa: F401  (registers the OpenAPI security scheme)
+        # Importing auth registers the OpenAPI security scheme; it reads the token model, which
+        # Django lets a module import only once every app is loaded.
+        from . import auth  # noqa: F401

@@ -1,22 +1,27 @@
-"""REST input fields derived from the shared declarations, and strictness every input shares.
+"""REST input derived from the request models, and strictness every input shares.
 
+- `serializer_for`: the one adapter from a request model (apps.search.params.SearchParams,
+  apps.memories.fields.MemoryCreate / MemoryPatch) to a DRF serializer, so REST accepts exactly
+  what the services validate and the OpenAPI schema states the same bounds.
 - `InstantField`: dates through apps.core.dates.parse_instant, the parser every door uses.
 - `StrictSerializer`: a body or query key the serializer does not declare is refused with a
   400 naming it (a typo such as "colour" must not give 201 and silently drop the value).
-- `memory_serializer_fields`: DRF fields built from apps.memories.fields, so REST accepts
-  exactly what the write path validates.
 """
 
 from __future__ import annotations
 
+import copy
+from typing import Any
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
+from pydantic import BaseModel
 from rest_framework import serializers
 
 from apps.core.dates import parse_instant
 from apps.core.exceptions import ValidationFailed
+from apps.core.schema import Spec, specs
 from apps.core.values import check_json, text_problem
-from apps.memories.fields import MemoryField
 
 TAG_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:/ -]{0,63}$"  # stored lowercased, spaces as "-"
 
@@ -75,24 +80,45 @@ class StrictSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
-def memory_serializer_fields(
-    specs: tuple[MemoryField, ...], *, partial: bool
-) -> dict[str, serializers.Field]:
-    """One DRF field per declared memory field; `partial` (update) makes every one optional."""
-    return {spec.name: _drf_field(spec, required=spec.required and not partial) for spec in specs}
+def serializer_for(
+    model: type[BaseModel],
+    name: str,
+    *,
+    defaults: bool = False,
+    base: type[serializers.Serializer] = StrictSerializer,
+    **extra: Any,
+) -> type[serializers.Serializer]:
+    """A serializer class with one field per field of `model` (plus `extra`). `defaults` fills
+    the model's defaults into the validated data (search arguments); without it a field left
+    out stays out (a memory's update changes only what is sent)."""
+    fields = {
+        field: _drf_field(spec, info.description or "", info.is_required(), info.default, defaults)
+        for field, (spec, info) in specs(model).items()
+    }
+    # Copied so that they are created after the model's fields, which DRF lists first.
+    extra = {field: copy.deepcopy(declared) for field, declared in extra.items()}
+    attrs = {"__doc__": model.__doc__, "__module__": base.__module__, **fields, **extra}
+    return type(name, (base,), attrs)
 
 
-def _drf_field(spec: MemoryField, *, required: bool) -> serializers.Field:
-    common = {"required": required, "help_text": spec.description}
+def _drf_field(
+    spec: Spec, help_text: str, required: bool, default: Any, defaults: bool
+) -> serializers.Field:
+    common: dict[str, Any] = {"required": required, "help_text": help_text}
+    if defaults and not required and spec.kind not in ("strings", "choices"):
+        if default is not None:
+            common["default"] = default
+        else:
+            common["allow_null"] = True
+    if spec.kind == "text" and spec.nonblank:
+        return SafeRegexField(
+            r"\S",
+            max_length=spec.max_length,
+            trim_whitespace=False,
+            error_messages={"invalid": "Must contain some text."},
+            **common,
+        )
     if spec.kind == "text":
-        if spec.required:
-            return SafeRegexField(
-                r"\S",
-                max_length=spec.max_length,
-                trim_whitespace=False,
-                error_messages={"invalid": "Must contain some text."},
-                **common,
-            )
         return SafeCharField(max_length=spec.max_length, allow_blank=True, **common)
     if spec.kind == "strings":
         child = SafeCharField(max_length=spec.max_length)
@@ -106,8 +132,15 @@ def _drf_field(spec: MemoryField, *, required: bool) -> serializers.Field:
         return serializers.ListField(child=child, max_length=spec.max_items, **common)
     if spec.kind == "choice":
         return serializers.ChoiceField(choices=list(spec.labels or spec.choices), **common)
+    if spec.kind == "choices":
+        child = serializers.ChoiceField(choices=list(spec.choices))
+        return serializers.ListField(child=child, max_length=spec.max_items, **common)
+    if spec.kind == "integer":
+        return serializers.IntegerField(min_value=spec.minimum, max_value=spec.maximum, **common)
     if spec.kind == "number":
         return serializers.FloatField(min_value=spec.minimum, max_value=spec.maximum, **common)
+    if spec.kind == "boolean":
+        return serializers.BooleanField(**common)
     if spec.kind == "json":
         return JsonObjectField(**common)
     if spec.kind == "instant":

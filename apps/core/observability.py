@@ -15,6 +15,8 @@ import time
 import uuid
 from contextvars import ContextVar
 
+from django.urls import Resolver404, resolve
+
 from . import metrics
 
 logger = logging.getLogger("memoryhub.request")
@@ -51,8 +53,6 @@ def _route(path: str, mcp_path: str) -> str:
     """The URL pattern (not the path, whose ids would explode the label set)."""
     if path == mcp_path or path.startswith(mcp_path + "/"):
         return mcp_path
-    from django.urls import Resolver404, resolve
-
     try:
         match = resolve(path)
     except Resolver404:

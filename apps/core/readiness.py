@@ -25,6 +25,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from django.conf import settings
+
 logger = logging.getLogger(__name__)
 
 _started = threading.Event()
@@ -42,8 +44,6 @@ def register() -> None:
     parent = multiprocessing.parent_process()
     if parent is None or _group is not None:
         return
-    from django.conf import settings
-
     run = Path(settings.VAR_DIR) / "run"
     _group = run / f"workers-{parent.pid}"
     with contextlib.suppress(OSError):

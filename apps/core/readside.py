@@ -25,6 +25,12 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
+from psycopg import DataError
+from psycopg.postgres import types
+from psycopg.pq import Format
+from psycopg.types.datetime import DateLoader, TimestampLoader
+from psycopg.types.string import TextLoader
+
 from . import dates
 
 # Python reads jsonb text below this size without trouble (1,000 levels of nesting or a
@@ -71,8 +77,6 @@ def _clamping_tz_loader(base: type) -> type:
     timestamps, ~3 ms of CPU. A value in UTC ("2023-05-08 13:56:00.5+00", what a connection
     in UTC sends) goes through `datetime.fromisoformat` (C, ~0.2 µs) and gets the same zone
     Django's loader would give it; anything else takes the loader's own path."""
-    from psycopg import DataError
-
     relabels = hasattr(base, "timezone")  # Django's loader: the result carries its zone
 
     class ClampingTzLoader(base):
@@ -107,9 +111,6 @@ def _clamping_tz_loader(base: type) -> type:
 def _clamping_naive_loader(kind: str) -> type:
     """timestamp (without time zone) and date, which date truncation in SQL produces (the
     admin's date hierarchy), read as the nearest supported value when out of range."""
-    from psycopg import DataError
-    from psycopg.types.datetime import DateLoader, TimestampLoader
-
     earliest, latest = dates.EARLIEST.replace(tzinfo=None), dates.LATEST.replace(tzinfo=None)
     if kind == "date":
         base, earliest, latest = DateLoader, earliest.date(), latest.date()
@@ -134,7 +135,6 @@ def _clamping_naive_loader(kind: str) -> type:
 def _safe_jsonb_loader() -> type:
     """jsonb as text (what Django's JSONField parses), test-read when long. The pure-Python
     text loader is the base: psycopg's C loaders cannot be subclassed."""
-    from psycopg.types.string import TextLoader
 
     class SafeJsonbLoader(TextLoader):
         safe = True
@@ -156,9 +156,6 @@ def harden_connection(sender, connection, **kwargs) -> None:
     """connection_created receiver: install the forgiving loaders on a PostgreSQL connection."""
     if connection.vendor != "postgresql":
         return
-    from psycopg.postgres import types
-    from psycopg.pq import Format
-
     adapters = connection.connection.adapters
     tz_loader = adapters.get_loader(types["timestamptz"].oid, Format.TEXT)
     if tz_loader is not None and not getattr(tz_loader, "clamps", False):

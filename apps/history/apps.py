@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from django.apps import AppConfig
 
+from apps.core.changes import register_recorder
+
 
 class HistoryConfig(AppConfig):
     name = "apps.history"
@@ -9,12 +11,9 @@ class HistoryConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from apps.core.changes import register_recorder
-        from apps.jobs.models import Job
-        from apps.jobs.services import register_job
+        # The purge job and the recorder read models, which Django lets a module import only
+        # once every app is loaded, after apps.py itself.
+        from . import purge, recording
 
-        from .purge import trash_purge_update
-        from .recording import HistoryRecorder
-
-        register_job(Job.TRASH_PURGE, trash_purge_update)
-        register_recorder(HistoryRecorder())
+        purge.register()
+        register_recorder(recording.HistoryRecorder())

@@ -1,4 +1,4 @@
-"""Revisions of memories and the trash of deleted ones (SPEC section 2, issue 8 item 8).
+"""Revisions of memories and the trash of deleted ones (SPEC section 2).
 
 A revision names the memory by id, not by foreign key: it must outlive the memory (a deleted
 memory's history stays readable from the trash and comes back with it). The actor is kept as a

@@ -11,6 +11,8 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from apps.jobs.models import Job
+from apps.jobs.services import register_job
 from apps.memories.models import Memory, Namespace
 
 from .conf import history_settings
@@ -41,3 +43,7 @@ def trash_purge(*, older_than_days: int | None = None, namespace: Namespace | No
 def trash_purge_update(*, namespace: Namespace, **_options) -> dict:
     """The job: purge one namespace's expired trash."""
     return {"purged": trash_purge(namespace=namespace)}
+
+
+def register() -> None:
+    register_job(Job.TRASH_PURGE, trash_purge_update)

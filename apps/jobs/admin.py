@@ -8,6 +8,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 
 from apps.jobs.models import JobRun, LatestJobRun
+from apps.jobs.tasks import run_job_task
 
 
 @admin.register(JobRun)
@@ -55,14 +56,12 @@ class JobRunAdmin(admin.ModelAdmin):
 
     @admin.action(description="Run these jobs again now (queued to a worker, or in-process)")
     def run_again(self, request, queryset: QuerySet[JobRun]) -> None:
-        from apps.jobs.tasks import TASKS
-
         seen = set()
         for run in queryset:
             key = (run.job, run.namespace_id)
             if key not in seen:
                 seen.add(key)
-                TASKS[run.job].delay(namespace_id=run.namespace_id, trigger="admin")
+                run_job_task.delay(job=run.job, namespace_id=run.namespace_id, trigger="admin")
         self.message_user(request, f"Started {len(seen)} job(s).", messages.SUCCESS)
 
     def get_queryset(self, request):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from functools import lru_cache
 
+import redis
 from django.conf import settings
 
 logger = logging.getLogger(__name__)
@@ -25,8 +26,6 @@ def delay_seconds() -> float:
 
 @lru_cache(maxsize=4)
 def _client(url: str):
-    import redis
-
     return redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
 
 

@@ -1,4 +1,4 @@
-"""A record of every background job run, shown in the admin (issue 5, SPEC section 6).
+"""A record of every background job run, shown in the admin (SPEC section 6).
 
 The jobs app is infrastructure: it imports no domain app. Runs point at the namespace model by
 its label ("memories.Namespace"); the job bodies live in the apps they serve and register

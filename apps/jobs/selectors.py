@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db.models import Q
 
 from .models import JobRun
+from .scheduler import enabled
 
 
 def latest_runs(*, namespace_id: int) -> list[JobRun]:
@@ -21,10 +23,6 @@ def latest_runs(*, namespace_id: int) -> list[JobRun]:
 
 def jobs_state() -> dict:
     """For /healthz: who runs the periodic jobs, and when each job last ran (any scope)."""
-    from django.conf import settings
-
-    from .scheduler import enabled
-
     runs = (
         JobRun.objects.order_by("job", "-started_at", "-id")
         .distinct("job")

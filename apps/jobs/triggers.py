@@ -16,12 +16,17 @@ from __future__ import annotations
 
 import logging
 
+from apps.jobs.models import JobRequest
+from apps.jobs.services import RUN_INLINE, job_execute
+from apps.jobs.tasks import drain_requests, enqueue
+from memoryhub.celery import app
+
+__all__ = ["drain_requests", "job_requested"]
+
 logger = logging.getLogger(__name__)
 
 
 def _eager() -> bool:
-    from memoryhub.celery import app
-
     return bool(app.conf.task_always_eager)
 
 
@@ -31,7 +36,7 @@ def job_requested(job: str, namespace_id: int) -> None:
         if _eager():
             _run_inline(job, namespace_id)
         else:
-            _enqueue(job, namespace_id)
+            enqueue(job, namespace_id)
     except Exception as exc:
         if _eager():
             logger.exception("jobs: could not start %s for namespace %s", job, namespace_id)
@@ -42,8 +47,6 @@ def job_requested(job: str, namespace_id: int) -> None:
 
 def _remember(job: str, namespace_id: int) -> None:
     """The broker refused the job: keep the request in the database for drain_requests()."""
-    from apps.jobs.models import JobRequest
-
     try:
         JobRequest.objects.update_or_create(job=job, namespace_id=namespace_id)
         logger.warning("jobs: %s for namespace %s kept until the broker is back", job, namespace_id)
@@ -51,47 +54,9 @@ def _remember(job: str, namespace_id: int) -> None:
         logger.exception("jobs: could not keep %s for namespace %s", job, namespace_id)
 
 
-def drain_requests(limit: int = 500) -> int:
-    """Queue the job runs writes asked for while the broker was down (beat runs this every
-    minute). A row leaves only when its run is queued (or one is already pending), so each
-    request becomes exactly one run."""
-    from django.db import transaction
-
-    from apps.jobs.models import JobRequest
-
-    with transaction.atomic():
-        rows = list(JobRequest.objects.select_for_update(skip_locked=True)[:limit])
-        for row in rows:
-            _enqueue(row.job, row.namespace_id)  # raises while the broker is still down
-        JobRequest.objects.filter(pk__in=[r.pk for r in rows]).delete()
-    if rows:
-        logger.info("jobs: queued %d job runs requested while the broker was down", len(rows))
-    return len(rows)
-
-
 def _run_inline(job: str, namespace_id: int) -> None:
-    from apps.jobs.services import RUN_INLINE, job_execute
-
     allowed = RUN_INLINE.get(job)
     if allowed is not None and not allowed(namespace_id):
         logger.info("jobs: namespace %s too large for inline %s; skipped", namespace_id, job)
         return
     job_execute(job, namespace_id=namespace_id, trigger="write")
-
-
-def _enqueue(job: str, namespace_id: int) -> None:
-    from apps.jobs import debounce
-    from apps.jobs.tasks import TASKS
-
-    if not debounce.broker_reachable():
-        raise ConnectionError("the Celery broker (Redis) does not answer")
-    countdown = debounce.delay_seconds()
-    if not debounce.claim(job, namespace_id, countdown):
-        return  # a run is already queued and has not started reading yet
-    try:
-        TASKS[job].apply_async(
-            kwargs={"namespace_id": namespace_id, "trigger": "write"}, countdown=countdown
-        )
-    except Exception:
-        debounce.release(job, namespace_id)  # let the next change try again
-        raise

@@ -1,94 +1,23 @@
-"""MCP tool arguments derived from the shared memory field declarations, and strict tools.
+"""Strict MCP tools whose arguments come from the request models.
 
-`memory_arg` turns one apps.memories.fields declaration into the pydantic annotation a tool
-parameter carries; `with_memory_fields` adds one keyword parameter per declared field to a
-tool's signature, so remember, remember_batch and update_memory accept exactly what the write
-path validates. `strict_tool` makes a tool refuse arguments it does not declare, naming them,
-instead of dropping them silently.
+A tool parameter typed as a pydantic model (apps.search.params.SearchParams,
+apps.memories.fields.MemoryCreate, ...) is spread into the tool's arguments: the client sends
+the model's fields side by side with the tool's own parameters, the schema lists them with the
+model's bounds and descriptions, and the tool function receives one validated model instance.
+`strict_tool` also makes a tool refuse arguments it does not declare, naming them, instead of
+dropping them silently.
 """
 
 from __future__ import annotations
 
 import inspect
-import types
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
-
-from apps.memories.fields import MemoryField
-
-
-def memory_arg(spec: MemoryField, *, partial: bool = False) -> Any:
-    """The annotation of one memory field as a tool argument; optional ones accept null."""
-    kind, constraints = _base_type(spec)
-    if spec.required and not partial:
-        return Annotated[kind, Field(description=spec.description, **constraints)]
-    return Annotated[kind | None, Field(description=spec.description, **constraints)]
-
-
-def _base_type(spec: MemoryField) -> tuple[Any, dict[str, Any]]:
-    if spec.kind == "text":
-        min_length = 1 if spec.required else None
-        return str, {"max_length": spec.max_length, "min_length": min_length}
-    if spec.kind in ("strings", "tags"):
-        item_min = 1 if spec.kind == "tags" else None
-        item = Annotated[str, Field(min_length=item_min, max_length=spec.max_length)]
-        return list[item], {"max_length": spec.max_items}
-    if spec.kind == "choice":
-        return Literal[spec.choices], {}
-    if spec.kind == "number":
-        return float, {"ge": spec.minimum, "le": spec.maximum}
-    if spec.kind == "json":
-        return dict[str, Any], {}
-    if spec.kind == "instant":
-        return str, {"max_length": 64}
-    raise ValueError(f"no MCP argument for {spec.kind!r}")
-
-
-def _default(spec: MemoryField, partial: bool) -> Any:
-    if spec.required and not partial:
-        return inspect.Parameter.empty
-    if partial or spec.default in (None, ()):
-        return None
-    return spec.default
-
-
-def with_memory_fields(specs: tuple[MemoryField, ...], *, partial: bool = False):
-    """Give a tool declared as `async def tool(ctx, ..., **fields)` one keyword parameter per
-    memory field (before the tool's own optional parameters, as the schema lists them)."""
-
-    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        signature = inspect.signature(fn, eval_str=True)
-        own = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
-        declared = [
-            inspect.Parameter(
-                spec.name,
-                inspect.Parameter.KEYWORD_ONLY,
-                annotation=memory_arg(spec, partial=partial),
-                default=_default(spec, partial),
-            )
-            for spec in specs
-        ]
-        leading = [p for p in own if p.default is p.empty]
-        trailing = [
-            p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own if p.default is not p.empty
-        ]
-        fn.__signature__ = signature.replace(parameters=[*leading, *declared, *trailing])
-        return fn
-
-    return decorate
-
-
-def memory_item_model(name: str, specs: tuple[MemoryField, ...]) -> type[BaseModel]:
-    """A pydantic model of one memory (remember_batch's items), refusing unknown keys."""
-    fields = {
-        spec.name: (memory_arg(spec), ... if spec.required else _default(spec, False))
-        for spec in specs
-    }
-    return create_model(name, __config__=ConfigDict(extra="forbid"), **fields)
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 
 class StrictTool(Tool):
@@ -155,12 +84,38 @@ def _problem(error: dict) -> str:
 
 
 def strict_tool(fn: Callable[..., Any], **kwargs: Any) -> Tool:
-    """A Tool whose arguments model forbids names the tool does not declare."""
+    """A Tool whose arguments model spreads the model-typed parameters and forbids names the
+    tool does not declare."""
     tool = StrictTool.from_function(fn, **kwargs)
-    base = tool.fn_metadata.arg_model
-    config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
-    tool.fn_metadata.arg_model = types.new_class(
-        base.__name__, (base,), {}, lambda ns: ns.update(model_config=config)
-    )
+    arguments = _spread(tool.fn_metadata.arg_model)
+    tool.fn_metadata.arg_model = arguments
+    tool.parameters = arguments.model_json_schema(by_alias=True)
     tool.parameters["additionalProperties"] = False
     return tool
+
+
+def _spread(base: type[ArgModelBase]) -> type[ArgModelBase]:
+    fields: dict[str, Any] = {}
+    groups: dict[str, type[BaseModel]] = {}
+    for name, info in base.model_fields.items():
+        model = info.annotation
+        if inspect.isclass(model) and issubclass(model, BaseModel):
+            groups[name] = model
+            fields.update((inner, (f.annotation, f)) for inner, f in model.model_fields.items())
+        else:
+            fields[name] = (info.annotation, info)
+
+    class Arguments(ArgModelBase):
+        model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+        def model_dump_one_level(self) -> dict[str, Any]:
+            """The tool's keyword arguments: each spread model gathered back into one
+            instance that knows which of its fields were sent."""
+            values = super().model_dump_one_level()
+            for name, model in groups.items():
+                own = {k: values.pop(k) for k in model.model_fields}
+                sent = self.model_fields_set & set(own)
+                values[name] = model.model_construct(_fields_set=sent, **own)
+            return values
+
+    return create_model(base.__name__, __base__=Arguments, **fields)

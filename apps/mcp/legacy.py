@@ -3,38 +3,41 @@ exactly as SPEC section 5 lists it; nothing else happens here."""
 
 from __future__ import annotations
 
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
+
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
+from pydantic import Field
 
-from apps.search.params import SEARCH_ARGS
+from apps.search.params import SearchParams
 
 from . import ops
 from .runtime import current_token, run_sync
-from .search_args import search_arg
 from .tools import NamespaceArg
 
-# Each old argument is a search argument under another name (SEARCH_ARGS keeps the bounds).
-Query = search_arg(
-    SEARCH_ARGS["query"],
-    required=True,
+
+def renamed(name: str, *, nullable: bool = False, **field: Any) -> Any:
+    """SearchParams' `name` (its type and bounds) under an old argument name, with that
+    tool's description and constraints."""
+    declared = SearchParams.model_fields[name].rebuild_annotation()
+    if get_origin(declared) in (Union, UnionType):  # optional there: its non-null type
+        declared = next(arg for arg in get_args(declared) if arg is not type(None))
+    return Annotated[declared | None if nullable else declared, Field(**field)]
+
+
+Query = renamed(
+    "query",
     min_length=1,
     description="What to look for, in natural language or keywords.",
 )
-NResults = search_arg(SEARCH_ARGS["limit"], description="How many memories to return.")
-TimeExpr = search_arg(SEARCH_ARGS["time_expr"], description="e.g. 'last week', 'yesterday'.")
-StartDate = search_arg(
-    SEARCH_ARGS["after"], required=True, description="ISO date/date-time: from (inclusive)."
-)
-EndDate = search_arg(
-    SEARCH_ARGS["before"], required=True, description="ISO date/date-time: until (exclusive)."
-)
-RankWords = search_arg(SEARCH_ARGS["query"], description="Optional words to rank by.")
-QualityWeight = search_arg(
-    SEARCH_ARGS["quality_boost"], description="0..1 blend of relevance with quality."
-)
-LiteralText = search_arg(
-    SEARCH_ARGS["query"], required=True, min_length=1, description="Text to match literally."
-)
+NResults = renamed("limit", description="How many memories to return.")
+TimeExpr = renamed("time_expr", nullable=True, description="e.g. 'last week', 'yesterday'.")
+StartDate = renamed("after", description="ISO date/date-time: from (inclusive).")
+EndDate = renamed("before", description="ISO date/date-time: until (exclusive).")
+RankWords = renamed("query", description="Optional words to rank by.")
+QualityWeight = renamed("quality_boost", description="0..1 blend of relevance with quality.")
+LiteralText = renamed("query", min_length=1, description="Text to match literally.")
 
 
 async def _search(ctx: Context, namespace: str | None, **params) -> CallToolResult:

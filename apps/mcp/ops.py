@@ -13,7 +13,12 @@ from apps.access.permissions import Action
 from apps.access.scoping import memory_for, namespace_for
 from apps.core.dates import parse_instant
 from apps.core.exceptions import NotFound
+from apps.history import selectors as history_selectors
 from apps.memories import services as memory_services
+from apps.search.feedback import feedback_record
+from apps.search.selectors import query_log_for
+from apps.search.services import render_markdown
+from apps.search.services import search as search_service
 
 from .render import (
     edge_to_dict,
@@ -34,9 +39,6 @@ def search(
     token_budget: int | None = None,
     **params: Any,
 ) -> CallToolResult:
-    from apps.search.services import render_markdown
-    from apps.search.services import search as search_service
-
     ns = namespace_for(token, namespace)
     response = search_service(
         namespace=ns,
@@ -103,9 +105,6 @@ def feedback(
     was_useful: bool | None,
     result_feedback: dict[str, bool] | None,
 ) -> CallToolResult:
-    from apps.search.feedback import feedback_record
-    from apps.search.selectors import query_log_for
-
     log = query_log_for(token, query_log_id, action=Action.FEEDBACK)
     log = feedback_record(
         query_log_id=log.pk,
@@ -166,20 +165,18 @@ def history(
     token: ApiToken, *, memory_id: str, namespace: str | None, limit: int
 ) -> CallToolResult:
     """A memory's revisions, newest first; also of a deleted memory still in the trash."""
-    from apps.history import selectors
-
     wanted = namespace_for(token, namespace) if namespace else None
     try:
         memory = memory_for(token, memory_id)
         ns, deleted = memory.namespace, False
     except NotFound:
-        entry = selectors.trash_entry_of_memory(token, memory_id)
+        entry = history_selectors.trash_entry_of_memory(token, memory_id)
         if entry is None:
             raise
         ns, deleted = entry.namespace, True
     if wanted is not None and wanted.pk != ns.pk:
         raise NotFound(f"Memory {memory_id} does not exist in namespace '{wanted.name}'.")
-    revisions = list(selectors.revisions_for_memory(memory_id)[:limit])
+    revisions = list(history_selectors.revisions_for_memory(memory_id)[:limit])
     lines = [
         f"History of memory `{memory_id}` in '{ns.name}'"
         + (" (deleted; restorable from the trash)" if deleted else "")

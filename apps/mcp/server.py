@@ -7,6 +7,7 @@ import json
 from functools import cache
 
 from django.conf import settings
+from django.db import close_old_connections
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import ToolAnnotations
@@ -109,8 +110,6 @@ class BearerTokenGate:
 def _admit(raw: str, address: str, resource: str):
     """(principal or None, verdict): a valid API token or OAuth connection counts against its
     own rate; a wrong token against the address's failed checks, which never refuse a valid one."""
-    from django.db import close_old_connections
-
     close_old_connections()
     try:
         token = token_authenticate(raw) or connection_authenticate(raw, resource=resource)

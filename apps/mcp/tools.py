@@ -6,19 +6,18 @@ token and hands over to the synchronous body in `ops`, off the event loop.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from django.conf import settings
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from apps.memories.fields import CREATE_FIELDS, UPDATE_FIELDS
+from apps.memories.fields import MemoryCreate, MemoryPatch
+from apps.search.params import SearchParams
 
 from . import ops
-from .arguments import memory_item_model, with_memory_fields
 from .runtime import current_token, run_sync
-from .search_args import with_search_args
 
 Relation = Literal["caused", "supersedes", "contradicts", "depends_on", "relates_to"]
 OnDuplicate = Annotated[
@@ -41,12 +40,12 @@ NamespaceArg = Annotated[
 MemoryId = Annotated[str, Field(description="The memory's id (a UUID).")]
 
 
-MemoryItem = memory_item_model("MemoryItem", CREATE_FIELDS)
+# A parameter typed as a request model is spread into the tool's arguments (see
+# apps/mcp/arguments.strict_tool): the schema lists the model's fields, the body gets the model.
 
 
-@with_search_args()
 async def memory_search(
-    ctx: Context, namespace: NamespaceArg = None, **search: Any
+    ctx: Context, search: SearchParams, namespace: NamespaceArg = None
 ) -> CallToolResult:
     """Find stored memories that answer a question. Returns the best matches (id, content,
     score, why each ranked) and `confidence` (0..1: how likely the results hold the answer).
@@ -54,28 +53,27 @@ async def memory_search(
     0.5), treat the memories as hints, not facts. Pass the returned query_log_id to
     memory_feedback."""
     token = await current_token(ctx)
-    return await run_sync(ops.search, token, namespace=namespace, **search)
+    return await run_sync(ops.search, token, namespace=namespace, **search.model_dump())
 
 
-@with_memory_fields(CREATE_FIELDS)
 async def remember(
     ctx: Context,
+    memory: MemoryCreate,
     on_duplicate: OnDuplicate = "report",
     namespace: NamespaceArg = None,
-    **fields: Any,
 ) -> CallToolResult:
     """Store one memory. Identical content is not stored twice (the existing id is returned);
     near-duplicates are reported so you can update or link instead."""
     token = await current_token(ctx)
     return await run_sync(
-        ops.remember, token, namespace=namespace, on_duplicate=on_duplicate, **fields
+        ops.remember, token, namespace=namespace, on_duplicate=on_duplicate, **memory.model_dump()
     )
 
 
 async def remember_batch(
     ctx: Context,
     items: Annotated[
-        list[MemoryItem],
+        list[MemoryCreate],
         Field(
             description="Memories to store together; at most "
             f"{settings.MEMORY_BATCH_MAX_CHARS} characters of content and title in all.",
@@ -147,10 +145,10 @@ async def get_memory(ctx: Context, memory_id: MemoryId) -> CallToolResult:
     return await run_sync(ops.get, token, memory_id=memory_id)
 
 
-@with_memory_fields(UPDATE_FIELDS, partial=True)
 async def update_memory(
     ctx: Context,
     memory_id: MemoryId,
+    changes: MemoryPatch,
     expected_version: Annotated[
         int | None,
         Field(
@@ -160,13 +158,16 @@ async def update_memory(
             ge=1,
         ),
     ] = None,
-    **fields: Any,
 ) -> CallToolResult:
     """Correct or refine a memory. Only the fields given change; new content is re-embedded;
     tags and trigger_phrases given replace the old ones."""
     token = await current_token(ctx)
     return await run_sync(
-        ops.update, token, memory_id=memory_id, expected_version=expected_version, **fields
+        ops.update,
+        token,
+        memory_id=memory_id,
+        expected_version=expected_version,
+        **changes.model_dump(exclude_unset=True),
     )
 
 

@@ -1,15 +1,16 @@
 from django.apps import AppConfig
 
+from apps.core.health import register_health_check
+
 
 class MemoriesConfig(AppConfig):
     name = "apps.memories"
     label = "memories"
 
     def ready(self) -> None:
-        from apps.core.health import register_health_check
-
-        from . import jobs
-        from .embeddings import model_info
+        # The jobs and the encoder read models, which Django lets a module import only once
+        # every app is loaded, after apps.py itself.
+        from . import embeddings, jobs
 
         jobs.register()
-        register_health_check("embedding_model", model_info)
+        register_health_check("embedding_model", embeddings.model_info)

@@ -123,7 +123,7 @@ class Memory(models.Model):
         indexes = [
             # On the vector cast to halfvec: half the index of float vectors, the same
             # neighbours to within rounding (search computes similarities on the stored floats;
-            # apps/search/pipeline/retrieve.py orders by exactly this expression).
+            # apps/search/pipeline/reads/semantic.py orders by exactly this expression).
             HnswIndex(
                 OpClass(
                     Cast("embedding", HalfVectorField(dimensions=EMBEDDING_DIM)),
@@ -249,7 +249,7 @@ class Passage(models.Model):
     (apps/memories/passages.py).
 
     A turn's vector averages everything it says; a question about one of its sentences ("What
-    did Melanie paint?" against "Thanks! ... Here's the sunset I painted last week.") matches
+    did Alice paint?" against "Thanks! ... Here's the sunset I painted last week.") matches
     that sentence better than the whole. Search reads a memory's best passage cosine next to
     its own, in the same statement that fetches the candidates' rows."""
 

@@ -58,6 +58,7 @@ def ensure_exported(model_dir: Path, cache_dir: Path, *, quantized: bool) -> Pat
 
 
 def _export(model_dir: Path, target: Path) -> None:
+    # torch and transformers cost seconds and memory at start-up; only a first export needs them.
     import torch
     from transformers import AutoModel
 
@@ -92,6 +93,7 @@ def _export(model_dir: Path, target: Path) -> None:
 
 
 def _quantize(plain: Path, target: Path) -> None:
+    # The quantizer pulls in onnx and sympy (start-up cost); only a first export needs it.
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     tmp = target.with_suffix(f".{os.getpid()}.tmp")

@@ -1,15 +1,15 @@
 """Passages: the sentences of a memory that says several things, each with a vector of its own.
 
-A memory's vector is the mean of everything it says. A dialog turn such as "Thanks, Caroline!
+A memory's vector is the mean of everything it says. A dialog turn such as "Thanks, Alice!
 It was tough, but I'm doing ok. Been reading that book you recommended" answers a question
 about the book with one sentence of three, and its whole-turn cosine to that question is
 diluted by the other two. Search takes a memory's best passage cosine next to its own
-(apps/search/pipeline/retrieve.py, fetch_rows). A memory of one sentence has no passages: its
+(apps/search/pipeline/reads/rows.py, fetch_rows). A memory of one sentence has no passages: its
 own vector is that sentence's.
 
 A passage's vector comes from the same model call as the memory's own (late chunking,
 apps/memories/embeddings.py): the mean of its tokens' outputs, read in the whole text. A
-leading label ("Caroline: ", "Decision: ") and a title belong to every sentence after them, so
+leading label ("Alice: ", "Decision: ") and a title belong to every sentence after them, so
 their tokens are part of each passage; a bracketed aside ("[shares a photo of a sunset]") is a
 passage of its own.
 """
@@ -17,9 +17,11 @@ passage of its own.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Sequence
 
 import numpy as np
+from cachetools import TTLCache
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
@@ -61,7 +63,7 @@ def passage_spans(title: str, content: str) -> list[embeddings.Span]:
 
 
 def passage_texts(title: str, content: str) -> list[str]:
-    """The passages as text: each with the context in front ("Caroline: I felt powerful")."""
+    """The passages as text: each with the context in front ("Alice: I felt powerful")."""
     text = embedding_text(title, content)
     return [text[:c] + text[a:b] for c, a, b in passage_spans(title, content)]
 
@@ -74,14 +76,44 @@ def _stripped(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def embed_memories(memories: Sequence[Memory]) -> tuple[np.ndarray, list[Passage]]:
+# Encodings a create preview made (apps/memories/preview.py), kept in this process for the
+# create of the same texts that follows, so the encoder reads a text once; each is taken once.
+# A create in another process, or later than KEPT_SECONDS, encodes again.
+KEPT_SECONDS = 600
+_kept: TTLCache = TTLCache(maxsize=64, ttl=KEPT_SECONDS)
+_kept_lock = threading.Lock()
+
+
+def embed_memories(
+    memories: Sequence[Memory], *, keep: bool = False
+) -> tuple[np.ndarray, list[Passage]]:
     """The vectors of `memories` (their current text) and their unsaved passages, from one
-    encoder call."""
+    encoder call (none for texts a preview encoded). keep=True keeps these encodings for the
+    next call with the same texts."""
+    if not _kept and not keep:
+        vectors, found = _encode(memories)
+        return vectors, _rows(memories, found)
+    model = embeddings.EncoderSettings.current().key
+    keys = [(*model, m.title, m.content) for m in memories]
+    with _kept_lock:
+        taken = {i: _kept.pop(key) for i, key in enumerate(keys) if key in _kept}
+    missing = [i for i in range(len(memories)) if i not in taken]
+    vectors, found = _encode([memories[i] for i in missing])
+    taken.update({i: (vectors[n], found[n]) for n, i in enumerate(missing)})
+    if keep:
+        with _kept_lock:
+            _kept.update({key: taken[i] for i, key in enumerate(keys)})
+    if len(missing) == len(memories):  # nothing was kept (or nothing asked)
+        return vectors, _rows(memories, found)
+    in_order = [taken[i] for i in range(len(memories))]
+    return np.stack([v for v, _ in in_order]), _rows(memories, [own for _, own in in_order])
+
+
+def _encode(memories: Sequence[Memory]) -> tuple[np.ndarray, list[embeddings.PassageVectors]]:
     spans = [passage_spans(m.title, m.content) for m in memories]
-    vectors, found = embeddings.embed_with_passages(
+    return embeddings.embed_with_passages(
         [embedding_text(m.title, m.content) for m in memories], spans
     )
-    return vectors, _rows(memories, found)
 
 
 def _rows(memories: Sequence[Memory], found: Sequence[embeddings.PassageVectors]) -> list[Passage]:

@@ -10,6 +10,7 @@ from typing import Any
 from apps.core.changes import Change, recorder
 from apps.core.changes import ChangeAction as Action
 
+from .fields import MemoryPatch
 from .models import CausalEdge, Memory
 
 __all__ = ["Action", "Actor", "Change"]
@@ -17,22 +18,9 @@ __all__ = ["Action", "Actor", "Change"]
 # A Django user, an ApiToken, or None (system and jobs); the recorder checks it.
 Actor = Any
 
-# The fields a revision tracks: what a person or an assistant can change about a memory.
-TRACKED = (
-    "title",
-    "content",
-    "category",
-    "tags",
-    "file_path",
-    "source",
-    "trigger_phrases",
-    "tier",
-    "importance",
-    "metadata",
-    "archived",
-    "valid_from",
-    "valid_until",
-)
+# The fields a revision tracks: what a person or an assistant can change about a memory (the
+# fields of an update, apps.memories.fields.MemoryPatch) and whether it is archived.
+TRACKED = (*MemoryPatch.model_fields, "archived")
 # Tracked fields held as instants, kept in a revision as ISO 8601 text.
 INSTANTS = ("valid_from", "valid_until")
 # Columns a trash entry keeps besides TRACKED, so a restored row is the row that was deleted.

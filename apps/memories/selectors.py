@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.conf import settings
+from django.db import connection
+from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
+from django.utils import timezone
 
 from apps.core.permissions import Action
 
@@ -148,8 +151,6 @@ class StaleSettings:
 
 
 def stale_settings() -> StaleSettings:
-    from django.conf import settings
-
     return StaleSettings(
         stability_below=settings.STALE_STABILITY_THRESHOLD,
         scratch_days=settings.STALE_SCRATCH_DAYS,
@@ -165,8 +166,6 @@ def _stale_conditions(now: datetime, conf: StaleSettings) -> dict[str, Q]:
 
     "unused": neither created nor returned by a search within the window (`last_accessed_at`
     is folded from the search log by the decay job, apps/search/jobs/access.py)."""
-    from datetime import timedelta
-
     unused_since = now - timedelta(days=conf.unused_days)
     return {
         "decayed": Q(stability__lt=conf.stability_below),
@@ -182,9 +181,6 @@ def stale_memories(
     """Active memories of `namespace` that are stale for `reason` (any reason when None), each
     annotated with `is_decayed`, `is_scratch`, `is_unused`. Unordered: page it with
     apps.memories.browse.memory_page (keyset on created_at, id)."""
-    from django.db.models import BooleanField, ExpressionWrapper
-    from django.utils import timezone
-
     conditions = _stale_conditions(now or timezone.now(), stale_settings())
     wanted = [conditions[reason]] if reason in conditions else list(conditions.values())
     match = Q()
@@ -200,8 +196,6 @@ def stale_memories(
 
 def stale_counts(*, namespace: Namespace, now: datetime | None = None) -> dict[str, int]:
     """{"total", "decayed", "scratch", "unused"} in one aggregate query (for the navigation)."""
-    from django.utils import timezone
-
     conditions = _stale_conditions(now or timezone.now(), stale_settings())
     anything = Q()
     for condition in conditions.values():
@@ -216,8 +210,6 @@ def growth_by_category(*, namespace: Namespace, since: datetime, until: datetime
     total of the namespace's memories of that category at the day's end (archived included),
     after a row per category for the day before the period (its total then, created 0).
     One query: GROUP BY day and category, a window sum over the days, plus what came before."""
-    from django.db import connection
-
     # "before" is all memories of a category minus those created since the period began:
     # the first count reads only the (namespace, category) index, the second only the period's
     # rows, so a namespace whose memories are mostly older than the period is not read whole.

@@ -36,7 +36,7 @@ from tqdm import tqdm
 from apps.core.dates import parse_instant
 from apps.core.exceptions import ValidationFailed
 
-from . import revisions
+from . import importers, revisions
 from .jobs import graph_changed
 from .models import CausalEdge, Memory, Namespace
 from .services import memories_archive, memory_batch_create, namespace_get_or_create
@@ -61,19 +61,15 @@ class ImportStats:
 
 def read_jsonl(path) -> list[dict]:
     """The records of a neutral JSONL file; every bad line is reported, by number."""
-    from .importers import read_jsonl_labelled
-
-    return [record for _, record in read_jsonl_labelled(path)]
+    return [record for _, record in importers.read_jsonl_labelled(path)]
 
 
 def read_records(path, fmt: str, *, namespace: Namespace | str | None = None):
     """The records of a file (importers.read), every bad line in one report: a line that is
     not JSON does not hide the problems of the lines that are, found as the import would."""
-    from .importers import UnreadableLines, read
-
     try:
-        return read(path, fmt)
-    except UnreadableLines as exc:
+        return importers.read(path, fmt)
+    except importers.UnreadableLines as exc:
         errors = dict(exc.errors)
         target = Namespace(name=namespace) if isinstance(namespace, str) else namespace
         try:

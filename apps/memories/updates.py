@@ -8,7 +8,7 @@ something changed ("migrated", "now", "no longer", "took over"), numbers or vers
 shared names (the same subject). Each signal adds to the pair's score; a pair at or above
 UPDATE_SCORE is reported as a possible update, never superseded silently.
 
-The weights were set on the labelled pairs in apps/search/bench/data (docs/benchmarks.md).
+The weights were set on the labelled pairs in lab/data (docs/benchmarks.md).
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from apps.core.dates import parse_instant
+from apps.core.exceptions import ValidationFailed
 from apps.core.values import check_json, text_problem
 
 from .fields import ALL_NAMES, MEMORY_FIELDS, MemoryField
@@ -83,8 +84,6 @@ def _string_list(errors: _Errors, data: dict, name: str, max_len: int) -> list[s
 def validate_memory_input(data: Any, *, prefix: str = "", partial: bool = False) -> MemoryInput:
     """Check one memory's fields against the declaration in fields.py; every problem is
     collected and raised together as ValidationFailed, keyed by `prefix` + field name."""
-    from apps.core.exceptions import ValidationFailed
-
     errors = _Errors(prefix)
     if not isinstance(data, dict):
         raise ValidationFailed({prefix.rstrip(".") or "item": "Must be an object."})
@@ -167,8 +166,6 @@ def _check_number(errors: _Errors, data: dict, spec: MemoryField, partial: bool)
 
 
 def _check_json(errors: _Errors, data: dict, spec: MemoryField, partial: bool):
-    from apps.core.exceptions import ValidationFailed
-
     value = data.get(spec.name) or {}
     if not isinstance(value, dict):
         errors.add(spec.name, "Must be a JSON object.")
@@ -183,8 +180,6 @@ def _check_json(errors: _Errors, data: dict, spec: MemoryField, partial: bool):
 
 
 def _check_instant(errors: _Errors, data: dict, spec: MemoryField, partial: bool):
-    from apps.core.exceptions import ValidationFailed
-
     try:
         return parse_instant(data.get(spec.name), field=spec.name)
     except ValidationFailed as exc:
@@ -221,8 +216,6 @@ def _identity(errors: _Errors, data: dict, result: MemoryInput) -> None:
 
 
 def validate_relation(relation: Any, strength: Any) -> tuple[str, float]:
-    from apps.core.exceptions import ValidationFailed
-
     problems = {}
     if relation not in Relation.values:
         problems["relation"] = f"{relation!r} is not one of: {', '.join(Relation.values)}."

@@ -1,1 +1,1 @@
-"""The curator's queues: near-duplicate pairs waiting for a decision (issue 9)."""
+"""The curator's queues: near-duplicate pairs waiting for a decision."""

@@ -10,8 +10,8 @@ class QueuesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from apps.jobs.services import register_job
+        # The job reads models, which Django lets a module import only once every app is
+        # loaded, after apps.py itself.
+        from . import jobs
 
-        from .jobs import NEAR_DUPLICATES_JOB, near_duplicates_update
-
-        register_job(NEAR_DUPLICATES_JOB, near_duplicates_update)
+        jobs.register()

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from apps.history.models import MemoryRevision
 from apps.jobs.models import Job, JobCursor
+from apps.jobs.services import register_job
 from apps.memories import nearest
 from apps.memories.models import Memory, Namespace
 
@@ -116,3 +117,7 @@ def _safe_position():
         oldest = cursor.fetchone()[0]
     position = min(now, oldest or now) - RECENT_MARGIN
     return max(position, now - RECENT_LOOKBACK_MAX)
+
+
+def register() -> None:
+    register_job(NEAR_DUPLICATES_JOB, near_duplicates_update)

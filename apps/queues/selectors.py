@@ -151,6 +151,23 @@ def open_conflicts(*, namespace: Namespace, limit: int = 50, offset: int = 0) ->
     ]
 
 
+@dataclass(frozen=True)
+class OpenConflicts:
+    """The open conflicts of a namespace as a sequence Django's Paginator pages: it counts them
+    in one query and reads each page slice in another (open_conflicts)."""
+
+    namespace: Namespace
+
+    def count(self) -> int:
+        return conflict_count(namespace=self.namespace)
+
+    def __getitem__(self, window: slice) -> list[Conflict]:
+        start = window.start or 0
+        if window.stop <= start:
+            return []  # an empty queue's only page
+        return open_conflicts(namespace=self.namespace, limit=window.stop - start, offset=start)
+
+
 def conflict_count(*, namespace: Namespace) -> int:
     with connection.cursor() as cursor:
         cursor.execute(_conflicts_sql("count(*)"), _params(namespace))

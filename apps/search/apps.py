@@ -6,6 +6,6 @@ class SearchConfig(AppConfig):
     label = "search"
 
     def ready(self) -> None:
-        from . import jobs
+        from . import jobs  # here: the job registry needs the models, loaded once apps are ready
 
         jobs.register()

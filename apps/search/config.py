@@ -42,7 +42,7 @@ class SearchSettings:
     token_budget: int
     query_max_chars: int
     querylog_sync: bool
-    evidence_rule: str  # "calibrated" (confidence < threshold) or "zscore" (the seed's rule)
+    evidence_rule: str  # "calibrated" (confidence < threshold) or "zscore" (top score's z < 1.5)
     confidence_threshold: float
     session_share: float  # session-level scoring; 0 = off
     feedback_share: float  # pseudo-relevance feedback, x the semantic weight; 0 = off

@@ -1,24 +1,38 @@
-"""The search request, declared once.
+"""The search request, declared once: SearchParams.
 
-SEARCH_ARGS names every argument of search() with its kind, default, limits and choices. The
-service validates against it (`SearchRequest.build`), and every door derives its own
-declaration from it: the REST serializer (apps/api/serializers.py), the MCP tool signatures
-including the old tool names (apps/mcp/search_args.py) and the UI's search form fields
-(apps/search/forms.py). A bound, choice or default changes here and nowhere else.
+One line per argument: its type (bounds and choices), default and description. The service
+validates against it (`SearchRequest.build`, at the top of search()); the MCP tools take the
+model as it is (apps/mcp/arguments.py spreads its fields into the tool's arguments), REST
+derives its serializer from it (apps/api/fields.py) and the UI's search form shows its fields
+and puts the service's errors next to them. A bound, choice or default changes here and
+nowhere else; a new argument is one more line here (docs/architecture.md shows one).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
-from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any
 
 from django.utils import timezone
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import PydanticUndefined
 
 from apps.core.dates import parse_instant
 from apps.core.exceptions import NotFound, ValidationFailed
+from apps.core.schema import (
+    Boolean,
+    Choice,
+    Choices,
+    Instant,
+    Integer,
+    Number,
+    Spec,
+    Strings,
+    Text,
+    specs,
+)
 from apps.core.values import text_problem
 from apps.memories.models import Category, Namespace
 
@@ -27,107 +41,95 @@ from .pipeline.timeexpr import TimeOutOfRange, TimeRange, parse_time_expression
 from .stages import STAGES
 
 MODES = ("hybrid", "semantic", "exact", "deep")
-
-Kind = Literal["text", "choice", "integer", "number", "boolean", "strings", "choices", "instant"]
-
-
-@dataclass(frozen=True)
-class Arg:
-    """One search argument (laid out like apps/memories/fields.MemoryField): `max_length`
-    counts the characters of a text or of each item of a list, `max_items` a list's items;
-    `required` ones must be sent at REST and MCP (the service defaults them). Internal
-    arguments (`public=False`) are for the service's own callers (evaluate, tests), not
-    offered at REST, MCP or the UI."""
-
-    kind: Kind
-    help: str
-    default: Any = None
-    minimum: float | None = None
-    maximum: float | None = None
-    max_length: int | None = None
-    max_items: int | None = None
-    choices: tuple[str, ...] = ()
-    public: bool = True
-    required: bool = False  # the doors ask for it (it may still be empty)
-
-    def but(self, **changes: Any) -> Arg:
-        """A copy with some attributes changed (what a door or a test adjusts)."""
-        return replace(self, **changes)
+QUERY_MAX_CHARS = search_settings().query_max_chars
+INSTANT = (
+    " ISO 8601 date or date-time, e.g. 2024-03-01 or 2024-03-01T09:30:00Z (no zone means UTC)."
+)
 
 
-def _declare() -> Mapping[str, Arg]:
-    # A table of data, laid out by hand: one entry per argument.
-    categories = tuple(Category.values)
-    return MappingProxyType({
-        "query": Arg(
-            "text", "What to look for, in natural language or keywords. An empty query lists "
-            "the newest memories that pass the filters.", default="",
-            max_length=search_settings().query_max_chars, required=True,
+class SearchParams(BaseModel):
+    """What every door offers (REST, MCP, the UI form). `query` must be sent at REST and MCP
+    (it may be empty); the service defaults it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: Text(QUERY_MAX_CHARS) = Field(
+        description=(
+            "What to look for, in natural language or keywords. An empty query lists the newest "
+            "memories that pass the filters."
         ),
-        "mode": Arg(
-            "choice", "hybrid (default: keyword + semantic + graph fused), semantic (meaning "
-            "only), exact (substring/phrase), deep (also searches up to 3 query variants).",
-            default="hybrid", choices=MODES,
+    )
+    mode: Choice(MODES) = Field(
+        "hybrid",
+        description=(
+            "hybrid (default: keyword + semantic + graph fused), semantic (meaning only), exact "
+            "(substring/phrase), deep (also searches up to 3 query variants)."
         ),
-        "time_expr": Arg(
-            "text", "Natural time filter, e.g. 'yesterday', 'last week', '3 days ago', "
-            "'since March'.", max_length=200,
+    )
+    time_expr: Text(200) | None = Field(
+        None,
+        description=(
+            "Natural time filter, e.g. 'yesterday', 'last week', '3 days ago', 'since March'."
         ),
-        "after": Arg("instant", "Only memories created at or after this instant."),
-        "before": Arg("instant", "Only memories created before this instant."),
-        "tags": Arg(
-            "strings", "Only memories with any of these tags.", default=(), max_items=50,
-            max_length=64,
+    )
+    after: Instant | None = Field(
+        None, description="Only memories created at or after this instant." + INSTANT
+    )
+    before: Instant | None = Field(
+        None, description="Only memories created before this instant." + INSTANT
+    )
+    tags: Strings(50, 64) | None = Field(None, description="Only memories with any of these tags.")
+    categories: Choices(tuple(Category.values)) | None = Field(
+        None, description="Only memories of these categories."
+    )
+    file_path: Text(1000) | None = Field(
+        None, description="Only memories from this source file (or folder)."
+    )
+    quality_boost: Number(0.0, 1.0) = Field(
+        0.0, description="0..1: how much a memory's quality score lifts it."
+    )
+    limit: Integer(1, 100) = Field(10, description="Maximum number of memories to return.")
+    include_debug: Boolean = Field(
+        False,
+        description=(
+            "Explain the ranking: intent, weights, per-strategy ranks and scores, boosts, "
+            "diversity/MMR moves, timings."
         ),
-        "categories": Arg(
-            "choices", "Only memories of these categories.", default=(),
-            max_items=len(categories), choices=categories,
+    )
+    token_budget: Integer(50, 20000) | None = Field(
+        None, description="Cap the answer text at about this many tokens."
+    )
+    as_of: Instant | None = Field(
+        None,
+        description=(
+            "Answer as of this instant: only memories stored by then and valid then, with the "
+            "content they had then; time expressions count from it. Default: now (memories "
+            "valid now; superseded ones are left out)." + INSTANT
         ),
-        "file_path": Arg(
-            "text", "Only memories from this source file (or folder).", max_length=1000
+    )
+    include_superseded: Boolean = Field(
+        False,
+        description=(
+            "Also return memories that are no longer valid (superseded or ended), marked by "
+            "valid_until and superseded_by."
         ),
-        "quality_boost": Arg(
-            "number", "0..1: how much a memory's quality score lifts it.", default=0.0,
-            minimum=0.0, maximum=1.0,
-        ),
-        "limit": Arg(
-            "integer", "Maximum number of memories to return.", default=10, minimum=1,
-            maximum=100,
-        ),
-        "include_debug": Arg(
-            "boolean", "Explain the ranking: intent, weights, per-strategy ranks and scores, "
-            "boosts, diversity/MMR moves, timings.", default=False,
-        ),
-        "token_budget": Arg(
-            "integer", "Cap the answer text at about this many tokens.", minimum=50,
-            maximum=20000,
-        ),
-        "as_of": Arg(
-            "instant", "Answer as of this instant: only memories stored by then and valid "
-            "then, with the content they had then; time expressions count from it. Default: "
-            "now (memories valid now; superseded ones are left out).",
-        ),
-        "include_superseded": Arg(
-            "boolean", "Also return memories that are no longer valid (superseded or ended), "
-            "marked by valid_until and superseded_by.", default=False,
-        ),
-        "now": Arg(
-            "instant", "Resolve time expressions relative to this instant (default: now); "
-            "unlike as_of it does not restrict validity.", public=False,
-        ),
-        "disabled_stages": Arg(
-            "choices", "Pipeline stages to switch off for this search.", default=(),
-            max_items=len(STAGES), choices=STAGES, public=False,
-        ),
-    })  # fmt: skip
+    )
 
 
-SEARCH_ARGS: Mapping[str, Arg] = _declare()
+class SearchArguments(SearchParams):
+    """Also the arguments for the service's own callers (evaluate, tests), not offered at
+    REST, MCP or the UI."""
 
-
-def public_args(args: Mapping[str, Arg] = SEARCH_ARGS) -> dict[str, Arg]:
-    """The arguments every door offers (REST, MCP, the UI form)."""
-    return {name: arg for name, arg in args.items() if arg.public}
+    now: Instant | None = Field(
+        None,
+        description=(
+            "Resolve time expressions relative to this instant (default: now); unlike as_of it "
+            "does not restrict validity."
+        ),
+    )
+    disabled_stages: Choices(STAGES) | None = Field(
+        None, description="Pipeline stages to switch off for this search."
+    )
 
 
 @dataclass(frozen=True)
@@ -155,15 +157,23 @@ class SearchRequest:
 
     @classmethod
     def build(
-        cls, *, namespace: Namespace | str, args: Mapping[str, Arg] = SEARCH_ARGS, **raw: Any
+        cls,
+        *,
+        namespace: Namespace | str,
+        model: type[SearchArguments] = SearchArguments,
+        **raw: Any,
     ) -> SearchRequest:
-        """Validate raw arguments against `args`; ValidationFailed names every bad field."""
-        unknown = sorted(set(raw) - set(args))
+        """Validate raw arguments against `model`; ValidationFailed names every bad field."""
+        declared = specs(model)
+        unknown = sorted(set(raw) - set(declared))
         if unknown:
             raise TypeError(f"search() got unexpected argument(s): {', '.join(unknown)}")
         errors: dict[str, str] = {}
         ns = _namespace(namespace)
-        v = {name: _clean(name, arg, raw.get(name), errors) for name, arg in args.items()}
+        v = {
+            name: _clean(name, spec, _default(spec, info.default), raw.get(name), errors)
+            for name, (spec, info) in declared.items()
+        }
         now = v["as_of"] or v["now"] or timezone.now()
         after, before = v["after"], v["before"]
         parsed = _time_range(v["time_expr"], now, errors)
@@ -178,43 +188,47 @@ class SearchRequest:
             errors.setdefault("query", "A query (or at least one filter) is required.")
         if errors:
             raise ValidationFailed(errors)
-        return cls(
-            namespace=ns,
-            query=query,
-            mode=v["mode"],
-            after=after,
-            before=before,
-            time_phrase=parsed.phrase if parsed else "",
-            tags=v["tags"],
-            categories=v["categories"],
-            file_path=file_path,
-            quality_boost=v["quality_boost"],
-            limit=v["limit"],
-            include_debug=v["include_debug"],
-            now=now,
-            disabled=v["disabled_stages"],
-            token_budget=v["token_budget"],
-            as_of=v["as_of"],
-            include_superseded=v["include_superseded"],
-        )
+        # Arguments the request holds as they are validated; the rest worked out above.
+        same_name = {name: value for name, value in v.items() if name in _REQUEST_FIELDS}
+        worked_out = {
+            "namespace": ns,
+            "query": query,
+            "after": after,
+            "before": before,
+            "time_phrase": parsed.phrase if parsed else "",
+            "file_path": file_path,
+            "now": now,
+            "disabled": v["disabled_stages"],
+        }
+        return cls(**{**same_name, **worked_out})
 
 
-def _clean(name: str, arg: Arg, value: Any, errors: dict[str, str]) -> Any:
+_REQUEST_FIELDS = frozenset(SearchRequest.__dataclass_fields__)
+
+
+def _default(spec: Spec, declared: Any) -> Any:
+    """The service's default: an empty list as (), a required argument (query) as ""."""
+    if spec.kind in ("strings", "choices"):
+        return ()
+    return "" if declared is PydanticUndefined else declared
+
+
+def _clean(name: str, spec: Spec, default: Any, value: Any, errors: dict[str, str]) -> Any:
     """One argument checked against its declaration; the default when absent."""
-    if value is None or (value == "" and arg.kind != "text"):
-        return arg.default
+    if value is None or (value == "" and spec.kind != "text"):
+        return default
     try:
-        if arg.kind == "instant":
+        if spec.kind == "instant":
             return parse_instant(value, field=name)
-        return _CHECKS[arg.kind](arg, value)
+        return _CHECKS[spec.kind](spec, value)
     except ValidationFailed as exc:
         errors[name] = exc.errors[name][0]
     except ValueError as exc:
         errors[name] = str(exc)
-    return arg.default
+    return default
 
 
-def _text(arg: Arg, value: Any) -> str:
+def _text(arg: Spec, value: Any) -> str:
     if not isinstance(value, str):
         raise ValueError("Expected text.")
     value = value.strip()
@@ -227,17 +241,17 @@ def _text(arg: Arg, value: Any) -> str:
     return value
 
 
-def _choice(arg: Arg, value: Any) -> str:
+def _choice(arg: Spec, value: Any) -> str:
     if value not in arg.choices:
         raise ValueError(f"One of {', '.join(arg.choices)}.")
     return value
 
 
-def _range_message(arg: Arg, what: str) -> str:
+def _range_message(arg: Spec, what: str) -> str:
     return f"{what} from {arg.minimum:g} to {arg.maximum:g}."
 
 
-def _integer(arg: Arg, value: Any) -> int:
+def _integer(arg: Spec, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(_range_message(arg, "An integer"))
     if not arg.minimum <= value <= arg.maximum:
@@ -245,7 +259,7 @@ def _integer(arg: Arg, value: Any) -> int:
     return value
 
 
-def _number(arg: Arg, value: Any) -> float:
+def _number(arg: Spec, value: Any) -> float:
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -255,11 +269,11 @@ def _number(arg: Arg, value: Any) -> float:
     return number
 
 
-def _boolean(arg: Arg, value: Any) -> bool:
+def _boolean(arg: Spec, value: Any) -> bool:
     return bool(value)
 
 
-def _strings(arg: Arg, value: Any) -> tuple[str, ...]:
+def _strings(arg: Spec, value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         value = value.split(",")
     if not isinstance(value, Iterable) or not all(isinstance(v, str) for v in value):
@@ -276,7 +290,7 @@ def _strings(arg: Arg, value: Any) -> tuple[str, ...]:
     return items
 
 
-def _choices(arg: Arg, value: Any) -> tuple[str, ...]:
+def _choices(arg: Spec, value: Any) -> tuple[str, ...]:
     items = _strings(arg, value)
     bad = [v for v in items if v not in arg.choices]
     if bad:

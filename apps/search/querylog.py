@@ -2,7 +2,7 @@
 
 By default (SEARCH_QUERYLOG_SYNC=True) the row is inserted before search() returns, in one
 INSERT that also hands back its id: a query_log_id handed to a client must survive a SIGKILL
-of the server, and a queued write does not (15 of 61 were lost in issue 12's test). With
+of the server, and a queued write does not (a kill test lost 15 of 61 queued rows). With
 SEARCH_QUERYLOG_SYNC=False the id is reserved synchronously (one `nextval`, well under a
 millisecond) so search() can return `query_log_id` at once; the row itself is inserted by a
 single background writer thread shortly after (normally within milliseconds). Inside a

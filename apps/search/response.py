@@ -14,8 +14,9 @@ from apps.memories.models import CausalEdge, Memory
 from memoryhub.db_router import read_connection as connection
 
 from .config import SearchSettings
-from .pipeline import budget, confidence, fuse, retrieve
+from .pipeline import budget, confidence, fuse
 from .pipeline.candidates import Pool
+from .pipeline.reads import semantic
 from .pipeline.scope import uuid_array
 from .types import QueryAnalysis, Ranked
 
@@ -261,8 +262,8 @@ def explain(
         "learned_weights": learned,
         "weight_rules": rules,
         "thresholds": {
-            "semantic_min": retrieve.SEMANTIC_MIN,
-            "semantic_fallback": retrieve.SEMANTIC_FALLBACK_MIN,
+            "semantic_min": semantic.SEMANTIC_MIN,
+            "semantic_fallback": semantic.SEMANTIC_FALLBACK_MIN,
             "gap_z": confidence.GAP_Z,
             "rrf_k": fuse.RRF_K,
             "diversity_max_per_file": config.diversity_max_per_file,
@@ -301,11 +302,17 @@ def _result(r: Ranked, trace: Trace) -> dict:
         "score": round(float(r.score), 6),
         "fused": round(float(r.fused), 6),
         "ranks": dict(r.ranks),
-        "scores": {k: round(float(v), 4) for k, v in r.raw.items()},
+        "scores": {k: round(float(v), 4) for k, v in _scores(r).items()},
         "boosts": [[name, round(float(v), 4)] for name, v in r.boosts],
         "reasons": list(r.reasons),
         "positions": trace.positions(r.id),
     }
+
+
+def _scores(r: Ranked) -> dict[str, float]:
+    """The candidate's evidence (named with a leading underscore) and each strategy's raw
+    score."""
+    return {**r.evidence.as_scores(), **r.raw} if r.evidence else dict(r.raw)
 
 
 def log_fields(req, analysis, weights, ranked: Sequence[Ranked], flags, timings, latency) -> dict:

@@ -4,17 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
+import numpy as np
+from django.conf import settings
+from django.db import connection
 from django.db.models import Count, Q
+from django.utils import timezone
 
 from apps.access.permissions import Action, Principal
 from apps.access.scoping import require
 from apps.core.exceptions import NotFound
+from apps.memories.embeddings import embed_texts
 from apps.memories.models import Namespace
 from apps.memories.selectors import count_by_namespace, memory_stats
 
 from . import querylog
-from .models import QueryLog
+from .models import MissedQueryDismissal, MissedQueryVector, QueryLog
 
 
 def query_log_for(
@@ -64,8 +70,6 @@ class MissedSettings:
 
 
 def missed_settings() -> MissedSettings:
-    from django.conf import settings
-
     return MissedSettings(
         similarity=settings.MISSED_SIMILARITY,
         max_queries=settings.MISSED_MAX_QUERIES,
@@ -123,13 +127,6 @@ _MISSED_SQL = """
 
 def missed_queries(*, namespace: Namespace, now=None) -> list[dict]:
     """The newest distinct missed queries (up to MISSED_MAX_QUERIES), newest miss first."""
-    from datetime import timedelta
-
-    from django.db import connection
-    from django.utils import timezone
-
-    from .models import MissedQueryDismissal
-
     conf = missed_settings()
     sql = _MISSED_SQL.format(
         log=QueryLog._meta.db_table, dismissed=MissedQueryDismissal._meta.db_table
@@ -149,10 +146,6 @@ def missed_queries(*, namespace: Namespace, now=None) -> list[dict]:
 def missed_vectors(*, namespace: Namespace, rows: list[dict]) -> dict[str, object]:
     """Embedding per missed query key: the one the search stored when it missed, else computed
     now (one batch) and stored for the next time."""
-    from apps.memories.embeddings import embed_texts
-
-    from .models import MissedQueryVector
-
     keys = [r["key"] for r in rows]
     found = dict(
         MissedQueryVector.objects.filter(namespace=namespace, query_key__in=keys).values_list(
@@ -177,8 +170,6 @@ def missed_groups(*, namespace: Namespace, now=None, rows=None) -> list[MissedGr
 
     Greedy: queries in order of how often they missed; each joins the first group whose lead
     query's embedding has cosine >= MISSED_SIMILARITY with its own, or leads a new group."""
-    import numpy as np
-
     rows = list(rows) if rows is not None else missed_queries(namespace=namespace, now=now)
     if not rows:
         return []
@@ -210,8 +201,6 @@ def missed_count(*, namespace: Namespace) -> int:
 
 def missed_dismiss(*, namespace: Namespace, keys: Sequence[str], by: str = "") -> int:
     """Set these queries (trimmed, lower case keys) aside for good; returns how many were new."""
-    from .models import MissedQueryDismissal
-
     cleaned = {k.strip().lower() for k in keys if k and k.strip()}
     before = MissedQueryDismissal.objects.filter(namespace=namespace).count()
     MissedQueryDismissal.objects.bulk_create(
@@ -223,15 +212,11 @@ def missed_dismiss(*, namespace: Namespace, keys: Sequence[str], by: str = "") -
 
 def missed_dismissed(*, namespace: Namespace, limit: int = 20) -> list:
     """The namespace's newest dismissals, for the queue page's "bring back" list."""
-    from .models import MissedQueryDismissal
-
     return list(MissedQueryDismissal.objects.filter(namespace=namespace)[:limit])
 
 
 def missed_undismiss(*, namespace: Namespace, keys: Sequence[str]) -> int:
     """Undo a dismissal: these queries may come back to the queue; returns how many did."""
-    from .models import MissedQueryDismissal
-
     cleaned = {k.strip().lower() for k in keys if k and k.strip()}
     found = MissedQueryDismissal.objects.filter(namespace=namespace, query_key__in=cleaned)
     return found.delete()[0]

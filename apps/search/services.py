@@ -10,8 +10,10 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 
+import numpy as np
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
@@ -31,21 +33,24 @@ from .pipeline import (
     focus,
     fuse,
     mmr,
-    retrieve,
     session,
 )
 from .pipeline import variants as query_variants
 from .pipeline.analyse import analyse_query, find_entities
-from .pipeline.candidates import Pool, gather, keyword_hits
+from .pipeline.candidates import KeywordHits, Pool, gather, keyword_hits
+from .pipeline.reads.exact import exact_search
+from .pipeline.reads.rows import browse, fetch_rows, mention_times, with_embeddings
+from .pipeline.reads.stats import namespace_tags
+from .pipeline.reads.weights import learned_weights
 from .pipeline.scope import Scope
 from .pipeline.weights import (
     BASE_WEIGHTS,
     adapt_weights,
     apply_multipliers,
     intent_profile,
-    learned_weights,
 )
 from .response import SearchResponse, Trace, explain, log_fields, payload, render_markdown
+from .timing import Timer, elapsed_ms
 from .types import QueryAnalysis, Ranked
 
 __all__ = ["SearchResponse", "render_markdown", "search"]
@@ -53,6 +58,22 @@ __all__ = ["SearchResponse", "render_markdown", "search"]
 logger = logging.getLogger(__name__)
 
 Stage = tuple[str, Callable[[list[Ranked]], list[Ranked]]]
+
+
+@dataclass
+class Outcome:
+    """What one search decided, for the response, the explain view and the query log."""
+
+    ranked: list[Ranked]
+    analysis: QueryAnalysis | None = None
+    pool: Pool | None = None
+    weights: dict[str, float] = field(default_factory=dict)
+    adapted: dict[str, float] = field(default_factory=dict)
+    learned: dict[str, float] = field(default_factory=dict)
+    rules: list[str] = field(default_factory=list)
+    graph_enabled: bool = False
+    verdict: confidence.Verdict | None = None
+    vector: np.ndarray | None = None  # the query's own embedding
 
 
 def search(
@@ -69,135 +90,36 @@ def search(
     started = time.perf_counter()
     if request is not None and arguments:
         raise TypeError("search() takes a SearchRequest or keyword arguments, not both")
-    req = request if request is not None else SearchRequest.build(**arguments)
-    cfg = (config or search_settings()).without(req.disabled)
-    scope = Scope(
-        namespace_id=req.namespace.id,
-        tags=req.tags,
-        categories=req.categories,
-        file_path=req.file_path,
-        after=req.after,
-        before=req.before,
-        valid_at=None if req.include_superseded else (req.as_of or timezone.now()),
-        learnt_by=req.as_of,
-    )
-    timings: dict[str, float] = {}
-    trace = Trace() if req.include_debug else None
-    analysis: QueryAnalysis | None = None
-    pool: Pool | None = None
-    weights: dict[str, float] = {}
-    adapted: dict[str, float] = {}
-    learned: dict[str, float] = {}
-    rules: list[str] = []
-    verdict: confidence.Verdict | None = None
-    vector = None
-    if not req.query:  # filters only: newest first, nothing to rank or judge
-        ranked = retrieve.browse(scope, req.limit)
+    params = request if request is not None else SearchRequest.build(**arguments)
+    cfg = (config or search_settings()).without(params.disabled)
+    scope = _scope(params)
+    timer = Timer()
+    trace = Trace() if params.include_debug else None
+    if not params.query:  # filters only: newest first, nothing to rank or judge
+        outcome = Outcome(ranked=browse(scope, params.limit))
     else:
-        t = time.perf_counter()
-        known_tags = retrieve.namespace_tags(req.namespace.id) if cfg.on("analyse") else ()
-        # Found once: the focus stage and the query analysis both read them (one pass over the
-        # namespace's tag names per search, not two).
-        entities = find_entities(req.query, known_tags)
-        focused = _focus_text(req.query, entities["tags"]) if cfg.on("focus") else None
-        timings["focus"] = _ms(t)
-        vector = match_vector = None
-        waiting = _embed_soon(req.query, focused) if req.mode != "exact" else None
-        keyword = None
-        if req.mode not in ("exact", "semantic") and cfg.on("lexical"):
-            # While the encoder works on its own thread, the keyword query runs here; it
-            # needs the text alone.
-            t = time.perf_counter()
-            keyword = keyword_hits(req.query, scope, cfg)
-            timings["lexical"] = _ms(t)
-        t = time.perf_counter()
-        if waiting is not None:
-            vector, match_vector = waiting()
-        timings["embed"] = _ms(t)  # what is left to wait for after the keyword query
-        t = time.perf_counter()
-        analysis = analyse_query(
-            req.query,
-            vector=vector,
-            model_name=model_name(),
-            now=req.now or timezone.now(),
-            known_tags=known_tags,
-            enabled=cfg.on("analyse"),
-            entities=entities,
-        )
-        adapted, graph_enabled, rules = _weights(analysis, cfg)
-        weights = adapted
-        if cfg.on("intent_profiles"):
-            weights = apply_multipliers(weights, intent_profile(analysis.intent))
-        learned = learned_weights(req.namespace.id) if cfg.on("learned_weights") else {}
-        weights = apply_multipliers(weights, learned)
-        timings["analyse"] = _ms(t)
-        if req.mode == "exact":
-            ranked = _exact(scope, req)
-            verdict = confidence.Verdict(1.0 if ranked else 0.0, not ranked)
-        else:
-            pool, items = _candidates(
-                req, cfg, scope, analysis, (match_vector, vector), weights, graph_enabled, keyword
-            )
-            timings.update(pool.timings)
-            if trace is not None:
-                trace.record("fused", sorted(items, key=lambda r: (-r.fused, r.id)))
-            ordered = _run(_boosts(req, cfg, analysis, pool), items, timings, trace)
-            if cfg.on("confidence"):
-                verdict = _judge(ordered, pool, cfg)
-            ranked = _run(_diversity(req, cfg, analysis), ordered, timings, trace)[: req.limit]
-    t = time.perf_counter()
-    pairs = []
-    if cfg.on("contradictions") and ranked:
-        pairs = contradictions.find(req.namespace.id, ranked)
-    timings["contradictions"] = _ms(t)
+        outcome = _rank(params, cfg, scope, timer, trace)
+    ranked, verdict, pool = outcome.ranked, outcome.verdict, outcome.pool
+    with timer.span("contradictions"):
+        pairs = contradictions.find(params.namespace.id, ranked) if _judged(cfg, ranked) else []
     flags = {
         "evidence_gap": bool(verdict and verdict.evidence_gap),
         "fallback_retry": bool(pool.fallback) if pool else False,
         "contradictions": [list(p) for p in pairs],
     }
-    memories = payload(ranked, pairs, as_of=req.as_of, now=scope.valid_at or timezone.now())
-    latency = _ms(started)
-    debug = None
-    if req.include_debug:
-        debug = explain(
-            req=req,
-            config=cfg,
-            analysis=analysis,
-            weights=weights,
-            adapted=adapted,
-            learned=learned,
-            rules=rules,
-            pool=pool,
-            ranked=ranked,
-            trace=trace or Trace(),
-            timings=timings,
-            model=model_name(),
-        )
-        debug["latency_ms"] = latency
-        if verdict and verdict.signals:
-            debug["confidence_signals"] = verdict.signals.as_dict()
-    metrics.observe_search(timings, latency)
-    log_id = None
-    if log:
-        fields = log_fields(req, analysis, weights, ranked, flags, timings, latency)
-        if vector is not None and (flags["evidence_gap"] or not ranked):
-            fields["missed_vector"] = vector  # for the missed-searches queue's grouping
-        try:
-            log_id = querylog.record(fields, sync=cfg.querylog_sync)
-        except (OperationalError, InterfaceError):
-            # With a read replica, searches answer while the primary is down; the log waits.
-            if not db_router.replica_configured():
-                raise
-            logger.warning("search log not written: the primary database is unavailable")
-            log_id = None
-    text_budget = req.token_budget
+    memories = payload(ranked, pairs, as_of=params.as_of, now=scope.valid_at or timezone.now())
+    latency = elapsed_ms(started)
+    debug = _debug(params, cfg, outcome, trace, timer.timings, latency)
+    metrics.observe_search(timer.timings, latency)
+    log_id = _log(params, cfg, outcome, flags, timer.timings, latency) if log else None
+    text_budget = params.token_budget
     if text_budget is None and cfg.on("budget"):
         text_budget = cfg.token_budget
     return SearchResponse(
         memories=memories,
         total=len(memories),
-        query=req.query,
-        mode=req.mode,
+        query=params.query,
+        mode=params.mode,
         flags=flags,
         debug=debug,
         query_log_id=log_id,
@@ -207,19 +129,92 @@ def search(
     )
 
 
-def _ms(start: float) -> float:
-    return round((time.perf_counter() - start) * 1000, 2)
+def _judged(cfg: SearchSettings, ranked: list[Ranked]) -> bool:
+    """Whether stage 11 looks for contradictions among the results."""
+    return cfg.on("contradictions") and bool(ranked)
+
+
+def _scope(req: SearchRequest) -> Scope:
+    """Stage 1: the namespace, the caller's filters and the moment the search reads."""
+    return Scope(
+        namespace_id=req.namespace.id,
+        tags=req.tags,
+        categories=req.categories,
+        file_path=req.file_path,
+        after=req.after,
+        before=req.before,
+        valid_at=None if req.include_superseded else (req.as_of or timezone.now()),
+        learnt_by=req.as_of,
+    )
+
+
+def _rank(
+    req: SearchRequest, cfg: SearchSettings, scope: Scope, timer: Timer, trace: Trace | None
+) -> Outcome:
+    """Stages 2-10 for a query text: understand it, then rank (exact mode: match it)."""
+    outcome, vectors, keyword = _understand(req, cfg, scope, timer)
+    analysis = outcome.analysis
+    if req.mode == "exact":
+        outcome.ranked = _exact(scope, req)
+        outcome.verdict = confidence.Verdict(1.0 if outcome.ranked else 0.0, not outcome.ranked)
+        return outcome
+    pool, items = _candidates(
+        req, cfg, scope, analysis, vectors, outcome.weights, outcome.graph_enabled, keyword
+    )
+    outcome.pool = pool
+    timer.timings.update(pool.timings)
+    if trace is not None:
+        trace.record("fused", sorted(items, key=lambda r: (-r.fused, r.id)))
+    ordered = _run(_boosts(req, cfg, analysis, pool), items, timer, trace)
+    if cfg.on("confidence"):
+        outcome.verdict = _judge(ordered, pool, cfg)
+    outcome.ranked = _run(_diversity(req, cfg, analysis), ordered, timer, trace)[: req.limit]
+    return outcome
+
+
+def _understand(req: SearchRequest, cfg: SearchSettings, scope: Scope, timer: Timer):
+    """Stage 2: the query's entities, its focused text, its vectors (embedded on the
+    encoder's thread while the keyword query runs here), its analysis and the strategy
+    weights. Returns the outcome so far, (the vector the semantic strategies match, the
+    query's own) and the keyword hits found meanwhile (None when the keyword stage is off)."""
+    with timer.span("focus"):
+        known_tags = namespace_tags(req.namespace.id) if cfg.on("analyse") else ()
+        # Found once: the focus stage and the query analysis both read them (one pass over
+        # the namespace's tag names per search, not two).
+        entities = find_entities(req.query, known_tags)
+        focused = _focus_text(req.query, entities["tags"]) if cfg.on("focus") else None
+    vector = match_vector = None
+    waiting = _embed_soon(req.query, focused) if req.mode != "exact" else None
+    keyword: KeywordHits | None = None
+    if req.mode not in ("exact", "semantic") and cfg.on("lexical"):
+        # While the encoder works on its own thread, the keyword query runs here; it needs
+        # the text alone.
+        keyword = timer("lexical", keyword_hits, req.query, scope, cfg)
+    with timer.span("embed"):  # what is left to wait for after the keyword query
+        if waiting is not None:
+            vector, match_vector = waiting()
+    with timer.span("analyse"):
+        analysis = analyse_query(
+            req.query,
+            vector=vector,
+            model_name=model_name(),
+            now=req.now or timezone.now(),
+            known_tags=known_tags,
+            enabled=cfg.on("analyse"),
+            entities=entities,
+        )
+        outcome = _weighed(analysis, cfg, req.namespace.id)
+    outcome.vector = vector
+    return outcome, (match_vector, vector), keyword
 
 
 def _run(
-    stages: list[Stage], items: list[Ranked], timings: dict[str, float], trace: Trace | None
+    stages: list[Stage], items: list[Ranked], timer: Timer, trace: Trace | None
 ) -> list[Ranked]:
     """Apply the stages in order, timing each under its name (and recording the order each
     one left, for the explain view)."""
     for name, stage in stages:
-        t = time.perf_counter()
-        items = stage(items)
-        timings[name] = round(timings.get(name, 0.0) + (time.perf_counter() - t) * 1000, 2)
+        items = timer(name, stage, items)
         if trace is not None:
             trace.record(name, items)
     return items
@@ -241,6 +236,25 @@ def _embed_soon(query: str, focused: str | None):
         return lambda: (waiting()[0],) * 2
     waiting = embed_queries_soon([query, focused])
     return lambda: tuple(waiting())
+
+
+def _weighed(analysis: QueryAnalysis, cfg: SearchSettings, namespace_id: int) -> Outcome:
+    """Stage 2's weights: adapted to the analysis, times the intent's profile and the
+    namespace's learned multipliers; whether the graph runs, the rules that fired."""
+    adapted, graph_enabled, rules = _weights(analysis, cfg)
+    weights = adapted
+    if cfg.on("intent_profiles"):
+        weights = apply_multipliers(weights, intent_profile(analysis.intent))
+    learned = learned_weights(namespace_id) if cfg.on("learned_weights") else {}
+    return Outcome(
+        ranked=[],
+        analysis=analysis,
+        weights=apply_multipliers(weights, learned),
+        adapted=adapted,
+        learned=learned,
+        rules=rules,
+        graph_enabled=graph_enabled,
+    )
 
 
 def _weights(analysis: QueryAnalysis, cfg: SearchSettings):
@@ -275,7 +289,7 @@ def _candidates(
     pool = gather_for(text=req.query, vector=vector, query_vector=own, keyword=keyword)
     items = dict(pool.items)
     if req.mode == "deep" and cfg.on("deep"):
-        t = time.perf_counter()
+        started = time.perf_counter()
         fused = [pool.fused]
         for text in query_variants.query_variants(req.query)[1:]:
             focused = _focus_text(text, analysis.tag_entities) if cfg.on("focus") else None
@@ -288,7 +302,7 @@ def _candidates(
             items = {
                 k: _variant_scored(r, scores.get(k, 0.0), found.get(k, 0)) for k, r in items.items()
             }
-        pool.timings["deep"] = _ms(t)
+        pool.timings["deep"] = elapsed_ms(started)
     return pool, list(items.values())
 
 
@@ -318,7 +332,7 @@ def _boosts(req: SearchRequest, cfg: SearchSettings, analysis: QueryAnalysis, po
         in_range = partial(boost.time_boost, after=analysis.after, before=analysis.before)
         stages += [("boosts", quality), ("boosts", in_range)]
     if cfg.on("time_answers") and analysis.asks_when:
-        dated = partial(boost.time_answers, mention_times=retrieve.mention_times)
+        dated = partial(boost.time_answers, mention_times=mention_times)
         stages.append(("time_answers", dated))
     if cfg.on("answers") and cfg.on("questions"):
         stages.append(("answers", partial(boost.answer_turns, temporal=pool.temporal)))
@@ -355,7 +369,7 @@ def _diversity(req: SearchRequest, cfg: SearchSettings, analysis: QueryAnalysis)
     """Stages 8-9 over the boosted order; the head carries embeddings for MMR and the
     contradiction check."""
     head = max(req.limit, mmr.MMR_WINDOW) + 10
-    stages: list[Stage] = [("embeddings", partial(retrieve.with_embeddings, count=head))]
+    stages: list[Stage] = [("embeddings", partial(with_embeddings, count=head))]
     if cfg.on("diversity"):
         cap = cfg.diversity_max_per_file
         stages.append(("diversity", partial(diversify.diversify, max_per_file=cap)))
@@ -366,8 +380,8 @@ def _diversity(req: SearchRequest, cfg: SearchSettings, analysis: QueryAnalysis)
 
 def _exact(scope: Scope, req: SearchRequest) -> list[Ranked]:
     """mode=exact: substring / phrase matches in their own order, scored 1/rank."""
-    hits = retrieve.exact_search(scope, [req.query], req.limit)
-    rows = retrieve.fetch_rows([h.id for h in hits], None)
+    hits = exact_search(scope, [req.query], req.limit)
+    rows = fetch_rows([h.id for h in hits], None)
     return [
         Ranked(
             id=h.id,
@@ -375,10 +389,51 @@ def _exact(scope: Scope, req: SearchRequest) -> list[Ranked]:
             fused=1.0 / rank,
             ranks={"exact": rank},
             raw={"exact": h.score},
-            tags=rows[h.id]["tags"],
-            created_at=rows[h.id]["created_at"],
-            file_path=rows[h.id]["file_path"],
-            tier=rows[h.id]["tier"],
+            tags=rows[h.id].tags,
+            created_at=rows[h.id].created_at,
+            file_path=rows[h.id].file_path,
+            tier=rows[h.id].tier,
         )
         for rank, h in enumerate(hits, start=1)
     ][: req.limit]
+
+
+def _debug(req, cfg, outcome: Outcome, trace: Trace | None, timings, latency) -> dict | None:
+    """The explain view (include_debug), or None when not asked for."""
+    if not req.include_debug:
+        return None
+    debug = explain(
+        req=req,
+        config=cfg,
+        analysis=outcome.analysis,
+        weights=outcome.weights,
+        adapted=outcome.adapted,
+        learned=outcome.learned,
+        rules=outcome.rules,
+        pool=outcome.pool,
+        ranked=outcome.ranked,
+        trace=trace or Trace(),
+        timings=timings,
+        model=model_name(),
+    )
+    debug["latency_ms"] = latency
+    verdict = outcome.verdict
+    if verdict and verdict.signals:
+        debug["confidence_signals"] = verdict.signals.as_dict()
+    return debug
+
+
+def _log(req, cfg, outcome: Outcome, flags, timings, latency) -> int | None:
+    """Write the query log row; its id, or None when the primary is down behind a replica."""
+    ranked = outcome.ranked
+    fields = log_fields(req, outcome.analysis, outcome.weights, ranked, flags, timings, latency)
+    if outcome.vector is not None and (flags["evidence_gap"] or not ranked):
+        fields["missed_vector"] = outcome.vector  # for the missed-searches queue's grouping
+    try:
+        return querylog.record(fields, sync=cfg.querylog_sync)
+    except (OperationalError, InterfaceError):
+        # With a read replica, searches answer while the primary is down; the log waits.
+        if not db_router.replica_configured():
+            raise
+        logger.warning("search log not written: the primary database is unavailable")
+        return None

@@ -16,6 +16,58 @@ class Hit:
     score: float
 
 
+@dataclass(frozen=True)
+class CandidateRow:
+    """One candidate's row as the row fetch reads it (pipeline/rows.py): what the re-rankers
+    need, and its evidence under each strategy, computed in the database."""
+
+    created_at: datetime
+    external_id: str | None
+    file_path: str
+    tier: str
+    importance: float
+    stability: float
+    pagerank: float
+    tags: tuple[str, ...]
+    lexical: float  # BM25 score of the query's terms (0: none)
+    similarity: float  # cosine to the vector the semantic strategies match
+    asks: bool  # the text ends with a question mark
+    # cosine to each further vector asked for, by name ("feedback", "query_similarity"), and
+    # "passage": the best passage's cosine to the matched vector
+    cosines: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a candidate scores under the whole-pool strategies, whichever strategy found it:
+    the keyword score, the semantic similarity (the memory's or its best passage's), the
+    cosine to the feedback vector when that strategy ran, and the whole memory's cosine to
+    the query's own vector when it differs from `similarity` (the confidence estimate was
+    calibrated on it)."""
+
+    lexical: float
+    similarity: float
+    feedback: float | None = None
+    query_similarity: float | None = None
+
+    @property
+    def own_similarity(self) -> float:
+        """The cosine the confidence estimate reads."""
+        return self.similarity if self.query_similarity is None else self.query_similarity
+
+    def as_scores(self) -> dict[str, float]:
+        """The evidence as the explain view lists it, beside the strategies' raw scores."""
+        scores = {"_lexical": self.lexical, "_similarity": self.similarity}
+        if self.feedback is not None:
+            scores["_feedback"] = self.feedback
+        if self.query_similarity is not None:
+            scores["_query_similarity"] = self.query_similarity
+        return scores
+
+
+NO_EVIDENCE = Evidence(lexical=0.0, similarity=0.0)
+
+
 @dataclass(frozen=True, eq=False)
 class Ranked:
     """A memory under consideration: the one item every re-ranking stage takes and returns.
@@ -32,6 +84,8 @@ class Ranked:
     ranks: Mapping[str, int] = field(default_factory=dict)
     # strategy -> raw score (lexical rank score, cosine similarity, graph weight, ...)
     raw: Mapping[str, float] = field(default_factory=dict)
+    # measured by the row fetch for every candidate of a query (None: browse, exact mode)
+    evidence: Evidence | None = None
     reasons: tuple[str, ...] = ()
     boosts: tuple[tuple[str, float], ...] = ()
     created_at: datetime | None = None
@@ -44,6 +98,11 @@ class Ranked:
     tags: tuple[str, ...] = ()
     asks: bool = False  # the memory's text is a question (ends with "?")
     embedding: Any = None  # numpy vector, unit length; set for the head before MMR
+
+    @property
+    def measured(self) -> Evidence:
+        """The evidence, zeros where none was measured."""
+        return self.evidence or NO_EVIDENCE
 
     def rescored(
         self, score: float, *boosts: tuple[str, float], reason: str | None = None

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from apps.access.models import Role
+from apps.access.services import membership_set
+
 PROJECT_MEMORIES: list[dict] = [
     {
         "title": "Use Redis for the session cache",
@@ -64,9 +67,6 @@ def long_document() -> str:
 
 def grant_owners(namespace, users: Iterable) -> list[str]:
     """Make `users` owners of `namespace`."""
-    from apps.access.models import Role
-    from apps.access.services import membership_set
-
     names = []
     for user in users:
         membership_set(namespace=namespace, user=user, role=Role.OWNER)

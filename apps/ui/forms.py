@@ -7,8 +7,7 @@ from django import forms
 
 from apps.core.exceptions import ValidationFailed
 from apps.memories.models import Category, Relation, Tier
-from apps.search.forms import search_form_fields
-from apps.search.params import SEARCH_ARGS
+from apps.search.params import MODES, SearchParams
 
 CATEGORY_CHOICES = [(c, c) for c in Category.values]
 TIER_CHOICES = [(t, t) for t in Tier.values]
@@ -28,46 +27,44 @@ def attach_errors(form: forms.Form, exc: ValidationFailed, aliases: dict | None 
             form.add_error(field, f"{name}: {message}" if field and name != base else message)
 
 
-# The filters of memory_search, as the search app declares them once (apps/search/params.py
-# SEARCH_ARGS): the same choices, bounds and defaults as REST and MCP.
-SEARCH_FILTERS = (
-    "mode",
-    "tags",
-    "categories",
-    "file_path",
-    "time_expr",
-    "after",
-    "before",
-    "quality_boost",
-    "limit",
-    "as_of",
-    "include_superseded",
-)
+DATE = forms.DateInput(attrs={"type": "date"})
 
 
 class SearchForm(forms.Form):
-    """The search page: a query box (`q`, short in URLs), the namespace, and the shared filters."""
+    """The search page: a query box (`q`, short in URLs), the namespace, and the filters of
+    apps.search.params.SearchParams. The fields only read the browser's text (a number, a
+    list of boxes); search() validates the arguments, and its errors go next to these fields
+    (attach_errors), so bounds and choices have one home."""
 
-    q = forms.CharField(required=False, label="Query", max_length=SEARCH_ARGS["query"].max_length)
+    q = forms.CharField(required=False, label="Query")
     namespace = forms.ChoiceField(choices=())
+    mode = forms.ChoiceField(choices=[(m, m) for m in MODES], required=False, initial="hybrid")
+    tags = forms.CharField(required=False, help_text="Comma separated")
+    categories = forms.MultipleChoiceField(
+        choices=CATEGORY_CHOICES, required=False, widget=forms.CheckboxSelectMultiple
+    )
+    file_path = forms.CharField(required=False)
+    time_expr = forms.CharField(
+        required=False, label="Time", help_text="e.g. last week, since March"
+    )
+    after = forms.CharField(required=False, widget=DATE)
+    before = forms.CharField(required=False, widget=DATE)
+    quality_boost = forms.FloatField(
+        required=False, initial=0.0, widget=forms.NumberInput(attrs={"step": "0.1"})
+    )
+    limit = forms.IntegerField(required=False, initial=10)
+    as_of = forms.CharField(
+        required=False, label="As of", help_text="What was true then", widget=DATE
+    )
+    include_superseded = forms.BooleanField(
+        required=False, label="Include superseded", help_text="Facts that no longer hold, marked"
+    )
 
     def __init__(self, *args, namespaces: list[str], **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["namespace"].choices = [(n, n) for n in namespaces]
-        shared = search_form_fields()
-        for name in SEARCH_FILTERS:
-            self.fields[name] = shared[name]
-        self.fields["time_expr"].label = "Time"
-        self.fields["time_expr"].help_text = "e.g. last week, since March"
-        self.fields["tags"].help_text = "Comma separated"
-        for name in ("after", "before", "as_of"):
-            self.fields[name].widget = forms.DateInput(attrs={"type": "date"})
-            self.fields[name].help_text = ""
-        self.fields["as_of"].label = "As of"
-        self.fields["as_of"].help_text = "What was true then"
-        self.fields["include_superseded"].label = "Include superseded"
-        self.fields["include_superseded"].help_text = "Facts that no longer hold, marked"
-        self.fields["quality_boost"].widget.attrs["step"] = "0.1"
+        for name in ("mode", "categories", "file_path", "quality_boost", "limit"):
+            self.fields[name].help_text = SearchParams.model_fields[name].description
 
     def has_search(self) -> bool:
         data = self.cleaned_data
@@ -77,8 +74,9 @@ class SearchForm(forms.Form):
     def search_arguments(self) -> dict:
         """Keyword arguments for search(): what was given; the service defaults the rest."""
         data = self.cleaned_data
-        args = {k: data[k] for k in SEARCH_FILTERS if data.get(k) not in (None, "", [])}
-        return {"query": data["q"], **args}
+        given = {k: v for k, v in data.items() if v not in (None, "", []) and k != "namespace"}
+        given.pop("q", None)
+        return {"query": data["q"], **given}
 
 
 SORT_CHOICES = [
@@ -142,16 +140,16 @@ class BulkForm(forms.Form):
 class MemoryForm(forms.Form):
     """Create/edit: the writable fields a person edits; the write path validates them."""
 
-    title = forms.CharField(required=False, max_length=300)
+    # Limits and choices are the write path's (apps.memories.fields): its errors are shown
+    # next to these fields.
+    title = forms.CharField(required=False)
     content = forms.CharField(widget=forms.Textarea(attrs={"rows": 12}), required=False)
     category = forms.ChoiceField(choices=CATEGORY_CHOICES, initial=Category.NOTE)
     tags = forms.CharField(required=False, help_text="Comma separated")
-    file_path = forms.CharField(required=False, max_length=1000)
-    source = forms.CharField(required=False, max_length=200)
+    file_path = forms.CharField(required=False)
+    source = forms.CharField(required=False)
     tier = forms.ChoiceField(choices=TIER_CHOICES, initial=Tier.NORMAL)
-    importance = forms.FloatField(
-        min_value=0, max_value=1, initial=0.5, widget=forms.NumberInput(attrs={"step": "0.05"})
-    )
+    importance = forms.FloatField(initial=0.5, widget=forms.NumberInput(attrs={"step": "0.05"}))
     # The edit form carries the version it was filled from: a save on a memory changed since
     # is shown as a conflict instead of putting the older values back.
     version = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)

@@ -24,6 +24,8 @@ from pathlib import Path
 from django.db.backends.postgresql.base import Database
 from django.db.backends.postgresql.base import DatabaseWrapper as PostgresDatabaseWrapper
 
+from memoryhub.db import embedded_database, server_alive
+
 logger = logging.getLogger(__name__)
 
 REVIVE_SECONDS = 25.0
@@ -37,8 +39,6 @@ class DatabaseWrapper(PostgresDatabaseWrapper):
         var_dir = self.settings_dict.get("EMBEDDED_VAR_DIR")
         if not var_dir:
             return super().get_new_connection(conn_params)
-        from memoryhub.db import server_alive
-
         pgdata = Path(var_dir) / "pgdata"
         deadline = time.monotonic() + max(self._pool_budget(), REVIVE_SECONDS)
         while True:
@@ -70,8 +70,6 @@ class DatabaseWrapper(PostgresDatabaseWrapper):
     def _revive(self, var_dir: Path, conn_params) -> None:
         """Restart the server (one process does; the others wait on its file lock) and give
         this process a fresh pool when the old one served the dead server."""
-        from memoryhub.db import embedded_database
-
         stale = self._connection_pools.get(self.alias)
         deadline = time.monotonic() + REVIVE_SECONDS
         while True:

@@ -12,6 +12,9 @@ from django.db.backends.postgresql.base import Database
 from django.db.backends.postgresql.base import DatabaseWrapper as PostgresDatabaseWrapper
 from django.db.utils import DatabaseErrorWrapper
 from django.utils.functional import cached_property
+from psycopg_pool import PoolTimeout
+
+from memoryhub import db_router
 
 
 class ServerMarkedDown(Database.OperationalError):
@@ -23,8 +26,6 @@ class _WatchedErrors(DatabaseErrorWrapper):
         if exc_type is not None and issubclass(
             exc_type, Database.OperationalError | Database.InterfaceError
         ):
-            from memoryhub import db_router
-
             db_router.connection_failed(self.wrapper.alias)
         return super().__exit__(exc_type, exc_value, traceback)
 
@@ -35,10 +36,6 @@ class DatabaseWrapper(PostgresDatabaseWrapper):
         return _WatchedErrors(self)
 
     def get_new_connection(self, conn_params):
-        from psycopg_pool import PoolTimeout
-
-        from memoryhub import db_router
-
         if not db_router.is_up(self.alias):
             raise ServerMarkedDown(f"database {self.alias!r} is unavailable")
         try:

@@ -56,6 +56,8 @@ INSTALLED_APPS = [
     "apps.mcp",
     "apps.oauth",
     "apps.ui",
+    # Evaluation and benchmark commands (lab/): tooling, left out by production.py.
+    "lab",
 ]
 
 MIDDLEWARE = [
@@ -330,7 +332,7 @@ SEARCH_QUERYLOG_SYNC = env.bool("SEARCH_QUERYLOG_SYNC", default=True)
 # Stages named here are switched off (comma separated), e.g. "mmr,coactivation".
 SEARCH_DISABLED_STAGES = env.list("SEARCH_DISABLED_STAGES", default=[])
 # Evidence-gap rule: "calibrated" (confidence below the threshold; the logistic estimate of
-# apps/search/pipeline/confidence.py) or "zscore" (the seed's: top fused score's z < 1.5).
+# apps/search/pipeline/confidence.py) or "zscore" (top fused score's z < 1.5).
 SEARCH_EVIDENCE_RULE = env("SEARCH_EVIDENCE_RULE", default="calibrated")
 SEARCH_CONFIDENCE_THRESHOLD = env.float("SEARCH_CONFIDENCE_THRESHOLD", default=0.5)
 # Session-level scoring (apps/search/pipeline/session.py): 0 switches it off.

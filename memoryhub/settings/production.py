@@ -29,3 +29,5 @@ if env.bool("DJANGO_SECURE_PROXY_SSL_HEADER", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 # The health check is polled over plain HTTP by load balancers and must not be redirected.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# The evaluation and benchmark commands (lab/) are tooling: a production server runs without them.
+INSTALLED_APPS = [app for app in INSTALLED_APPS if app != "lab"]  # noqa: F405

@@ -42,8 +42,8 @@ def test_purge_job_drops_expired_entries_of_every_namespace(namespace, other_nam
 
 
 def test_purge_is_on_the_beat_schedule_and_run_job(namespace, capsys):
-    scheduled = {entry["task"] for entry in app.conf.beat_schedule.values()}
-    assert "apps.jobs.tasks.trash_purge_task" in scheduled
+    scheduled = [entry.get("kwargs", {}) for entry in app.conf.beat_schedule.values()]
+    assert {"job": "trash_purge", "trigger": "beat"} in scheduled
     _trash(namespace, "Old enough", 45)
     call_command("run_job", "trash_purge")
     assert not TrashEntry.objects.exists()

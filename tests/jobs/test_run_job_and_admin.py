@@ -42,17 +42,15 @@ def test_run_job_rejects_unknown_namespace_and_async_without_broker(namespace):
 
 def test_beat_schedules_every_periodic_job():
     app.loader.import_default_modules()
-    scheduled = {entry["task"] for entry in app.conf.beat_schedule.values()}
+    entries = app.conf.beat_schedule.values()
+    scheduled = {entry["task"] for entry in entries}
     assert scheduled == {
-        "apps.jobs.tasks.pagerank_task",
-        "apps.jobs.tasks.feedback_weights_task",
-        "apps.jobs.tasks.decay_task",
-        "apps.jobs.tasks.reembed_task",
-        "apps.jobs.tasks.trash_purge_task",
-        "apps.jobs.tasks.near_duplicates_task",
+        "apps.jobs.tasks.run_job_task",
         "apps.jobs.tasks.drain_job_requests_task",
         "apps.search.tasks.analytics_rollup_task",
     }
+    jobs = {e["kwargs"]["job"] for e in entries if e["task"] == "apps.jobs.tasks.run_job_task"}
+    assert jobs == set(Job.values)
     assert scheduled <= set(app.tasks)
 
 

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from apps.jobs import debounce
 from apps.jobs.models import Job, JobRun
-from apps.jobs.tasks import TASKS
+from apps.jobs.tasks import run_job_task
 from apps.memories.models import Memory, Relation
 from apps.memories.services import edge_create
 from apps.search.models import QueryLog, StrategyWeights
@@ -101,8 +101,9 @@ def test_each_job_runs_on_the_worker(namespace, memories_factory, edges_factory,
     Memory.objects.filter(pk=ms[5].pk).update(created_at=timezone.now() - timedelta(days=60))
 
     summaries = {}
-    for job, task in TASKS.items():
-        result = task.apply_async(kwargs={"namespace_id": namespace.pk, "trigger": "command"})
+    for job in Job.values:
+        kwargs = {"job": job, "namespace_id": namespace.pk, "trigger": "command"}
+        result = run_job_task.apply_async(kwargs=kwargs)
         summaries[job] = result.get(timeout=120)
         assert summaries[job]["status"] == "succeeded", summaries[job]
 

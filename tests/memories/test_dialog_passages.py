@@ -62,7 +62,7 @@ def test_each_turn_after_the_first_is_read_after_the_one_before(turns):
     vector = embed_query("What genre is Joanna's first screenplay?")
     rows = retrieve.fetch_rows([str(second.pk)], None, vector, passages=retrieve.PASSAGE_COSINE)
     row = rows[str(second.pk)]
-    assert row["passage"] > row["similarity"] + 0.1
+    assert row.cosines["passage"] > row.similarity + 0.1
 
 
 def test_a_note_with_a_time_of_its_own_has_no_previous_turn(namespace, embedding_model):

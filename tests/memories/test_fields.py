@@ -1,4 +1,5 @@
-"""A memory's writable fields are declared once; REST, MCP and validation agree with it."""
+"""A memory's writable fields are declared once (apps.memories.fields.MemoryCreate and
+MemoryPatch); REST, MCP and the write path's validation agree with it."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def test_rest_and_mcp_accept_exactly_the_declared_fields():
         "memory_id",
         "expected_version",
     }
-    item = _tool_params("remember_batch")["$defs"]["MemoryItem"]
+    item = _tool_params("remember_batch")["$defs"]["MemoryCreate"]
     assert set(item["properties"]) == create
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from apps.search.abstention import (
+from lab.abstention import (
     abstention_report,
     auroc,
     other_namespace,
     select_namespaces,
 )
-from apps.search.calibration import check, fit_logistic
+from lab.calibration import check, fit_logistic
 
 NAMES = ["conv-26", "conv-30", "conv-41", "conv-42", "conv-43"]
 

@@ -12,6 +12,7 @@ from apps.memories.passages import MAX_PASSAGES, passage_texts
 from apps.search.pipeline import retrieve
 from apps.search.pipeline.boost import QUESTION_FACTOR, answer_turns
 from apps.search.services import search
+from apps.search.types import Evidence
 from tests.factories import import_dialog, ranked
 
 SESSION = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -39,7 +40,14 @@ def test_long_texts_are_grouped_into_at_most_max_passages():
 
 
 def _turn(key, score, ext, asks=False, at=SESSION):
-    return ranked(key, score, external_id=ext, created_at=at, asks=asks, raw={"_lexical": 1.0})
+    return ranked(
+        key,
+        score,
+        external_id=ext,
+        created_at=at,
+        asks=asks,
+        evidence=Evidence(lexical=1.0, similarity=0.0),
+    )
 
 
 def test_the_turn_after_a_question_gains_what_the_question_lost():
@@ -63,7 +71,13 @@ def test_no_answer_lift_across_sessions_for_questions_or_unreached_turns():
     temporal = {"q": ("f", "x"), "f": ("q",), "x": ("q",)}
     out = {r.id: r for r in answer_turns([asks, other_session, follow_up], temporal)}
     assert out["x"].score == 0.5 and out["f"].score == 0.5
-    unreached = ranked("a", 0.5, external_id="D1:3", created_at=SESSION, raw={"_similarity": 0.2})
+    unreached = ranked(
+        "a",
+        0.5,
+        external_id="D1:3",
+        created_at=SESSION,
+        evidence=Evidence(lexical=0.0, similarity=0.2),
+    )
     out = answer_turns([asks, unreached], {"q": ("a",), "a": ("q",)})
     assert out[1].score == 0.5  # fetched only as a neighbour: no lexical match, cosine < 0.3
 
@@ -89,7 +103,7 @@ def test_passages_are_written_with_the_memory_and_read_by_the_row_fetch(embeddin
     vector = embed_query("painted the sunrise over the lake")
     rows = retrieve.fetch_rows([str(long_turn.id)], None, vector, passages=retrieve.PASSAGE_COSINE)
     row = rows[str(long_turn.id)]
-    assert row["passage"] > row["similarity"]  # the painting sentence beats the whole turn
+    assert row.cosines["passage"] > row.similarity  # the painting sentence beats the whole turn
     response = search(namespace="chat", query="What did Melanie paint?", log=False)
     assert response.memories[0]["id"] == str(long_turn.id)
 

@@ -7,11 +7,11 @@ import pytest
 from apps.search.pipeline.coactivate import coactivate
 from apps.search.pipeline.confidence import Signals, estimate, judge, measure
 from apps.search.pipeline.session import session_lift
-from apps.search.types import Ranked
+from apps.search.types import Evidence, Ranked
 
 
 def cand(key, score, similarity=0.5, lexical=1.0):
-    return Ranked(id=key, score=score, raw={"_similarity": similarity, "_lexical": lexical})
+    return Ranked(id=key, score=score, evidence=Evidence(lexical=lexical, similarity=similarity))
 
 
 def test_signals_of_a_clear_answer():

@@ -8,6 +8,7 @@ import pytest
 
 from apps.search.pipeline.coactivate import coactivate, natural_key, spread, temporal_neighbours
 from apps.search.pipeline.context import borrow_context, with_context
+from apps.search.types import Evidence
 from tests.factories import ranked
 
 T = datetime(2024, 1, 1, tzinfo=UTC)
@@ -47,9 +48,9 @@ def test_spread_stage_marks_what_it_lifted():
 
 def test_spread_lifts_only_what_the_query_reaches():
     items = [
-        ranked("a", 1.0, raw={"_lexical": 2.0}),
+        ranked("a", 1.0, evidence=Evidence(lexical=2.0, similarity=0.0)),
         ranked("stray", 0.0),  # fetched only as a neighbour
-        ranked("hit", 0.5, raw={"_lexical": 0.5}),
+        ranked("hit", 0.5, evidence=Evidence(lexical=0.5, similarity=0.0)),
     ]
     out = spread(items, {"a": ("stray", "hit")}, {}, top=1)
     assert out[1] is items[1]

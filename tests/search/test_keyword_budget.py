@@ -9,6 +9,7 @@ import pytest
 
 from apps.memories.models import Namespace
 from apps.search.pipeline import retrieve
+from apps.search.pipeline.reads import stats
 from apps.search.pipeline.scope import Scope
 
 pytestmark = pytest.mark.django_db
@@ -77,14 +78,10 @@ def test_a_query_whose_matches_fit_the_budget_is_planned_as_before(namespace_id)
 
 
 def test_a_common_term_is_counted_only_past_the_cut(namespace_id):
-    from django.db import connection
-
-    retrieve._df_cache.clear()
-    with connection.cursor() as cursor:
-        capped = retrieve._document_frequencies(cursor, namespace_id, ("yak", "zebra"), cap=2)
-    retrieve._df_cache.clear()
-    with connection.cursor() as cursor:
-        exact = retrieve._document_frequencies(cursor, namespace_id, ("yak", "zebra"))
+    stats._frequencies.clear()
+    capped = stats.document_frequencies(namespace_id, ("yak", "zebra"), cap=2)
+    stats._frequencies.clear()
+    exact = stats.document_frequencies(namespace_id, ("yak", "zebra"))
     assert exact == [4, 1]
     # "yak" is known to be in more than 2 memories (the rest is the planner's estimate)
     assert capped[0] > 2

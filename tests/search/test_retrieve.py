@@ -95,7 +95,7 @@ def test_fetch_rows_complete_both_scores(namespace, remember):
     plan = retrieve.lexical_plan("invoice csv", namespace.id)
     rows = retrieve.fetch_rows([str(memory.id)], plan, embed_query("invoice csv export"))
     row = rows[str(memory.id)]
-    assert row["lexical"] > 0 and 0.3 < row["similarity"] <= 1.0
+    assert row.lexical > 0 and 0.3 < row.similarity <= 1.0
 
 
 def test_window_rows_and_scope_checks(namespace, remember, other_namespace):

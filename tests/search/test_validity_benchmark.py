@@ -1,11 +1,11 @@
-"""The issue's criteria on the held-out set (apps/search/bench/data), as `manage.py
+"""The acceptance criteria on the held-out set (lab/data), as `manage.py
 evaluate_validity --heldout` measures them: a regression here is a regression users notice."""
 
 from __future__ import annotations
 
 import pytest
 
-from apps.search.bench.validity import heldout_scores
+from lab.validity import heldout_scores
 
 pytestmark = pytest.mark.django_db
 

@@ -17,6 +17,7 @@ from apps.queues.models import ConflictDecision, DuplicatePair, PairStatus
 from apps.queues.selectors import conflict_count, duplicate_count, open_conflicts
 from apps.search.models import QueryLog
 from apps.search.services import search
+from tests.factories import bare_memories
 
 from .conftest import PASSWORD, make_user
 
@@ -217,9 +218,9 @@ def test_navigation_counts_every_queue(namespace, world):
     assert 'id="nav-stale-count">' in html and 'id="nav-missed-count">' in html
 
 
-QUEUE_PAGES = [
-    ("duplicates", "/ns/test-ns/queues/duplicates/", 10),
-    ("conflicts", "/ns/test-ns/queues/conflicts/", 10),
+QUEUE_PAGES = [  # the pairs and conflicts pages count what waits for their pager (one query)
+    ("duplicates", "/ns/test-ns/queues/duplicates/", 11),
+    ("conflicts", "/ns/test-ns/queues/conflicts/", 11),
     ("stale", "/ns/test-ns/queues/stale/", 9),
     ("missed", "/ns/test-ns/queues/missed/", 10),  # + the dismissed list
 ]
@@ -242,3 +243,26 @@ def test_queue_page_query_count(namespace, world, django_assert_max_num_queries,
     with django_assert_max_num_queries(limit):
         response = client.get(url)
     assert response.status_code == 200
+
+
+def test_both_queues_page_through_what_waits(namespace):
+    memories = bare_memories(namespace, 100, lambda i: {"content": f"Note number {i}."})
+    pairs = [sorted(memories[i : i + 2], key=lambda m: m.pk) for i in range(0, 50, 2)]
+    DuplicatePair.objects.bulk_create(
+        DuplicatePair(namespace=namespace, first=a, second=b, similarity=0.99 - n / 1000)
+        for n, (a, b) in enumerate(pairs)
+    )
+    CausalEdge.objects.bulk_create(
+        CausalEdge(namespace=namespace, source=a, target=b, relation=Relation.CONTRADICTS)
+        for a, b in (memories[i : i + 2] for i in range(50, 100, 2))
+    )
+    viewer = _client("vi", namespace, Role.VIEWER)
+    for queue, marker in [("duplicates", "data-pair="), ("conflicts", "data-first=")]:
+        url = f"/ns/{namespace.name}/queues/{queue}/"
+        first = viewer.get(url).content.decode()
+        assert "Page 1 of 2" in first and "?page=2" in first and "Previous" not in first
+        second = viewer.get(url, {"page": 2}).content.decode()
+        assert "Page 2 of 2" in second and "?page=1" in second and "Next" not in second
+        assert (first.count(marker), second.count(marker)) == (20, 5)  # every one, once
+        assert "Page 1 of 2" in viewer.get(url, {"page": "two"}).content.decode()
+        assert "Page 2 of 2" in viewer.get(url, {"page": 99}).content.decode()

@@ -9,6 +9,7 @@ from apps.access.permissions import Action
 from apps.access.scoping import namespace_for, visible_namespaces
 from apps.memories import selectors as memory_selectors
 from apps.search import selectors as search_selectors
+from apps.search.feedback import feedback_record
 
 from ..pagination import StrictLimitOffsetPagination
 from ..serializers import (
@@ -60,8 +61,6 @@ class FeedbackApi(TokenApiView):
         summary="Say whether a search (by its query_log_id) and its results were useful.",
     )
     def post(self, request):
-        from apps.search.feedback import feedback_record
-
         data = self.parse(FeedbackIn, request.data)
         log_id = data["query_log_id"]
         log = search_selectors.query_log_for(self.token, log_id, action=Action.FEEDBACK)

@@ -6,6 +6,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from apps.access.scoping import namespace_for
+from apps.search.services import render_markdown, search
 
 from ..serializers import SearchIn, SearchOut
 from .base import TokenApiView
@@ -13,8 +14,6 @@ from .base import TokenApiView
 
 class SearchApi(TokenApiView):
     def _search(self, params: dict) -> Response:
-        from apps.search.services import render_markdown, search
-
         namespace = namespace_for(self.token, params.pop("namespace", None))
         budget = params.pop("token_budget", None)
         response = search(namespace=namespace, token_budget=budget, **params)

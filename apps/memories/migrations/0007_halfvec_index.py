@@ -1,4 +1,4 @@
-"""Vector storage for large namespaces (issue 10).
+"""Vector storage for large namespaces.
 
 - The HNSW index is built on the embedding cast to halfvec: half the size of the float index
   (so more of it stays in memory at 400k memories), the same neighbours to within rounding.

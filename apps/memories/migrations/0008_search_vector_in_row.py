@@ -1,4 +1,4 @@
-"""Keep the full-text vector in the row (issue 10).
+"""Keep the full-text vector in the row.
 
 Since 0007 stores the 1.5 KB embedding in the row, a typical row passes PostgreSQL's 2 KB
 TOAST threshold, and the toaster moved `search_vector` out of line. Every `@@` in the lexical

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from .. import revisions
 from ..models import Memory
@@ -61,8 +62,6 @@ def memory_refresh_undo(
 ) -> Memory:
     """Put back the stability and last access a refresh replaced (`before` is the refresh
     revision's before); recorded as a "restore" revision with the two values."""
-    from django.utils.dateparse import parse_datetime
-
     stability = float(before["stability"])
     accessed = parse_datetime(before["last_accessed_at"]) if before["last_accessed_at"] else None
     current = {"stability": memory.stability, "last_accessed_at": _iso(memory.last_accessed_at)}

@@ -11,6 +11,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from apps.memories.embeddings import embed_texts
 from apps.search.types import QueryAnalysis
 
 from .timeexpr import ASKS_WHEN, TimeOutOfRange, find_time_phrase, parse_time_expression
@@ -137,8 +138,6 @@ WORD = re.compile(r"[A-Za-z0-9][\w.+-]*")
 
 @lru_cache(maxsize=4)
 def _centroids(model_name: str) -> tuple[tuple[str, ...], np.ndarray]:
-    from apps.memories.embeddings import embed_texts
-
     names = tuple(INTENT_EXAMPLES)
     rows = []
     for name in names:
@@ -177,9 +176,9 @@ AUXILIARY = r"(?:does|did|do|is|was|were|are|has|have|had|would|will|can|could|m
 
 
 def subject_of(text: str, tags: tuple[str, ...]) -> str | None:
-    """Of two or more tag names in the query, the one it asks about: "What did Jon say about
-    Gina's store?" is about Jon (after the verb; Gina is only a possessive). None when the
-    query names one tag, pairs them ("Jon and Gina") or no single one stands out."""
+    """Of two or more tag names in the query, the one it asks about: "What did Alice say about
+    Bob's store?" is about Alice (after the verb; Bob is only a possessive). None when the
+    query names one tag, pairs them ("Alice and Bob") or no single one stands out."""
     if len(tags) < 2:
         return None
     names = "|".join(re.escape(t) for t in tags)

@@ -19,8 +19,8 @@ TIME_MATCH_BOOST = 0.5  # memories inside a time range the query itself mentions
 # context stage credits. It counts this much (locomo-dev: 25% of the turns end with "?", 13% of
 # the evidence turns, 30% of the wrong turns in the top 10 before this rule).
 QUESTION_FACTOR = 0.8
-# A question that asks for a time ("When did Caroline go to the support group?") is answered by
-# the turn that tells of the event and dates it ("I went to the support group yesterday"):
+# A question that asks for a time ("When did Alice go to the dentist?") is answered by
+# the turn that tells of the event and dates it ("I went to the dentist yesterday"):
 # memories that mention a time gain this share (locomo-dev: 79-81% of the evidence turns of
 # such questions mention a time, 21-23% of the other turns in their top 10). The same lift as a
 # memory inside a time range the query names; 0.2 and 0.4 helped both halves as well.

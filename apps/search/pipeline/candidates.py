@@ -1,25 +1,40 @@
 """Stages 3 and 4 for one query text: retrieve per strategy, complete every candidate's
 scores, borrow dialog context, fuse. search() runs this once per query variant and hands the
-pool's Ranked items (score = fused score) to the re-ranking stages."""
+pool's Ranked items (score = fused score) to the re-ranking stages.
+
+A new retrieval strategy adds its list to `Found.lists` (and its weight to `Found.weights`)
+in `_first_lists` or `_seeded_lists`; the row fetch, normalization and fusion take it from
+there (its scores are scaled by its best hit unless `_complete_scores` says otherwise)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from apps.search.config import SearchSettings
-from apps.search.types import Hit, QueryAnalysis, Ranked
+from apps.search.timing import Timer
+from apps.search.types import CandidateRow, Evidence, Hit, QueryAnalysis, Ranked
 
-from . import coactivate, context, feedback, fuse, graph, retrieve, validity
+from . import coactivate, context, feedback, fuse, graph, validity
+from .reads.exact import exact_search
+from .reads.lexical import LexicalPlan, lexical_plan, lexical_search
+from .reads.neighbours import window_rows
+from .reads.rows import fetch_embeddings, fetch_rows, in_scope
+from .reads.semantic import PASSAGE_COSINE, SENTENCE_COSINE, semantic_search
 from .scope import Scope
+
+# The settings read the pipeline's rules, so the pipeline names them for types only.
+if TYPE_CHECKING:
+    from apps.search.config import SearchSettings
 
 POOL = 100  # candidates per strategy
 EXACT_POOL = 50
 GRAPH_SEEDS = 5
+
+Hits = list[tuple[str, float]]  # (id, raw score), best first
 
 
 @dataclass
@@ -27,12 +42,12 @@ class Pool:
     """What retrieval found for one query text; `items` carry the fused score."""
 
     items: dict[str, Ranked]
-    lists: dict[str, list[tuple[str, float]]]  # strategy -> [(id, raw score)] as retrieved
+    lists: dict[str, Hits]  # strategy -> [(id, raw score)] as retrieved
     temporal: dict[str, tuple[str, ...]]
     graph_adjacency: dict[str, list[tuple[str, float]]]
     fallback: bool = False
     best_similarity: float = 0.0
-    plan: retrieve.LexicalPlan | None = None
+    plan: LexicalPlan | None = None
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -44,7 +59,7 @@ class Pool:
 class KeywordHits:
     """The keyword strategy's plan and candidates for one query text."""
 
-    plan: retrieve.LexicalPlan
+    plan: LexicalPlan
     hits: list[Hit]
 
 
@@ -52,25 +67,48 @@ def keyword_hits(text: str, scope: Scope, config: SearchSettings) -> KeywordHits
     # The budget counts the namespace's memories; under a filter most of them fall outside the
     # scope, and the pool could come up short.
     budget = 0 if scope.filtered else config.lexical_row_budget
-    plan = retrieve.lexical_plan(
+    plan = lexical_plan(
         text, scope.namespace_id, config.lexical_common_rows, row_budget=budget, pool=POOL
     )
-    return KeywordHits(plan, retrieve.lexical_search(scope, plan, POOL))
+    return KeywordHits(plan, lexical_search(scope, plan, POOL))
 
 
-class Timer:
-    """Adds each call's milliseconds to timings[name]."""
+@dataclass(frozen=True)
+class Query:
+    """One query text as the strategies see it. `vector` is what the semantic strategies
+    match (the focused query's, see pipeline/focus.py); `passages` the passage evidence the
+    semantic scan ranks by and the row fetch scores by, or None."""
 
-    def __init__(self, timings: dict[str, float]):
-        self.timings = timings
+    text: str
+    vector: np.ndarray | None
+    analysis: QueryAnalysis
+    scope: Scope
+    config: SearchSettings
+    semantic_only: bool
+    use_lexical: bool
+    use_semantic: bool
+    passages: str | None
 
-    def __call__(self, name: str, fn: Callable, *args, **kwargs):
-        start = time.perf_counter()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            ms = (time.perf_counter() - start) * 1000
-            self.timings[name] = round(self.timings.get(name, 0.0) + ms, 2)
+
+@dataclass
+class Found:
+    """The strategies' lists for one query text, before the row fetch."""
+
+    lists: dict[str, Hits]
+    weights: dict[str, float]
+    plan: LexicalPlan | None = None
+    fallback: bool = False
+    feedback_vector: np.ndarray | None = None
+    edges: list = field(default_factory=list)
+
+
+@dataclass
+class Completed:
+    """Every candidate's row (the hits' and their context turns') and the temporal windows."""
+
+    rows: dict[str, CandidateRow]
+    temporal: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    surrounding: dict[str, tuple[str, ...]] = field(default_factory=dict)  # context windows
 
 
 def gather(
@@ -86,151 +124,162 @@ def gather(
     query_vector: np.ndarray | None = None,
     keyword: KeywordHits | None = None,
 ) -> Pool:
-    """`vector` is what the semantic strategies match (the focused query's, see
-    pipeline/focus.py); `query_vector`, when it differs, is the query's own, whose cosines
-    the confidence estimate reads (it was calibrated on them). `keyword`: the keyword
-    strategy's result for `text` when the caller already ran it (while the query was being
-    embedded)."""
-    timings: dict[str, float] = {}
-    timer = Timer(timings)
-    on = config.on
-    lists: dict[str, list[tuple[str, float]]] = {}
-    use_lexical = on("lexical") and not semantic_only and weights.get("keyword", 0) > 0
-    use_semantic = on("semantic") and vector is not None and weights.get("semantic", 0) > 0
-    plan = None
-    if use_lexical:
-        found = keyword or timer("lexical", keyword_hits, text, scope, config)
-        plan = found.plan
-        lists["keyword"] = [(h.id, h.score) for h in found.hits]
-    fallback = False
-    # The passage evidence the semantic scan ranks by and the row fetch scores by, or None.
-    passages = _passage_cosine(on) if on("passages") and use_semantic else None
-    if use_semantic:
-        hits, fallback = timer(
-            "semantic",
-            retrieve.semantic_search,
-            scope,
-            vector,
-            POOL,
-            exact_max=config.exact_scan_max,
-            ef_search=config.hnsw_ef_search,
-            passages=passages,
-        )
-        lists["semantic"] = [(h.id, h.score) for h in hits]
-    if on("successors") and use_semantic:
-        found = timer("successors", _successors, scope, vector)
-        if found:
-            lists[validity.STRATEGY] = found
-            weights = {**weights, validity.STRATEGY: weights.get("semantic", 0.0)}
-    phrases = [*analysis.phrases, *(e for e in analysis.entities if e not in analysis.tag_entities)]
-    if on("exact") and not semantic_only and phrases:
-        hits = timer("exact", retrieve.exact_search, scope, phrases, EXACT_POOL)
-        lists["exact"] = [(h.id, h.score) for h in hits]
-    seeds = _seeds(lists)
-    second = None
-    if on("feedback") and config.feedback_share > 0 and use_semantic and seeds:
-        second = timer("feedback", _feedback_vector, vector, seeds)
-    if second is not None:
-        hits, _ = timer(
-            "feedback",
-            retrieve.semantic_search,
-            scope,
-            second,
-            POOL,
-            exact_max=config.exact_scan_max,
-            ef_search=config.hnsw_ef_search,
-        )
-        lists[feedback.STRATEGY] = [(h.id, h.score) for h in hits]
-        semantic_weight = weights.get("semantic", 0.0)
-        weights = {**weights, feedback.STRATEGY: config.feedback_share * semantic_weight}
-    edges: list = []
-    if on("graph") and graph_enabled and not semantic_only and seeds:
-        edges = timer("graph", graph.fetch_edges, scope.namespace_id, seeds)
-        reached = graph.walk(seeds, edges)
-        allowed = retrieve.in_scope(scope, list(reached))  # graph hits pass the filters too
-        ranked = sorted(((k, v) for k, v in reached.items() if k in allowed), key=lambda kv: -kv[1])
-        lists["graph"] = ranked[:POOL]
-    elif on("coactivation") and seeds:
-        edges = timer("graph", graph.fetch_edges, scope.namespace_id, seeds, 1)
-    pool = list(dict.fromkeys(k for hits in lists.values() for k, _ in hits))
+    """`query_vector`, when it differs from `vector`, is the query's own, whose cosines the
+    confidence estimate reads (it was calibrated on them). `keyword`: the keyword strategy's
+    result for `text` when the caller already ran it (while the query was being embedded)."""
+    timer = Timer()
+    query = _query(text, vector, analysis, scope, weights, config, semantic_only)
+    found = Found(lists={}, weights=dict(weights))
+    _first_lists(query, found, timer, keyword)
+    _seeded_lists(query, found, timer, graph_enabled)
     cosines = {}
-    if second is not None:
-        cosines["feedback"] = second
+    if found.feedback_vector is not None:
+        cosines["feedback"] = found.feedback_vector
     if query_vector is not None and vector is not None and query_vector is not vector:
         cosines["query_similarity"] = query_vector
-    fetch = partial(retrieve.fetch_rows, passages=passages)
-    rows = timer("fetch", fetch, pool, plan, vector, cosines)
-    temporal: dict[str, tuple[str, ...]] = {}
-    surrounding: dict[str, tuple[str, ...]] = {}  # the context stage's window of turns
-    if (on("context") or on("coactivation")) and rows:
-        times = [r["created_at"] for r in rows.values()]
-        gap = coactivate.MAX_GAP.total_seconds()
-        window = timer("neighbours", retrieve.window_rows, scope, times, gap)
-        temporal = coactivate.temporal_neighbours(window)
-        surrounding = temporal
-        if on("context"):  # beyond the adjacent turns only inside a session (fetched whole)
-            sessions = {i: created for i, created, _ in window}
-            surrounding = context.window(temporal, context.CONTEXT_REACH, sessions)
-        extra = list(
-            dict.fromkeys(n for k in pool for n in surrounding.get(k, ()) if n not in rows)
+    done = _complete(query, found, cosines, timer)
+    evidence = {
+        k: _evidence(
+            r, passages=bool(query.passages), own_vector_only="query_similarity" not in cosines
         )
-        if extra:
-            rows.update(timer("fetch", fetch, extra, plan, vector, cosines))
-    ranks: dict[str, dict[str, int]] = {k: {} for k in rows}
-    raw: dict[str, dict[str, float]] = {
-        k: {"_lexical": r["lexical"], "_similarity": r["similarity"]} for k, r in rows.items()
+        for k, r in done.rows.items()
     }
-    for name in cosines:
-        for k, r in rows.items():
-            raw[k]["_" + name] = r[name]
-    if passages:
-        _best_passage(raw, rows, own_vector_only="query_similarity" not in cosines)
-    for strategy, hits in lists.items():
-        for rank, (key, score) in enumerate(hits, start=1):
-            if key in rows:
-                ranks[key][strategy] = rank
-                raw[key][strategy] = score
-    normalized = _complete_scores(raw, lists, use_lexical, use_semantic)
-    if on("context") and surrounding:
-        normalized = context.with_context(normalized, surrounding)
+    normalized = _complete_scores(evidence, found.lists, query.use_lexical, query.use_semantic)
+    if config.on("context") and done.surrounding:
+        normalized = context.with_context(normalized, done.surrounding)
     fused = fuse.fuse_pool(
         config.fusion_used,
         normalized=normalized,
-        lists=lists,
-        weights=weights,
-        pool=rows,
+        lists=found.lists,
+        weights=found.weights,
+        pool=done.rows,
         vector_weight=config.hybrid_vector_weight,
     )
-    items = {k: _ranked(k, r, fused.get(k, 0.0), ranks[k], raw[k]) for k, r in rows.items()}
-    own = "query_similarity" if "query_similarity" in cosines else "similarity"
-    best_similarity = max((r[own] for r in rows.values()), default=0.0)
+    items = _ranked_items(done.rows, found.lists, fused, evidence)
     return Pool(
         items=items,
-        lists=lists,
-        temporal=temporal,
-        graph_adjacency=graph.neighbours_from_edges(edges),
-        fallback=fallback,
-        best_similarity=best_similarity,
-        plan=plan,
-        timings=timings,
+        lists=found.lists,
+        temporal=done.temporal,
+        graph_adjacency=graph.neighbours_from_edges(found.edges),
+        fallback=found.fallback,
+        best_similarity=max((e.own_similarity for e in evidence.values()), default=0.0),
+        plan=found.plan,
+        timings=timer.timings,
     )
+
+
+def _query(text, vector, analysis, scope, weights, config, semantic_only) -> Query:
+    on = config.on
+    use_semantic = on("semantic") and vector is not None and weights.get("semantic", 0) > 0
+    return Query(
+        text=text,
+        vector=vector,
+        analysis=analysis,
+        scope=scope,
+        config=config,
+        semantic_only=semantic_only,
+        use_lexical=on("lexical") and not semantic_only and weights.get("keyword", 0) > 0,
+        use_semantic=use_semantic,
+        passages=_passage_cosine(on) if on("passages") and use_semantic else None,
+    )
+
+
+def _first_lists(q: Query, found: Found, timer: Timer, keyword: KeywordHits | None) -> None:
+    """The strategies that search from the query alone: keyword, semantic, the successors of
+    superseded matches, exact phrases."""
+    on, scope = q.config.on, q.scope
+    if q.use_lexical:
+        hits = keyword or timer("lexical", keyword_hits, q.text, scope, q.config)
+        found.plan = hits.plan
+        found.lists["keyword"] = [(h.id, h.score) for h in hits.hits]
+    if q.use_semantic:
+        hits, found.fallback = timer("semantic", _semantic, q, q.vector, q.passages)
+        found.lists["semantic"] = [(h.id, h.score) for h in hits]
+    if on("successors") and q.use_semantic:
+        successors = timer("successors", _successors, scope, q.vector)
+        if successors:
+            found.lists[validity.STRATEGY] = successors
+            found.weights[validity.STRATEGY] = found.weights.get("semantic", 0.0)
+    analysis = q.analysis
+    phrases = [*analysis.phrases, *(e for e in analysis.entities if e not in analysis.tag_entities)]
+    if on("exact") and not q.semantic_only and phrases:
+        hits = timer("exact", exact_search, scope, phrases, EXACT_POOL)
+        found.lists["exact"] = [(h.id, h.score) for h in hits]
+
+
+def _seeded_lists(q: Query, found: Found, timer: Timer, graph_enabled: bool) -> None:
+    """The strategies that start from the first hits (the graph seeds): the feedback vector
+    and the graph walk (or, for co-activation alone, the seeds' edges)."""
+    on, config = q.config.on, q.config
+    seeds = _seeds(found.lists)
+    if on("feedback") and config.feedback_share > 0 and q.use_semantic and seeds:
+        found.feedback_vector = timer("feedback", _feedback_vector, q.vector, seeds)
+    if found.feedback_vector is not None:
+        hits, _ = timer("feedback", _semantic, q, found.feedback_vector, None)
+        found.lists[feedback.STRATEGY] = [(h.id, h.score) for h in hits]
+        semantic_weight = found.weights.get("semantic", 0.0)
+        found.weights[feedback.STRATEGY] = config.feedback_share * semantic_weight
+    if on("graph") and graph_enabled and not q.semantic_only and seeds:
+        found.edges = timer("graph", graph.fetch_edges, q.scope.namespace_id, seeds)
+        reached = graph.walk(seeds, found.edges)
+        allowed = in_scope(q.scope, list(reached))  # graph hits pass the filters too
+        ranked = sorted(((k, v) for k, v in reached.items() if k in allowed), key=lambda kv: -kv[1])
+        found.lists["graph"] = ranked[:POOL]
+    elif on("coactivation") and seeds:
+        found.edges = timer("graph", graph.fetch_edges, q.scope.namespace_id, seeds, 1)
+
+
+def _semantic(q: Query, vector: np.ndarray, passages: str | None):
+    return semantic_search(
+        q.scope,
+        vector,
+        POOL,
+        exact_max=q.config.exact_scan_max,
+        ef_search=q.config.hnsw_ef_search,
+        passages=passages,
+    )
+
+
+def _complete(q: Query, found: Found, cosines: Mapping[str, np.ndarray], timer: Timer) -> Completed:
+    """The rows of every candidate, then (for the context and co-activation stages) their
+    temporal neighbours and the rows of the context turns not yet fetched."""
+    on = q.config.on
+    pool = list(dict.fromkeys(k for hits in found.lists.values() for k, _ in hits))
+    fetch = partial(fetch_rows, passages=q.passages)
+    done = Completed(rows=timer("fetch", fetch, pool, found.plan, q.vector, cosines))
+    if not (on("context") or on("coactivation")) or not done.rows:
+        return done
+    times = [r.created_at for r in done.rows.values()]
+    gap = coactivate.MAX_GAP.total_seconds()
+    window = timer("neighbours", window_rows, q.scope, times, gap)
+    done.temporal = coactivate.temporal_neighbours(window)
+    done.surrounding = done.temporal
+    if on("context"):  # beyond the adjacent turns only inside a session (fetched whole)
+        sessions = {i: created for i, created, _ in window}
+        done.surrounding = context.window(done.temporal, context.CONTEXT_REACH, sessions)
+    extra = list(
+        dict.fromkeys(n for k in pool for n in done.surrounding.get(k, ()) if n not in done.rows)
+    )
+    if extra:
+        done.rows.update(timer("fetch", fetch, extra, found.plan, q.vector, cosines))
+    return done
 
 
 def _passage_cosine(on: Callable[[str], bool]) -> str:
     """What a memory's passages add to its semantic evidence: its sentences, and a dialog
     turn's previous-turn pair unless that stage is off."""
-    return retrieve.PASSAGE_COSINE if on("previous_turn") else retrieve.SENTENCE_COSINE
+    return PASSAGE_COSINE if on("previous_turn") else SENTENCE_COSINE
 
 
-def _successors(scope: Scope, vector: np.ndarray) -> list[tuple[str, float]]:
+def _successors(scope: Scope, vector: np.ndarray) -> Hits:
     """The current successors of superseded memories that match (pipeline/validity.py),
     those that pass the scope."""
     found = validity.successors(scope, vector, POOL)
-    allowed = retrieve.in_scope(scope, [k for k, _ in found]) if found else set()
+    allowed = in_scope(scope, [k for k, _ in found]) if found else set()
     return [(k, s) for k, s in found if k in allowed]
 
 
-def _seeds(lists: Mapping[str, list[tuple[str, float]]]) -> dict[str, float]:
+def _seeds(lists: Mapping[str, Hits]) -> dict[str, float]:
     """The best few hits across strategies, scored 1/rank, as graph seeds."""
     seeds: dict[str, float] = {}
     for hits in lists.values():
@@ -241,53 +290,90 @@ def _seeds(lists: Mapping[str, list[tuple[str, float]]]) -> dict[str, float]:
 
 def _feedback_vector(vector: np.ndarray, seeds: Mapping[str, float]) -> np.ndarray | None:
     """The query moved towards the first hits (the graph seeds: the best few of each list)."""
-    vectors = retrieve.fetch_embeddings(list(seeds))
+    vectors = fetch_embeddings(list(seeds))
     return feedback.feedback_vector(vector, [vectors[k] for k in seeds if k in vectors])
 
 
-def _best_passage(raw: dict, rows: dict, own_vector_only: bool) -> None:
-    """A memory's semantic evidence is its own cosine or its best passage's, whichever is
-    higher (apps/memories/passages.py). The confidence estimate keeps reading the whole
-    memory's cosine to the query's own vector (it was calibrated on that): when the semantic
-    strategies match the query's own vector, that cosine is kept as "_query_similarity"."""
-    for k, r in rows.items():
+def _evidence(row: CandidateRow, *, passages: bool, own_vector_only: bool) -> Evidence:
+    """A memory's semantic evidence is its own cosine or, with passages, its best passage's,
+    whichever is higher (apps/memories/passages.py). The confidence estimate keeps reading
+    the whole memory's cosine to the query's own vector (it was calibrated on that): when the
+    semantic strategies match the query's own vector, that cosine is kept as
+    `query_similarity`."""
+    query_similarity = row.cosines.get("query_similarity")
+    similarity = row.similarity
+    if passages:
         if own_vector_only:
-            raw[k]["_query_similarity"] = r["similarity"]
-        raw[k]["_similarity"] = max(r["similarity"], r.get("passage", 0.0))
+            query_similarity = row.similarity
+        similarity = max(row.similarity, row.cosines.get("passage", 0.0))
+    return Evidence(
+        lexical=row.lexical,
+        similarity=similarity,
+        feedback=row.cosines.get("feedback"),
+        query_similarity=query_similarity,
+    )
 
 
-def _ranked(key: str, row: dict, score: float, ranks: dict, raw: dict) -> Ranked:
+def _ranked_items(
+    rows: Mapping[str, CandidateRow],
+    lists: Mapping[str, Hits],
+    fused: Mapping[str, float],
+    evidence: Mapping[str, Evidence],
+) -> dict[str, Ranked]:
+    """One Ranked item per fetched row, carrying its fused score, its rank and raw score in
+    each list that found it, and its evidence."""
+    ranks: dict[str, dict[str, int]] = {k: {} for k in rows}
+    raw: dict[str, dict[str, float]] = {k: {} for k in rows}
+    for strategy, hits in lists.items():
+        for rank, (key, score) in enumerate(hits, start=1):
+            if key in rows:
+                ranks[key][strategy] = rank
+                raw[key][strategy] = score
+    return {
+        k: _ranked(k, r, fused.get(k, 0.0), ranks[k], raw[k], evidence[k]) for k, r in rows.items()
+    }
+
+
+def _ranked(
+    key: str, row: CandidateRow, score: float, ranks: dict, raw: dict, evidence: Evidence
+) -> Ranked:
     return Ranked(
         id=key,
         score=score,
         fused=score,
         ranks=ranks,
         raw=raw,
-        created_at=row["created_at"],
-        external_id=row["external_id"],
-        file_path=row["file_path"],
-        tier=row["tier"],
-        importance=row["importance"],
-        stability=row["stability"],
-        pagerank=row["pagerank"],
-        tags=row["tags"],
-        asks=row.get("asks", False),
+        evidence=evidence,
+        created_at=row.created_at,
+        external_id=row.external_id,
+        file_path=row.file_path,
+        tier=row.tier,
+        importance=row.importance,
+        stability=row.stability,
+        pagerank=row.pagerank,
+        tags=row.tags,
+        asks=row.asks,
     )
 
 
-def _complete_scores(raw, lists, use_lexical: bool, use_semantic: bool) -> dict:
+def _complete_scores(
+    evidence: Mapping[str, Evidence],
+    lists: Mapping[str, Hits],
+    use_lexical: bool,
+    use_semantic: bool,
+) -> dict[str, dict[str, float]]:
     """Every candidate scored by every strategy, min-max scaled over the pool."""
     normalized: dict[str, dict[str, float]] = {}
     if use_lexical:
-        normalized["keyword"] = fuse.minmax({k: r["_lexical"] for k, r in raw.items()})
+        normalized["keyword"] = fuse.minmax({k: e.lexical for k, e in evidence.items()})
     if use_semantic:
-        normalized["semantic"] = fuse.minmax({k: r["_similarity"] for k, r in raw.items()})
+        normalized["semantic"] = fuse.minmax({k: e.similarity for k, e in evidence.items()})
     if feedback.STRATEGY in lists:
         normalized[feedback.STRATEGY] = fuse.minmax(
-            {k: r.get("_feedback", 0.0) for k, r in raw.items()}
+            {k: e.feedback or 0.0 for k, e in evidence.items()}
         )
     for strategy in ("exact", "graph", validity.STRATEGY):
         if lists.get(strategy):
             top = max(s for _, s in lists[strategy]) or 1.0
-            normalized[strategy] = {k: s / top for k, s in lists[strategy] if k in raw}
+            normalized[strategy] = {k: s / top for k, s in lists[strategy] if k in evidence}
     return normalized

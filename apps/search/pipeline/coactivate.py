@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from apps.memories.texts import natural_key
 from apps.search.types import Ranked
 
-from .retrieve import SEMANTIC_MIN
+from .reads.semantic import SEMANTIC_MIN
 
 COACTIVATION_SHARE = 0.2
 COACTIVATION_TOP = 5
@@ -106,4 +106,4 @@ def reached_by_query(items: Sequence[Ranked]) -> set[str]:
 
 def reaches(r: Ranked) -> bool:
     """Whether the query reaches this memory on its own (see reached_by_query)."""
-    return r.raw.get("_lexical", 0.0) > 0 or r.raw.get("_similarity", 0.0) >= SEMANTIC_MIN
+    return r.measured.lexical > 0 or r.measured.similarity >= SEMANTIC_MIN

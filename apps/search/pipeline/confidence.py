@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from apps.search.types import Ranked
 
-from .retrieve import SEMANTIC_MIN
+from .reads.semantic import SEMANTIC_MIN
 
 GAP_Z = 1.5
 MIN_SCORES = 3
@@ -114,7 +114,7 @@ def measure(
     if not ordered:
         return Signals(missing=1.0 if query_idf > 0 else 0.0)
     top = ordered[0]
-    best_lexical = max((c.raw.get("_lexical", 0.0) for c in ordered[:3]), default=0.0)
+    best_lexical = max((c.measured.lexical for c in ordered[:3]), default=0.0)
     coverage = min(best_lexical / query_idf, 1.0) if query_idf > 0 else 0.0
     ranks = []
     for strategy in ("keyword", "semantic"):
@@ -125,7 +125,7 @@ def measure(
     second = scores[1] if len(scores) > 1 else 0.0
     margin = (scores[0] - second) / scores[0] if scores[0] > 0 else 0.0
     return Signals(
-        top_cosine=max(top.raw.get("_query_similarity", top.raw.get("_similarity", 0.0)), 0.0),
+        top_cosine=max(top.measured.own_similarity, 0.0),
         coverage=coverage,
         missing=min(missing_idf / query_idf, 1.0) if query_idf > 0 else 0.0,
         agreement=sum(ranks) / len(ranks),
@@ -167,7 +167,7 @@ def judge(
     """The search's confidence and whether to flag an evidence gap. Both rules flag an empty
     result, and a result with no keyword or exact hit where no memory reaches the semantic
     floor. Rule "calibrated" then flags a confidence below `threshold`; rule "zscore" (the
-    seed's) flags a top score that does not stand out (z < 1.5) among the top 20 and leaves
+    simpler one) flags a top score that does not stand out (z < 1.5) among the top 20 and leaves
     the confidence as the estimate, so the number means the same under both rules."""
     if not ordered:
         return Verdict(0.0, True, Signals())

@@ -9,9 +9,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from apps.memories.models import CausalEdge, Memory
+from apps.memories.models import Memory
 from apps.search.types import Ranked
-from memoryhub.db_router import read_connection as connection
+
+from .reads.edges import contradicting_pairs
 
 NEGATION = re.compile(
     r"\b(?:not|never|no|don't|do not|doesn't|avoid|stop|must not|shouldn't)\b", re.IGNORECASE
@@ -20,19 +21,8 @@ SIMILAR = 0.75
 
 
 def edge_pairs(namespace_id: int, ids: Sequence[str]) -> list[tuple[str, str]]:
-    """`contradicts` edges among `ids` (plain SQL: it runs on every search)."""
-    if not ids:
-        return []
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT source_id, target_id FROM {CausalEdge._meta.db_table} "
-            "WHERE namespace_id = %s AND relation = 'contradicts' "
-            "AND source_id = ANY(%s::uuid[]) AND target_id = ANY(%s::uuid[]) "
-            "ORDER BY created_at DESC",
-            [namespace_id, list(ids), list(ids)],
-        )
-        rows = cursor.fetchall()
-    return [(str(a), str(b)) for a, b in rows]
+    """`contradicts` edges among `ids`."""
+    return contradicting_pairs(namespace_id, ids)
 
 
 def tier_pairs(items: Sequence[tuple[str, str, str, object]]) -> list[tuple[str, str]]:

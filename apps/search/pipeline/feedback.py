@@ -1,6 +1,6 @@
 """Pseudo-relevance feedback for the semantic retriever (a second hop from the first hits).
 
-A question that asks for several things ("What has Melanie painted?", "Which cities has John
+A question that asks for several things ("What has Alice painted?", "Which cities has Bob
 been to?") is answered by turns from different sessions, and often only the first one or two
 share words or meaning with the question. The best first hits say what such an answer looks
 like: the query vector moved towards their centroid (Rocchio) finds the other turns that talk

@@ -1,8 +1,8 @@
 """The semantic query without the tag entities it names.
 
-A sentence embedding of "What has Melanie painted?" is pulled as much by the name as by the
+A sentence embedding of "What has Alice painted?" is pulled as much by the name as by the
 painting: in a dialog where one speaker's name is in half the memories, the nearest memories
-are greetings that name her ("Bye Melanie!"), not the turns about painting. The entity boost
+are greetings that name her ("Bye Alice!"), not the turns about painting. The entity boost
 already rewards the memories tagged with a name the query uses, and the lexical retriever
 weighs the name by its idf; the semantic retriever is asked about the rest of the question.
 """

@@ -6,22 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from apps.memories.models import CausalEdge
-from memoryhub.db_router import read_connection as connection
+from .reads import edges as edge_reads
+from .reads.edges import Edge
 
 RELATION_MULTIPLIER = {"supersedes": 1.5, "caused": 1.3, "contradicts": 0.8}
 MAX_DEPTH = 2
-
-Edge = tuple[str, str, str, float]  # source, target, relation, strength
-
-# Plain SQL rather than the ORM: this runs on every search, and building the queryset cost
-# more CPU than PostgreSQL spent answering it. Same rows and order as
-# CausalEdge.objects.filter(namespace_id=...).touching(ids).
-EDGES_TOUCHING = (
-    f"SELECT source_id, target_id, relation, strength FROM {CausalEdge._meta.db_table} "
-    "WHERE namespace_id = %s AND (source_id = ANY(%s::uuid[]) OR target_id = ANY(%s::uuid[])) "
-    "ORDER BY created_at DESC"
-)
 
 
 def hop_factor(relation: str, strength: float) -> float:
@@ -55,22 +44,7 @@ def walk(
 
 def fetch_edges(namespace_id: int, ids: Iterable[str], depth: int = MAX_DEPTH) -> list[Edge]:
     """Edges within `depth` hops of `ids` (one query per hop)."""
-    seen: set[str] = set()
-    frontier = set(map(str, ids))
-    edges: dict[tuple, Edge] = {}
-    for _ in range(depth):
-        if not frontier:
-            break
-        with connection.cursor() as cursor:
-            cursor.execute(EDGES_TOUCHING, [namespace_id, list(frontier), list(frontier)])
-            rows = cursor.fetchall()
-        seen |= frontier
-        frontier = set()
-        for s, t, rel, strength in rows:
-            s, t = str(s), str(t)
-            edges[(s, t, rel)] = (s, t, rel, float(strength))
-            frontier |= {s, t} - seen
-    return list(edges.values())
+    return edge_reads.fetch_edges(namespace_id, ids, depth)
 
 
 def neighbours_from_edges(edges: Iterable[Edge]) -> dict[str, list[tuple[str, float]]]:

@@ -22,6 +22,11 @@ def uuid_array(ids) -> str:
     return "{" + ",".join(ids) + "}"
 
 
+def tsquery_literal(lexeme: str) -> str:
+    """One stemmed term as a quoted tsquery operand."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
 @dataclass(frozen=True)
 class Scope:
     namespace_id: int

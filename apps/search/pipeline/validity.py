@@ -13,14 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from apps.memories.models import CausalEdge, Relation
-from apps.memories.nearest import vector_literal
-from memoryhub.db_router import read_connection as connection
-
-from .scope import MEMORY, Scope
+from .reads.edges import successors_of_ended
+from .scope import Scope
 
 STRATEGY = "successor"
-EDGE = CausalEdge._meta.db_table
 MIN_SIMILARITY = 0.3  # the semantic strategy's floor
 
 
@@ -29,30 +25,4 @@ def successors(scope: Scope, vector: np.ndarray, limit: int) -> list[tuple[str, 
     memories of the namespace; the caller keeps those that pass the scope."""
     if scope.valid_at is None:
         return []
-    with connection.cursor() as cursor:
-        # The ended memories first (the partial index memory_ns_ended), then their links
-        # through the edge_target index: never a scan of every namespace's links.
-        cursor.execute(
-            f"""
-            WITH ended AS MATERIALIZED (
-                SELECT m.id, 1 - (m.embedding <=> %s::vector) AS similarity
-                  FROM {MEMORY} m
-                 WHERE m.namespace_id = %s AND m.valid_until IS NOT NULL
-                   AND m.valid_until <= %s AND NOT m.archived AND m.embedding IS NOT NULL)
-            SELECT e.source_id::text, max(ended.similarity) AS similarity
-              FROM ended JOIN {EDGE} e ON e.target_id = ended.id AND e.relation = %s
-             WHERE ended.similarity >= %s
-             GROUP BY e.source_id
-             ORDER BY similarity DESC
-             LIMIT %s
-            """,
-            [
-                vector_literal(vector),
-                scope.namespace_id,
-                scope.valid_at,
-                Relation.SUPERSEDES.value,
-                MIN_SIMILARITY,
-                limit,
-            ],
-        )
-        return [(k, float(s)) for k, s in cursor.fetchall()]
+    return successors_of_ended(scope, vector, limit, MIN_SIMILARITY)

@@ -76,18 +76,3 @@ def apply_multipliers(
 
 def intent_profile(intent: str) -> dict[str, float]:
     return dict(INTENT_PROFILES.get(intent, {}))
-
-
-def learned_weights(namespace_id: int) -> dict[str, float]:
-    """Per-strategy multipliers learned from feedback (StrategyWeights rows)."""
-    from apps.search.models import StrategyWeights
-    from memoryhub.db_router import read_connection as connection
-
-    # Plain SQL: one row per strategy, read on every search (the ORM cost more than the query).
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT strategy, weight FROM {StrategyWeights._meta.db_table} "
-            "WHERE namespace_id = %s ORDER BY strategy",
-            [namespace_id],
-        )
-        return {strategy: float(weight) for strategy, weight in cursor.fetchall()}

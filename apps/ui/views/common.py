@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 
+from django.core.paginator import Page, Paginator
 from django.http import HttpRequest
 from django.template.defaultfilters import pluralize
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -12,6 +13,12 @@ from django.utils.http import url_has_allowed_host_and_scheme
 def writer(request: HttpRequest) -> dict:
     """Who is writing and through which door, for the write services' history records."""
     return {"actor": request.user, "door": "ui"}
+
+
+def page_of(request: HttpRequest, items, size: int) -> Page:
+    """The page of `items` that ?page= asks for: the first when it is not a number, the last
+    when it is past the end."""
+    return Paginator(items, size).get_page(request.GET.get("page"))
 
 
 def pick(request: HttpRequest, full: str, partial: str) -> str:

@@ -15,26 +15,20 @@ from django.views.decorators.http import require_POST
 from apps.core.exceptions import ValidationFailed
 from apps.memories.models import Memory, Namespace
 from apps.queues import services
-from apps.queues.selectors import is_open_conflict, open_conflicts
+from apps.queues.selectors import OpenConflicts, is_open_conflict
 
 from ..access import Action, can, namespace_view
 from ..templatetags.stale_nav import forget_counts
-from .common import uuids, writer
+from .common import page_of, uuids, writer
 
 PAGE_SIZE = 20
 
 
 @namespace_view(Action.VIEW)
 def conflicts_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
-    try:
-        number = max(1, min(int(request.GET.get("page", 1)), 10_000))
-    except ValueError:
-        number = 1
-    found = open_conflicts(
-        namespace=namespace, limit=PAGE_SIZE + 1, offset=(number - 1) * PAGE_SIZE
-    )
+    page = page_of(request, OpenConflicts(namespace), PAGE_SIZE)
     rows = []
-    for conflict in found[:PAGE_SIZE]:
+    for conflict in page:
         # Plain texts side by side: contradicting memories rarely share enough words for a
         # word diff to help reading them.
         left, right = [("equal", conflict.first.content)], [("equal", conflict.second.content)]
@@ -42,9 +36,7 @@ def conflicts_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
     context = {
         "namespace": namespace,
         "rows": rows,
-        "page_number": number,
-        "next_page": number + 1 if len(found) > PAGE_SIZE else None,
-        "prev_page": number - 1 if number > 1 else None,
+        "page": page,
         "can_change": can(request.user, namespace, Action.CHANGE),
     }
     return render(request, "ui/conflicts/page.html", context)

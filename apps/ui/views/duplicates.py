@@ -21,35 +21,23 @@ from apps.queues.selectors import open_pairs, side_by_side
 
 from ..access import Action, can, namespace_view
 from ..templatetags.stale_nav import forget_counts
-from .common import writer
+from .common import page_of, writer
 
 PAGE_SIZE = 20
 ACTIONS = ("merge", "keep_both", "supersede")
 
 
-def _page_number(request: HttpRequest) -> int:
-    try:
-        return max(1, min(int(request.GET.get("page", 1)), 10_000))
-    except ValueError:
-        return 1
-
-
 @namespace_view(Action.VIEW)
 def duplicates_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
-    number = _page_number(request)
-    start = (number - 1) * PAGE_SIZE
-    pairs = list(open_pairs(namespace)[start : start + PAGE_SIZE + 1])
-    more = len(pairs) > PAGE_SIZE
+    page = page_of(request, open_pairs(namespace), PAGE_SIZE)
     rows = []
-    for pair in pairs[:PAGE_SIZE]:
+    for pair in page:
         left, right = side_by_side(pair.first.content, pair.second.content)
         rows.append({"pair": pair, "left": left, "right": right})
     context = {
         "namespace": namespace,
         "rows": rows,
-        "page_number": number,
-        "next_page": number + 1 if more else None,
-        "prev_page": number - 1 if number > 1 else None,
+        "page": page,
         "threshold": settings.NEAR_DUPLICATE_THRESHOLD,
         "can_change": can(request.user, namespace, Action.CHANGE),
     }

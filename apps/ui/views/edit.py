@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from apps.core.exceptions import ValidationFailed, VersionConflict
 from apps.memories import services
 from apps.memories.models import Memory, Namespace
+from apps.memories.preview import create_preview
 from apps.memories.tags import infer_tags
 
 from ..access import Action, memory_view, namespace_view
@@ -18,23 +18,6 @@ from .common import counted, writer
 
 PREFILLED = ("content", "title", "category", "tags", "file_path", "source", "supersedes")
 DUPLICATE_CHOICES = {"keep": "report", "skip": "skip", "supersede": "supersede"}
-
-
-class _DryRun(Exception):
-    def __init__(self, result: services.WriteResult):
-        self.duplicate_of = result.duplicate_of
-        self.near_duplicates = list(result.near_duplicates)
-        super().__init__("dry run")
-
-
-def _preview(namespace: Namespace, fields: dict) -> _DryRun | None:
-    """Run the real create and roll it back: what it would find (duplicates, near-duplicates)."""
-    try:
-        with transaction.atomic():
-            raise _DryRun(services.memory_create(namespace=namespace, **fields))
-    except _DryRun as dry:
-        return dry
-    return None
 
 
 @namespace_view(Action.CHANGE)
@@ -48,12 +31,13 @@ def create_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
         choice = request.POST.get("on_duplicate", "")
         try:
             if choice not in DUPLICATE_CHOICES:
-                dry = _preview(namespace, fields)
-                if dry and (dry.duplicate_of or dry.near_duplicates):
-                    similarity = {d["id"]: d["similarity"] for d in dry.near_duplicates}
+                # Shown before writing, so the writer chooses; the create reuses its encoding.
+                preview = create_preview(namespace=namespace, **fields)
+                if preview.found:
+                    similarity = preview.near_duplicates
                     near = Memory.objects.filter(pk__in=list(similarity))
                     context["duplicates"] = {
-                        "exact": dry.duplicate_of,
+                        "exact": preview.duplicate_of,
                         "near": [(m, similarity[str(m.pk)]) for m in near],
                     }
                     return render(request, "ui/memory/form.html", context)

@@ -17,6 +17,7 @@ from apps.memories.browse import document_chunks, memory_edges, similar_memories
 from apps.memories.models import CausalEdge, Memory
 from apps.memories.supersession import validity_chain
 from apps.search.models import QueryLog
+from apps.search.services import search
 
 from ..access import Action, can, memory_view
 from ..forms import LinkForm
@@ -69,8 +70,6 @@ def chunks_partial(request: HttpRequest, memory: Memory) -> HttpResponse:
 @memory_view(Action.CHANGE)
 def link_candidates(request: HttpRequest, memory: Memory) -> HttpResponse:
     """htmx: memories of the same namespace matching the text typed in the link box."""
-    from apps.search.services import search
-
     text = request.GET.get("q", "").strip()
     found, problem = [], None
     if len(text) > settings.SEARCH_QUERY_MAX_CHARS:

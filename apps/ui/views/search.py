@@ -6,7 +6,8 @@ import uuid
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from apps.core.exceptions import NotFound, ValidationFailed
@@ -207,9 +208,6 @@ def feedback(request: HttpRequest) -> HttpResponse:
 @login_required
 def similar_page(request: HttpRequest, memory_id) -> HttpResponse:
     """'Find similar': a semantic search for the memory's own text."""
-    from django.shortcuts import redirect
-    from django.utils.http import urlencode
-
     memory = memory_or_404(request.user, memory_id)
     text = (memory.title + "\n" + memory.content).strip()[:500]
     query = urlencode({"namespace": memory.namespace.name, "q": text, "mode": "semantic"})

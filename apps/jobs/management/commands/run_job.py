@@ -8,8 +8,10 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from apps.jobs.models import Job, namespace_model
+from apps.jobs.models import Job, JobRun, namespace_model
 from apps.jobs.services import job_execute, run_summary
+from apps.jobs.tasks import run_job_task
+from memoryhub.celery import app
 
 
 class Command(BaseCommand):
@@ -58,8 +60,6 @@ class Command(BaseCommand):
         try:
             run = job_execute(job, namespace_id=namespace_id, trigger="command", **kwargs)
         except Exception:
-            from apps.jobs.models import JobRun
-
             run = JobRun.objects.filter(job=job, trigger="command").first()
             if run is None:
                 raise
@@ -69,12 +69,11 @@ class Command(BaseCommand):
         return run_summary(run)
 
     def _through_broker(self, job: str, namespace_id: int | None, timeout: float) -> dict:
-        from apps.jobs.tasks import TASKS
-        from memoryhub.celery import app
-
         if app.conf.task_always_eager:
             raise CommandError("--async needs a broker: set CELERY_BROKER_URL (and run a worker).")
-        result = TASKS[job].apply_async(kwargs={"namespace_id": namespace_id, "trigger": "command"})
+        result = run_job_task.apply_async(
+            kwargs={"job": job, "namespace_id": namespace_id, "trigger": "command"}
+        )
         self.stderr.write(f"queued {job} as task {result.id}; waiting for a worker...")
         try:
             value = result.get(timeout=timeout, propagate=False)

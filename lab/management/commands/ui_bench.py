@@ -17,9 +17,12 @@ pages whose name contains one of the given words.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
+import random
 import statistics
 import time
+import uuid
 from functools import partial
 from pathlib import Path
 
@@ -31,12 +34,15 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from apps.jobs.models import Job
+from apps.jobs.services import job_execute
 from apps.memories import services
 from apps.memories.browse import cursor_after, listed
 from apps.memories.models import CausalEdge, Memory
 from apps.search import querylog, rollup
 from apps.search.models import QueryLog
 from apps.search.services import search
+from apps.ui.demo import long_document
 
 DEFAULT_SOURCE = settings.BASE_DIR.parent / "shared" / "benchmarks" / "scale-413k"
 BATCH = 500
@@ -260,17 +266,12 @@ def _records(source: Path, limit: int) -> list[dict]:
 
 
 def _document() -> str:
-    from apps.ui.demo import long_document
-
     return long_document()
 
 
 def _copy_rows(ns, size: int, batch: int = 2000, *, bare: bool = False, out=None) -> int:
     """Top the namespace up to `size` with copies of its write-path rows (see --write-path-only):
     new ids, the text with a copy suffix and its hash, the same embedding, tags and dates."""
-    import hashlib
-    import uuid
-
     have = Memory.objects.filter(namespace=ns).count()
     originals = Memory.objects.filter(namespace=ns, metadata__copy_of__isnull=True)
     originals = originals.exclude(metadata__has_key="chunk_index").exclude(
@@ -328,13 +329,6 @@ def _graph_and_logs(ns, logs: int, edges: int, out, seed: int = 11) -> None:
     with a long tail, about 8% evidence gaps and 4% without result, feedback on about 5%, query
     texts from 3,000 distinct ones, dates spread over the last 90 days.
     """
-    import random
-
-    from django.db import connection
-
-    from apps.jobs.models import Job
-    from apps.jobs.services import job_execute
-
     rng = random.Random(seed)
     have_edges = CausalEdge.objects.filter(namespace=ns).count()
     if have_edges < edges:

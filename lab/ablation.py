@@ -3,10 +3,11 @@ pipeline minus each stage in turn, all in one process over one loaded dataset.""
 
 from __future__ import annotations
 
-from .stages import STAGES
+from apps.search.stages import STAGES
 
 RERANKERS = ["context", "entity_boost", "coactivation", "boosts", "mmr", "diversity"]
-# issue 11's additions: the reference rows stay plain retrievers
+# Stages past plain retrieval and reranking: the reference rows leave them out too, so they
+# stay plain retrievers
 EXTRAS = [
     "focus",
     "feedback",

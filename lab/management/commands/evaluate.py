@@ -9,12 +9,14 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.memories.models import Namespace
-from apps.search import abstention, calibration, evaluation, querylog
-from apps.search.ablation import ablation_runs
+from apps.memories.transfer import read_jsonl
+from apps.search import querylog
 from apps.search.config import SearchSettings, search_settings
 from apps.search.params import MODES
 from apps.search.services import search
 from apps.search.stages import STAGES, unknown_stages
+from lab import abstention, calibration, evaluation
+from lab.ablation import ablation_runs
 
 
 class Command(BaseCommand):
@@ -152,8 +154,6 @@ class Command(BaseCommand):
     def _selection(self, directory: Path, spec: str | None) -> list[str] | None:
         if not spec:
             return None
-        from apps.memories.transfer import read_jsonl
-
         names = abstention.namespaces_in_order(read_jsonl(directory / "queries.jsonl"))
         try:
             return abstention.select_namespaces(names, spec)

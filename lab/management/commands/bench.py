@@ -47,14 +47,14 @@ from apps.memories.services.tags import tag_ids
 from apps.memories.texts import content_hash
 from apps.memories.transfer import read_jsonl, refresh_memory_statistics
 from apps.search import querylog
-from apps.search.bench import vectors as vector_cache
 from apps.search.config import search_settings
 from apps.search.pipeline import retrieve
 from apps.search.pipeline.candidates import POOL
 from apps.search.pipeline.scope import Scope
 from apps.search.services import search
+from lab import vector_cache
 
-DEFAULT_SOURCE = Path(__file__).resolve().parents[4].parent / "shared/benchmarks/locomo-dev"
+DEFAULT_SOURCE = Path(__file__).resolve().parents[3].parent / "shared/benchmarks/locomo-dev"
 BATCH = 500
 HNSW_INDEX = "memory_embedding_half_hnsw"
 # Cosine between a text's vector and the vector of the same text with " (#k)" appended,

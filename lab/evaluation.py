@@ -10,8 +10,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+from django.db.models import Max
 
-from .config import SearchSettings
+from apps.memories.models import Memory, Namespace
+from apps.memories.transfer import import_records, read_jsonl
+from apps.search.config import SearchSettings
 
 KEYS = ("recall@5", "recall@10", "recall@20", "hit@10", "ndcg@10", "mrr", "p50_ms", "p95_ms")
 
@@ -76,8 +79,6 @@ def load_dataset(
 ) -> tuple[list, list]:
     """Import DIR/memories.jsonl into namespaces named prefix + original namespace (only the
     namespaces in `only` when given)."""
-    from apps.memories.transfer import import_records, read_jsonl
-
     memories = read_jsonl(directory / "memories.jsonl")
     queries = read_jsonl(directory / "queries.jsonl")
     if only is not None:
@@ -103,10 +104,6 @@ def run_queries(
 ) -> list[dict]:
     """Each query through search() in its namespace, as of the newest memory there, with
     `config` (default: the settings') and the `disabled` stages switched off."""
-    from django.db.models import Max
-
-    from apps.memories.models import Memory, Namespace
-
     namespaces = {
         n.name: n for n in Namespace.objects.filter(name__in={q["namespace"] for q in queries})
     }
@@ -157,8 +154,6 @@ def run_queries(
 
 
 def read_queries(directory: Path, prefix: str, only: Sequence[str] | None = None) -> list[dict]:
-    from apps.memories.transfer import read_jsonl
-
     queries = read_jsonl(directory / "queries.jsonl")
     if only is not None:
         queries = [q for q in queries if q["namespace"] in only]

@@ -6,7 +6,7 @@ Two labelled sets under data/:
   weights were set on these; `detector_scores` gives its precision and recall on them.
 - heldout_changes.jsonl / heldout_related.jsonl: 24 changed facts with a question each, and 24
   related true pairs, written before any tuning and never tuned on; `heldout_scores` checks
-  the issue's criteria on them (search with supersedes, as_of, possible_updates).
+  the acceptance criteria on them (search with supersedes, as_of, possible_updates).
 
 Each measurement writes into namespaces of its own and removes them afterwards; a write whose
 answer is all we need is rolled back, so every pair meets the same stored memories.
@@ -129,7 +129,7 @@ def detector_scores(
 
 
 def heldout_scores() -> dict:
-    """The issue's criteria on the held-out set."""
+    """The acceptance criteria on the held-out set."""
     changes = read_jsonl("heldout_changes.jsonl")
     related = read_jsonl("heldout_related.jsonl")
     distractors = [t for r in related for t in (r["first"], r["second"])]

@@ -17,6 +17,10 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
+from django.db.models import Max
+
+from apps.memories.models import Memory, Namespace
+
 HIT_K = 10
 
 
@@ -96,10 +100,6 @@ def abstention_report(answerable: Sequence[dict], unanswerable: Sequence[dict]) 
 def run_unanswerable(queries: list[dict], search_fn, *, mode: str, config=None) -> list:
     """Each query searched in its partner namespace (see other_namespace); rows carry the
     flag, the confidence and the query's category."""
-    from django.db.models import Max
-
-    from apps.memories.models import Memory, Namespace
-
     names = list(dict.fromkeys(q["namespace"] for q in queries))
     partner = other_namespace(names)
     if not partner:

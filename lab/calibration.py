@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from apps.search.pipeline.confidence import FEATURES, THRESHOLD
+
 from .abstention import auroc
-from .pipeline.confidence import FEATURES, THRESHOLD
 
 RIDGE = 0.1
 ITERATIONS = 50

@@ -1,7 +1,7 @@
 """python manage.py evaluate_validity [--train] [--heldout] [--json FILE]
 
 Facts that change: the possible-update detector's precision and recall on the labelled
-training pairs, and the issue's criteria on the held-out set (apps/search/bench/validity.py)."""
+training pairs, and the acceptance criteria on the held-out set (lab/validity.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from apps.search.bench import validity
+from lab import validity
 
 
 class Command(BaseCommand):

@@ -1,0 +1,34 @@
+"""Stage 3, exact strategy: memories holding a phrase of the query verbatim."""
+
+from __future__ import annotations
+
+from apps.search.types import Hit
+
+# Raw SQL reads go where the router sends reads (the replica, when one is configured).
+from memoryhub.db_router import read_connection as connection
+
+from ..scope import MEMORY, Scope
+
+
+def exact_search(scope: Scope, phrases: list[str], limit: int) -> list[Hit]:
+    """Memories containing one of the phrases verbatim (case-insensitive) in content or title;
+    earlier occurrences and more phrases rank higher."""
+    phrases = [p for p in phrases if p.strip()]
+    if not phrases:
+        return []
+    where, params = scope.where()
+    patterns = [
+        "%" + p.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_") + "%" for p in phrases
+    ]
+    matches = " + ".join("((m.content ILIKE %s) OR (m.title ILIKE %s))::int" for _ in patterns)
+    match_params = [x for p in patterns for x in (p, p)]
+    sql = (
+        f"SELECT m.id::text, ({matches}) AS n, "
+        "strpos(lower(m.content), lower(%s)) AS pos FROM "
+        f"{MEMORY} m WHERE {where} AND ({matches}) > 0 "
+        "ORDER BY n DESC, pos ASC, m.created_at DESC LIMIT %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, match_params + [phrases[0]] + params + match_params + [limit])
+        rows = cursor.fetchall()
+    return [Hit(i, float(n) + 1.0 / (1 + max(pos, 0))) for i, n, pos in rows]

@@ -1,0 +1,64 @@
+"""The temporal neighbours of candidates (for the context and co-activation stages): the
+memories written just before and after each, and the rest of an imported session."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+# Raw SQL reads go where the router sends reads (the replica, when one is configured).
+from memoryhub.db_router import read_connection as connection
+
+from ..scope import MEMORY, Scope
+
+MAX_TIED_ROWS = 5000
+
+
+def window_rows(scope: Scope, times: list, gap_seconds: float) -> list[tuple]:
+    """(id, created_at, external_id) of the memories in scope that can be temporal neighbours
+    of memories created at `times`: every imported memory sharing one of those timestamps (a
+    session imported with one date; its external ids give the order), plus the nearest
+    earlier and later memory within `gap` of each. Memories written together in one batch
+    share a timestamp without any order among them, so they are not each other's neighbours.
+    Bounded work at any namespace size: one index range scan per timestamp."""
+    sql, args = window_query(scope, times, gap_seconds)
+    if not sql:
+        return []
+    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+        probe_settings(cursor)
+        cursor.execute(sql, args)
+        return [(i, c, e) for i, c, e in cursor.fetchall()]
+
+
+def probe_settings(cursor) -> None:
+    """For the current transaction: each neighbour probe walks the (namespace, created_at)
+    index, which returns its one row already in order. When the statistics have not seen a
+    namespace yet (bulk-imported since the last ANALYZE: 10k memories added to a 100k table
+    stay under autovacuum's 10%), the planner expects a single row there, takes the bare
+    namespace index and sorts the whole namespace once per probe: 1.4-2 s a search instead of
+    ~6 ms (docs/benchmarks.md, "Scale"). With sorts ruled out, only the right index is left."""
+    cursor.execute("SET LOCAL enable_sort = off")
+
+
+def window_query(scope: Scope, times: list, gap_seconds: float) -> tuple[str, list]:
+    stamps = sorted(set(times))
+    if not stamps:
+        return "", []
+    where, params = scope.where(probe_tags=True)
+    lateral = (
+        "SELECT x.id, x.created_at, x.external_id FROM unnest(%s::timestamptz[]) t(ts) "
+        "CROSS JOIN LATERAL (SELECT m.id::text, m.created_at, m.external_id "
+        f"FROM {MEMORY} m WHERE {where} AND m.created_at {{op}} t.ts "
+        "AND m.created_at {bound} ORDER BY m.created_at {order} LIMIT 1) x"
+    )
+    before = lateral.format(op="<", bound=">= t.ts - make_interval(secs => %s)", order="DESC")
+    after = lateral.format(op=">", bound="<= t.ts + make_interval(secs => %s)", order="ASC")
+    sql = (
+        f"(SELECT m.id::text, m.created_at, m.external_id FROM {MEMORY} m WHERE {where} "
+        f"AND m.created_at = ANY(%s::timestamptz[]) AND m.external_id IS NOT NULL "
+        f"LIMIT {MAX_TIED_ROWS}) "
+        f"UNION ({before}) UNION ({after})"
+    )
+    args = params + [stamps]
+    args += [stamps] + params + [gap_seconds]
+    args += [stamps] + params + [gap_seconds]
+    return sql, args

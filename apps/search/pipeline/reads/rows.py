@@ -1,0 +1,157 @@
+"""Row reads by id for candidates already found: the row fetch that completes every
+candidate's evidence, the scope check for hits reached by walking edges, the head's
+embeddings, and browsing (no query text)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+
+from apps.memories import nearest
+from apps.search.types import CandidateRow, Ranked
+
+# Raw SQL reads go where the router sends reads (the replica, when one is configured).
+from memoryhub.db_router import read_connection as connection
+
+from .. import timeexpr
+from ..scope import MEMORY, MEMORY_TAGS, TAG, Scope, uuid_array
+from .lexical import LexicalPlan
+from .semantic import COSINE
+
+
+def fetch_rows(
+    ids: list[str],
+    plan: LexicalPlan | None,
+    vector: np.ndarray | None = None,
+    cosines: Mapping[str, np.ndarray] | None = None,
+    passages: str | None = None,
+) -> dict[str, CandidateRow]:
+    """Everything the re-rankers need for each candidate, plus its lexical score and its
+    cosine similarity to the query, both computed in the database (so memories found by one
+    strategy still carry the other's evidence, without shipping embeddings around).
+    `cosines` names more vectors (the feedback vector, the query's own when the semantic
+    strategies match a focused one); each row carries its cosine to each under that name.
+    `passages` (PASSAGE_COSINE or SENTENCE_COSINE, as for semantic_search): each row also
+    carries "passage", the best cosine of those passages to `vector` (0 for a memory without
+    passages)."""
+    if not ids:
+        return {}
+    score, score_params = plan.score_sql() if plan else ("0.0", [])
+    sim, sim_params = ("0.0", [])
+    if vector is not None:
+        sim, sim_params = COSINE, [nearest.vector_literal(vector)]
+    names = list(cosines or {})
+    extra = "".join(f", {COSINE}" for _ in names)
+    extra_params = [nearest.vector_literal(cosines[name]) for name in names]
+    if passages and vector is not None:
+        names.append("passage")
+        extra += f", {passages}"
+        extra_params.append(sim_params[0])
+    sql = (
+        "SELECT m.id::text, m.created_at, m.external_id, m.file_path, m.tier, m.importance, "
+        "m.stability, m.pagerank_score, "
+        f"ARRAY(SELECT t.name FROM {MEMORY_TAGS} mt JOIN {TAG} t ON t.id = mt.tag_id "
+        f"WHERE mt.memory_id = m.id), {score}, {sim}, right(rtrim(m.content), 1) = '?'{extra} "
+        f"FROM {MEMORY} m WHERE m.id = ANY(%s::uuid[])"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, score_params + sim_params + extra_params + [uuid_array(ids)])
+        rows = cursor.fetchall()
+    return {r[0]: _candidate_row(r, names) for r in rows}
+
+
+def _candidate_row(r: tuple, names: list[str]) -> CandidateRow:
+    return CandidateRow(
+        created_at=r[1],
+        external_id=r[2],
+        file_path=r[3],
+        tier=r[4],
+        importance=r[5],
+        stability=r[6],
+        pagerank=r[7],
+        tags=tuple(r[8]),
+        lexical=_finite(r[9]),
+        # A stored zero vector (written by SQL or another tool) has a NaN cosine.
+        similarity=_finite(r[10]),
+        asks=bool(r[11]),  # the text ends with a question mark
+        cosines={name: _finite(value) for name, value in zip(names, r[12:], strict=True)},
+    )
+
+
+def _finite(value) -> float:
+    number = float(value or 0.0)
+    return number if math.isfinite(number) else 0.0
+
+
+def mention_times(ids: list[str]) -> set[str]:
+    """Which of these memories mention a time in their text (timeexpr.MENTIONS_TIME)."""
+    if not ids:
+        return set()
+    sql = f"SELECT m.id::text, m.content FROM {MEMORY} m WHERE m.id = ANY(%s::uuid[])"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [uuid_array(ids)])
+        return {
+            i for i, content in cursor.fetchall() if timeexpr.MENTIONS_TIME.search(content.lower())
+        }
+
+
+def fetch_embeddings(ids: list[str]) -> dict[str, np.ndarray]:
+    """Unit vectors of a few memories (MMR and contradiction checks on the final top)."""
+    if not ids:
+        return {}
+    # pgvector's binary form (vector_send: dimension, unused, big-endian float4s) is read
+    # straight into numpy: the same float32 values as parsing the text form, without the
+    # JSON parse of ~400 numbers per memory that cost a search several milliseconds of CPU.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id::text, vector_send(embedding) FROM {MEMORY} WHERE id = ANY(%s::uuid[]) "
+            "AND embedding IS NOT NULL",
+            [uuid_array(ids)],
+        )
+        rows = cursor.fetchall()
+    return {i: vector_from_binary(data) for i, data in rows}
+
+
+def vector_from_binary(data: bytes) -> np.ndarray:
+    """A pgvector `vector_send` value as a float32 numpy array."""
+    return np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32)
+
+
+def with_embeddings(items: list[Ranked], count: int) -> list[Ranked]:
+    """The first `count` items carry their unit vectors (for MMR and the contradiction check)."""
+    head = items[:count]
+    vectors = fetch_embeddings([r.id for r in head])
+    return [r.copy(embedding=vectors.get(r.id)) for r in head] + items[count:]
+
+
+def in_scope(scope: Scope, ids: list[str]) -> set[str]:
+    """The subset of `ids` that passes the scope (for graph hits reached by walking edges)."""
+    if not ids:
+        return set()
+    where, params = scope.where()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT m.id::text FROM {MEMORY} m WHERE {where} AND m.id = ANY(%s::uuid[])",
+            params + [uuid_array(ids)],
+        )
+        return {r[0] for r in cursor.fetchall()}
+
+
+def browse(scope: Scope, limit: int) -> list[Ranked]:
+    """No query text: the newest memories passing the filters, all scored 1.0."""
+    where, params = scope.where()
+    sql = (
+        f"SELECT m.id::text, m.created_at, m.file_path, m.tier, "
+        f"ARRAY(SELECT t.name FROM {MEMORY_TAGS} mt JOIN {TAG} t ON t.id = mt.tag_id "
+        f"WHERE mt.memory_id = m.id) FROM {MEMORY} m WHERE {where} "
+        "ORDER BY m.created_at DESC LIMIT %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params + [limit])
+        rows = cursor.fetchall()
+    return [
+        Ranked(id=i, score=1.0, created_at=c, file_path=f, tier=t, tags=tuple(tg))
+        for i, c, f, t, tg in rows
+    ]

@@ -1,0 +1,126 @@
+"""Stage 3, semantic strategy: nearest memories by cosine, exactly in a small namespace and
+through the HNSW index in a large one."""
+
+from __future__ import annotations
+
+import numpy as np
+from django.db import transaction
+
+from apps.memories import nearest
+from apps.search.types import Hit
+
+# Raw SQL reads go where the router sends reads (the replica, when one is configured).
+from memoryhub.db_router import read_connection as connection
+
+from ..scope import MEMORY, PASSAGE, Scope
+from .stats import namespace_size
+
+SEMANTIC_MIN = 0.3
+SEMANTIC_FALLBACK_MIN = 0.17
+
+# hnsw.ef_search by namespace size, chosen by measuring recall@10 against an exact scan on the
+# scale set (docs/benchmarks.md, "Scale"): recall at a fixed ef_search falls as the graph grows.
+EF_SEARCH_BY_SIZE = ((20_000, 100), (100_000, 200), (250_000, 300))
+EF_SEARCH_LARGEST = 400
+
+# The HNSW index is built on the embedding cast to halfvec (migration 0007); similarities are
+# computed on the stored float vectors.
+HNSW_ORDER = nearest.order_by("m.embedding", "%s::vector", walk_index=True)
+COSINE = "coalesce(1 - (m.embedding <=> %s::vector), 0)"
+# A memory's best passage (apps/memories/passages.py) by cosine; 0 without passages. The
+# previous-turn passage of a dialog turn (apps/memories/dialog.py) counts unless left out.
+PASSAGE_COSINE = (
+    f"coalesce((SELECT max(1 - (p.embedding <=> %s::vector)) FROM {PASSAGE} p "
+    "WHERE p.memory_id = m.id), 0)"
+)
+SENTENCE_COSINE = PASSAGE_COSINE.replace(
+    "p.memory_id = m.id", "p.memory_id = m.id AND p.previous_id IS NULL"
+)
+
+
+def ef_search_for(size: int, limit: int, setting: int = 0) -> int:
+    """The HNSW candidate list for a namespace of `size` memories: the setting when given,
+    else the measured table; never below the number of rows asked for."""
+    if setting:
+        return max(limit, min(setting, 1000))
+    chosen = next((ef for top, ef in EF_SEARCH_BY_SIZE if size <= top), EF_SEARCH_LARGEST)
+    return max(limit, chosen)
+
+
+def semantic_search(
+    scope: Scope,
+    vector: np.ndarray,
+    limit: int,
+    min_similarity: float = SEMANTIC_MIN,
+    *,
+    exact_max: int = 10_000,
+    ef_search: int = 0,
+    passages: str | None = None,
+) -> tuple[list[Hit], bool]:
+    """Nearest memories by cosine. A namespace of at most `exact_max` memories is scanned
+    exactly (cheaper than walking a graph built over every namespace, and never misses);
+    a larger one goes through the HNSW index with iterative scan, which keeps filtered
+    queries full (apps/memories/nearest.py; the size is the live count the keyword
+    statistics keep, so this costs no probe of its own). When a filter lets so few memories
+    through that the index scan gives up short of `limit`, those few are scanned exactly, so
+    a page is never short while matches exist. Returns hits at or above `min_similarity`;
+    when none reach it, the rows at or above the fallback threshold, and reports that it fell
+    back. `passages` (PASSAGE_COSINE or SENTENCE_COSINE): the exact scan ranks a memory by
+    the higher of its own cosine and its best passage's, the evidence the row fetch scores
+    it by, so a memory whose one sentence answers is found as well as rescored. The HNSW walk
+    indexes memory vectors only: in a larger namespace passages rescore what it finds."""
+    literal = nearest.vector_literal(vector)
+    size = namespace_size(scope.namespace_id)
+    if size <= exact_max:
+        rows = exact_nearest(scope, literal, limit, passages)
+    else:
+        rows = hnsw_nearest(scope, literal, limit, ef_search_for(size, limit, ef_search))
+        if len(rows) < limit and scope.filtered:
+            rows = exact_nearest(scope, literal, limit, passages)
+    rows.sort(key=lambda r: -r[1])
+    return apply_similarity_floor(rows, min_similarity)
+
+
+def hnsw_nearest(scope: Scope, literal: str, limit: int, ef_search: int) -> list[tuple[str, float]]:
+    """Approximate nearest rows in scope through the HNSW index (iterative scan)."""
+    where, params = scope.where(probe_tags=True)
+    sql = (
+        f"SELECT m.id::text, 1 - (m.embedding <=> %s::vector) AS sim FROM {MEMORY} m "
+        f"WHERE {where} AND m.embedding IS NOT NULL ORDER BY {HNSW_ORDER} LIMIT %s"
+    )
+    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+        nearest.prepare_walk(cursor, ef_search)
+        cursor.execute(sql, [literal] + params + [literal, limit])
+        return [(i, float(s)) for i, s in cursor.fetchall()]
+
+
+def exact_nearest(
+    scope: Scope, literal: str, limit: int, passages: str | None = None
+) -> list[tuple[str, float]]:
+    """Exact nearest rows in scope: every row passing the scope is compared (ordering by the
+    computed similarity, which no index matches, keeps the planner off the HNSW index).
+    `passages`: a passage cosine expression (PASSAGE_COSINE, SENTENCE_COSINE); a row's
+    similarity is then the higher of its own and its best passage's."""
+    where, params = scope.where()
+    sim, sim_params = "1 - (m.embedding <=> %s::vector)", [literal]
+    if passages:
+        sim, sim_params = f"greatest({sim}, {passages})", [literal, literal]
+    sql = (
+        f"SELECT m.id::text, {sim} AS sim FROM {MEMORY} m "
+        f"WHERE {where} AND m.embedding IS NOT NULL ORDER BY sim DESC LIMIT %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, sim_params + params + [limit])
+        return [(i, float(s)) for i, s in cursor.fetchall()]
+
+
+def apply_similarity_floor(
+    rows: list[tuple[str, float]],
+    minimum: float = SEMANTIC_MIN,
+    fallback: float = SEMANTIC_FALLBACK_MIN,
+) -> tuple[list[Hit], bool]:
+    """Keep rows >= minimum; if none, keep rows >= fallback and say a fallback happened."""
+    hits = [Hit(i, s) for i, s in rows if s >= minimum]
+    if hits or not rows:
+        return hits, False
+    return [Hit(i, s) for i, s in rows if s >= fallback], True

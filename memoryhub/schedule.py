@@ -1,0 +1,43 @@
+"""The periodic jobs for a server without a broker: the beat schedule of memoryhub/celery.py
+as scheduler entries (apps/jobs/scheduler.py). Imported once Django is set up (memoryhub/asgi.py),
+since it names the job models and tasks, which the Celery module cannot at import time."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from apps.jobs.models import Job
+from apps.jobs.scheduler import Entry, every
+from apps.search.tasks import analytics_rollup_task
+
+
+def server_schedule() -> list:
+    """The same work for a server without a broker (apps/jobs/scheduler.py), run by one web
+    process: what people look at right after a search or a write (usage counts, near-duplicate
+    pairs) every JOBS_RECENT_SECONDS from what changed since the last run, the rest as beat does."""
+    recent = settings.JOBS_RECENT_SECONDS
+    return [
+        Entry(
+            "usage",
+            recent,
+            Job.DECAY,
+            options={"recent": True},
+            trigger="scheduler-recent",
+            quick=True,
+        ),
+        Entry(
+            "near-duplicates-recent",
+            recent,
+            Job.NEAR_DUPLICATES,
+            options={"recent": True},
+            trigger="scheduler-recent",
+            quick=True,
+        ),
+        Entry("pagerank", every(hours=1), Job.PAGERANK),
+        Entry("feedback-weights", every(minutes=15), Job.FEEDBACK_WEIGHTS),
+        Entry("decay", every(hours=1), Job.DECAY),
+        Entry("reembed", every(minutes=10), Job.REEMBED),
+        Entry("near-duplicates", every(days=1), Job.NEAR_DUPLICATES),
+        Entry("trash-purge", every(days=1), Job.TRASH_PURGE),
+        Entry("analytics-rollup", every(days=1), call=analytics_rollup_task),
+    ]
