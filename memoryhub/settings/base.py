@@ -353,7 +353,7 @@ SEARCH_LEXICAL_COMMON_ROWS = env.int("SEARCH_LEXICAL_COMMON_ROWS", default=5_000
 # Keyword candidates scored per search, roughly: the terms to match are taken rarest first
 # while their memories fit; a memory holding one of the remaining terms is scored only if it
 # holds another query term too, and when the rarer terms cannot fill the pool, the rest of
-# the budget scores some of the next term's memories (docs/benchmarks.md, "Search at 413k").
+# the budget scores some of the next term's memories (docs/benchmarks.md, "Scale").
 # Unfiltered searches only; 0 scores every match.
 SEARCH_LEXICAL_ROW_BUDGET = env.int("SEARCH_LEXICAL_ROW_BUDGET", default=2_000)
 
