@@ -64,7 +64,12 @@ class KeywordHits:
 
 
 def keyword_hits(text: str, scope: Scope, config: SearchSettings) -> KeywordHits:
-    plan = lexical_plan(text, scope.namespace_id, config.lexical_common_rows)
+    # The budget counts the namespace's memories; under a filter most of them fall outside the
+    # scope, and the pool could come up short.
+    budget = 0 if scope.filtered else config.lexical_row_budget
+    plan = lexical_plan(
+        text, scope.namespace_id, config.lexical_common_rows, row_budget=budget, pool=POOL
+    )
     return KeywordHits(plan, lexical_search(scope, plan, POOL))
 
 
