@@ -107,6 +107,34 @@ class RememberingAssistant(FastHttpUser):
                 _acknowledged.append(data["id"])
 
 
+class BulkPostingAssistant(FastHttpUser):
+    """A program moving memories in: one batch of BULK_SIZE unique memories a request, the most
+    one request may carry, posted again as soon as the last is answered."""
+
+    wait_time = constant(0)
+    fixed_count = int(os.environ.get("LOADTEST_BULK", "0"))
+    size = int(os.environ.get("LOADTEST_BULK_SIZE", "1000"))
+    network_timeout = connection_timeout = 600.0
+
+    @task
+    def post_batch(self):
+        items = [
+            {"content": f"Bulk {RUN}-{next(_counter)}: {random.choice(QUERIES)}"[:180]}
+            for _ in range(self.size)
+        ]
+        with self.client.post(
+            "/api/v1/memories/batch/",
+            json={"items": items},
+            headers=HEADERS,
+            name=f"batch of {self.size} (REST)",
+            catch_response=True,
+        ) as resp:
+            if resp.status_code == 201:
+                _acknowledged.extend(r["memory"]["id"] for r in resp.json()["results"])
+            else:
+                resp.failure(f"HTTP {resp.status_code}: {resp.text[:200]}")
+
+
 class BrowsingPerson(FastHttpUser):
     """A person paging through memories, tags and stats over REST."""
 

@@ -3,10 +3,11 @@
     .venv/bin/python loadtest/run.py [--scenarios search write mixed] [--seconds 30]
                                      [--workers 2] [--port 8599]
 
-Scenarios (the issue's targets): search = 20 searching assistants; write = 50 remembering
+Scenarios: search = 20 searching assistants; write = 50 remembering
 assistants (every acknowledged write is then checked to be stored exactly once); mixed = 20
-searchers + 20 writers + 2 people browsing. Bounded: users and seconds are fixed per run, and
-the server this script started is stopped at the end. Figures depend on the machine and on what
+searchers + 20 writers + 2 people browsing; bulk (only when named) = one searching assistant
+beside four programs posting 1,000-memory batches. Bounded: users and seconds are fixed per run,
+and the server this script started is stopped at the end. Figures depend on the machine and on what
 else runs on it: docs/benchmarks.md records both next to each result.
 """
 
@@ -31,11 +32,13 @@ SCENARIOS = {
     "search": {"LOADTEST_SEARCHERS": 20},
     "write": {"LOADTEST_WRITERS": 50},
     "mixed": {"LOADTEST_SEARCHERS": 20, "LOADTEST_WRITERS": 20, "LOADTEST_BROWSERS": 2},
+    "bulk": {"LOADTEST_SEARCHERS": 1, "LOADTEST_BULK": 4},
 }
 CLASSES = {
     "LOADTEST_SEARCHERS": "SearchingAssistant",
     "LOADTEST_WRITERS": "RememberingAssistant",
     "LOADTEST_BROWSERS": "BrowsingPerson",
+    "LOADTEST_BULK": "BulkPostingAssistant",
 }
 SEED_SOURCE = ROOT.parent / "shared/benchmarks/locomo-dev"
 NAMESPACE = "loadtest"
@@ -44,7 +47,9 @@ SERVER_PID: int | None = None
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS))
+    parser.add_argument(
+        "--scenarios", nargs="+", choices=SCENARIOS, default=["search", "write", "mixed"]
+    )
     parser.add_argument("--seconds", type=int, default=30)
     parser.add_argument("--workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", 2)))
     parser.add_argument("--port", type=int, default=8599)
@@ -254,7 +259,7 @@ def run_scenario(name: str, url: str, token: str, seconds: int, out: Path) -> li
     print(f"{name}: server + PostgreSQL used {cpu:.1f} CPU-s in {wall:.0f} s for {total} requests"
           f" = {1000 * cpu / max(total, 1):.0f} CPU-ms per request; locust"
           f" {1000 * locust_cpu / max(total, 1):.0f} CPU-ms per request")  # fmt: skip
-    if acks.exists() and "LOADTEST_WRITERS" in counts:
+    if acks.exists() and ("LOADTEST_WRITERS" in counts or "LOADTEST_BULK" in counts):
         rows.append({"scenario": name, "request": "exactly-once", **check_writes(acks)})
     return rows
 

@@ -36,13 +36,14 @@ import queue
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from django.conf import settings
+from tokenizers import Tokenizer
 
 from . import onnx_export
 
@@ -104,8 +105,8 @@ class EncoderSettings:
         )
 
     @property
-    def key(self) -> tuple[str, str]:
-        return (self.model, self.backend)
+    def key(self) -> tuple[str, str, str]:
+        return (self.model, self.backend, self.device)
 
     def for_queries(self) -> EncoderSettings:
         """These settings with the query backend in place of the stored vectors' one."""
@@ -141,43 +142,144 @@ def _threads(count: int) -> int:
     return count or os.cpu_count() or 1
 
 
+DEVICES = ("auto", "cpu", "cuda")
+# On a GPU a batch is bounded by its padded tokens rather than its texts: 64k tokens of a
+# 6-layer MiniLM in half precision take well under a gigabyte of activations.
+GPU_BATCH_TOKENS = 65_536
+GPU_BATCH_MAX = 2_048
+# Texts tokenized ahead while the model runs (one chunk at a time, on a helper thread).
+PREFETCH_CHUNK = 4_096
+
+
+def resolve_device(conf: EncoderSettings) -> str:
+    """The device the encoder runs on: EMBEDDING_DEVICE, with auto taking a CUDA GPU when torch
+    sees one. cuda without a GPU, or with a backend that runs on the CPU only, is refused at
+    start-up instead of running slowly somewhere else."""
+    if conf.device not in DEVICES:
+        raise EmbeddingModelError(
+            f"EMBEDDING_DEVICE={conf.device!r}; choose one of: {', '.join(DEVICES)}"
+        )
+    if conf.backend != "torch":
+        if conf.device == "cuda":
+            raise EmbeddingModelError(
+                f"EMBEDDING_DEVICE=cuda needs EMBEDDING_BACKEND=torch (the {conf.backend} "
+                "backend runs on the CPU)"
+            )
+        return "cpu"
+    if conf.device == "cpu":
+        return "cpu"
+    import torch  # only the torch backend pays for importing it
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if conf.device == "cuda":
+        raise EmbeddingModelError(
+            "EMBEDDING_DEVICE=cuda but torch sees no CUDA GPU (torch.cuda.is_available() is "
+            "False); set EMBEDDING_DEVICE=auto or cpu"
+        )
+    return "cpu"
+
+
 class TorchEncoder:
-    """sentence-transformers on torch (its encode already sorts batches by length)."""
+    """The model on torch (transformers), on the CPU or a CUDA GPU (half precision there), with
+    the ONNX encoder's tokenizer and pooling: mean over the attention mask, L2 normalization,
+    and passages pooled from the same run's token outputs.
+
+    Tokenizing runs ahead on a helper thread (the tokenizers library works outside the GIL on
+    its own threads) while the model encodes the chunk before, so a GPU is not left waiting
+    for one core to tokenize."""
 
     def __init__(self, conf: EncoderSettings):
-        from sentence_transformers import SentenceTransformer
+        # torch and transformers take seconds to import: only a process on this backend pays.
+        import torch
+        from transformers import AutoModel
 
-        self.model = SentenceTransformer(str(resolve_model_dir(conf.model)), device=conf.device)
-        self.dimensions = self.model.get_embedding_dimension()
-        self.device = str(self.model.device)
+        model_dir = resolve_model_dir(conf.model)
+        self.device = resolve_device(conf)
+        self.torch = torch
+        model = AutoModel.from_pretrained(str(model_dir))
+        if self.device == "cuda":
+            model = model.half()
+        self.model = model.to(self.device).eval()
+        self.dimensions = model.config.hidden_size
+        self.tokenizer = _tokenizer(model_dir)
 
     def encode(self, texts: list[str], *, batch_size: int, threads: int) -> np.ndarray:
-        import torch
-
-        if torch.get_num_threads() != threads:
-            torch.set_num_threads(threads)
-        return self.model.encode(
-            texts,
-            batch_size=batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        empty = [[] for _ in texts]
+        return self.encode_spans(texts, empty, batch_size=batch_size, threads=threads)[0]
 
     def encode_spans(
         self, texts: list[str], spans: list[list[Span]], *, batch_size: int, threads: int
     ) -> tuple[np.ndarray, list[PassageVectors]]:
-        """sentence-transformers gives no token outputs here: each passage is encoded as a text
-        of its own (its context, then the passage)."""
-        pieces = [
-            text[:c] + text[a:b] for text, own in zip(texts, spans, strict=True) for c, a, b in own
-        ]
-        vectors = self.encode(texts + pieces, batch_size=batch_size, threads=threads)
-        out, at = [], len(texts)
-        for own in spans:
-            out.append(list(vectors[at : at + len(own)]))
-            at += len(own)
-        return vectors[: len(texts)], out
+        """Each text's vector, and one per span of it pooled from the same run's outputs."""
+        torch = self.torch
+        if self.device == "cpu" and torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+        out = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        passages: list[PassageVectors] = [[] for _ in texts]
+        starts = range(0, len(texts), PREFETCH_CHUNK)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokenize") as pool:
+            ahead = pool.submit(self.tokenizer.encode_batch, texts[:PREFETCH_CHUNK])
+            for start in starts:
+                encodings = ahead.result()
+                after = start + PREFETCH_CHUNK
+                if after < len(texts):
+                    ahead = pool.submit(
+                        self.tokenizer.encode_batch, texts[after : after + PREFETCH_CHUNK]
+                    )
+                for batch in self._batches(encodings, batch_size):
+                    self._run(batch, encodings, start, spans, out, passages)
+        return out, passages
+
+    def _batches(self, encodings, batch_size: int) -> list[list[int]]:
+        """Indexes sorted by length, cut so each batch pads only to its own longest text; on a
+        GPU by a token budget, on the CPU by `batch_size` texts."""
+        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+        if self.device == "cpu":
+            return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+        batches, current = [], []
+        for i in order:  # ascending lengths: the newest text is the widest of its batch
+            width = len(encodings[i].ids)
+            if current and (
+                (len(current) + 1) * width > GPU_BATCH_TOKENS or len(current) >= GPU_BATCH_MAX
+            ):
+                batches.append(current)
+                current = []
+            current.append(i)
+        return batches + ([current] if current else [])
+
+    def _run(self, batch, encodings, offset, spans, out, passages) -> None:
+        torch = self.torch
+        width = max(len(encodings[i].ids) for i in batch)
+        ids = np.zeros((len(batch), width), dtype=np.int64)
+        mask = np.zeros((len(batch), width), dtype=np.int64)
+        for row, i in enumerate(batch):
+            n = len(encodings[i].ids)
+            ids[row, :n] = encodings[i].ids
+            mask[row, :n] = 1
+        with torch.inference_mode():
+            ids_t = torch.from_numpy(ids).to(self.device, non_blocking=True)
+            mask_t = torch.from_numpy(mask).to(self.device, non_blocking=True)
+            hidden = self.model(input_ids=ids_t, attention_mask=mask_t).last_hidden_state.float()
+            weights = mask_t.unsqueeze(-1).float()
+            pooled = (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
+            pooled = torch.nn.functional.normalize(pooled, dim=-1).cpu().numpy()
+            with_spans = [row for row, i in enumerate(batch) if spans[offset + i]]
+            tokens = hidden[with_spans].cpu().numpy() if with_spans else None
+        at = [offset + i for i in batch]
+        out[at] = pooled
+        for k, row in enumerate(with_spans):
+            i = offset + batch[row]
+            passages[i] = _pool_spans(tokens[k], encodings[batch[row]].offsets, spans[i])
+
+
+def _tokenizer(model_dir: Path) -> Tokenizer:
+    """The model's own fast tokenizer, truncating where the model was trained to stop."""
+    max_length = json.loads((model_dir / "sentence_bert_config.json").read_text())["max_seq_length"]
+    tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=max_length)
+    return tokenizer
 
 
 class OnnxEncoder:
@@ -185,27 +287,20 @@ class OnnxEncoder:
     over the attention mask, then L2 normalization, as the sentence-transformers pipeline."""
 
     def __init__(self, conf: EncoderSettings):
-        from tokenizers import Tokenizer
-
+        self.device = resolve_device(conf)
         model_dir = resolve_model_dir(conf.model)
         self.quantized = conf.backend == "onnx-int8"
         self.path = onnx_export.ensure_exported(model_dir, conf.cache_dir, quantized=self.quantized)
-        max_length = json.loads((model_dir / "sentence_bert_config.json").read_text())[
-            "max_seq_length"
-        ]
-        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        self.tokenizer.no_padding()
-        self.tokenizer.enable_truncation(max_length=max_length)
+        self.tokenizer = _tokenizer(model_dir)
         self._sessions: dict[int, object] = {}
         self._lock = threading.Lock()
         self.dimensions = self._session(1).get_outputs()[0].shape[-1] or conf.dim
-        self.device = "cpu"
 
     def _session(self, threads: int):
         """One session per thread count (queries use 1, batches every core); created once."""
         session = self._sessions.get(threads)
         if session is None:
-            import onnxruntime as ort
+            import onnxruntime as ort  # loaded with the first session, not at start-up
 
             with self._lock:
                 session = self._sessions.get(threads)
@@ -376,7 +471,7 @@ def wait_for(future: Future):
 
 
 _lock = threading.Lock()
-_loaded: dict[tuple[str, str], tuple[object, _Batcher]] = {}
+_loaded: dict[tuple[str, str, str], tuple[object, _Batcher]] = {}
 
 
 def _load(conf: EncoderSettings) -> tuple[object, _Batcher]:

@@ -72,11 +72,12 @@ def nearest_per_vector(
     limit: int,
     min_similarity: float,
     valid_at=None,
-) -> list[tuple[int, object, float]]:
+    with_validity: bool = False,
+) -> list[tuple]:
     """(1-based position of the vector, memory id, cosine) of each vector's `limit` nearest
     live memories of the namespace at cosine >= `min_similarity`, in one statement; with
-    `valid_at`, only memories still valid then. The write path's near-duplicate check and its
-    possible-update check both ask this."""
+    `valid_at`, only memories still valid then; `with_validity` adds each memory's valid_until.
+    The write path asks once per batch for its near-duplicate and possible-update checks."""
     if len(vectors) == 0:
         return []
     literals = [vector_literal(v) for v in vectors]
@@ -91,10 +92,10 @@ def nearest_per_vector(
         order = order_by("m.embedding", "q.vec", walk_index=walk)
         cur.execute(
             f"""
-            SELECT q.pos, nd.id, nd.similarity
+            SELECT q.pos, nd.id, nd.similarity, nd.valid_until
               FROM unnest(%s::text[]::vector[]) WITH ORDINALITY AS q(vec, pos)
               CROSS JOIN LATERAL (
-                    SELECT m.id, 1 - (m.embedding <=> q.vec) AS similarity
+                    SELECT m.id, 1 - (m.embedding <=> q.vec) AS similarity, m.valid_until
                       FROM {Memory._meta.db_table} m
                      WHERE m.namespace_id = %s AND NOT m.archived AND m.embedding IS NOT NULL
                            {validity}
@@ -104,4 +105,7 @@ def nearest_per_vector(
             """,
             [*params, limit, min_similarity],
         )
-        return [(pos, memory_id, float(sim)) for pos, memory_id, sim in cur.fetchall()]
+        rows = cur.fetchall()
+    if with_validity:
+        return [(pos, memory_id, float(sim), until) for pos, memory_id, sim, until in rows]
+    return [(pos, memory_id, float(sim)) for pos, memory_id, sim, _ in rows]

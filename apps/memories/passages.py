@@ -26,6 +26,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 
 from . import embeddings
+from .copying import copy_rows
 from .models import Memory, Passage
 from .texts import embedding_text
 
@@ -145,7 +146,7 @@ def save_passages(memories: Sequence[Memory], passages: Sequence[Passage]) -> No
 def add_passages(memories: Sequence[Memory], passages: Sequence[Passage]) -> None:
     """Store the passages of `memories` just created (they have none to replace)."""
     keep = {m.pk for m in memories}
-    Passage.objects.bulk_create([p for p in passages if p.memory.pk in keep], batch_size=500)
+    copy_rows(Passage, [p for p in passages if p.memory.pk in keep])
 
 
 def store_passages(memories: Sequence[Memory]) -> int:

@@ -185,9 +185,11 @@ class ImportCancelled(Exception):
 
 
 @transaction.atomic
-def _write_batch(target: Namespace, chunk: list[tuple[str, dict]], *, actor, door: str) -> list:
+def _write_batch(
+    target: Namespace, chunk: list[tuple[str, dict]], *, actor, door: str, lock: bool = True
+) -> list:
     """One batch of records with their archive flags; a transaction of its own when the import
-    has none around it."""
+    has none around it. `lock`: see memory_batch_create's lock_hashes."""
     try:
         results = memory_batch_create(
             namespace=target,
@@ -197,6 +199,7 @@ def _write_batch(target: Namespace, chunk: list[tuple[str, dict]], *, actor, doo
             infer=False,
             actor=actor,
             door=door,
+            lock_hashes=lock,
         )
     except ValidationFailed as exc:
         raise _by_line(exc, chunk) from exc
@@ -216,11 +219,13 @@ def refresh_memory_statistics() -> None:
     Autovacuum analyzes a table only once a tenth of it has changed; until then a namespace
     imported into a large table is planned as if it held one row, and plans that are right for
     one row (a sort of the whole namespace per neighbour probe, a bitmap AND in the keyword
-    stage) make its searches 10-20x slower.
+    stage) make its searches 10-20x slower. The full-text index's pending entries are merged
+    too (as autovacuum would later): every keyword lookup reads that list until then.
     """
     tables = [Memory._meta.db_table, Memory.tags.through._meta.db_table]
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {', '.join(tables)}")
+        cursor.execute("SELECT gin_clean_pending_list('memory_search_vector_gin'::regclass)")
 
 
 MAX_REPORTED = 200

@@ -49,6 +49,7 @@ class SearchSettings:
     exact_scan_max: int  # namespaces up to this many memories: exact vector scan, no HNSW
     hnsw_ef_search: int  # 0 = by namespace size (retrieve.EF_SEARCH_BY_SIZE)
     lexical_common_rows: int  # a term in more memories than this matches only with rarer ones
+    lexical_row_budget: int  # keyword candidates: the memories scored, roughly (0 = all)
 
     def __post_init__(self) -> None:
         bad = unknown_stages(self.disabled)
@@ -81,6 +82,7 @@ class SearchSettings:
             exact_scan_max=int(settings.SEARCH_EXACT_SCAN_MAX),
             hnsw_ef_search=int(settings.SEARCH_HNSW_EF_SEARCH),
             lexical_common_rows=int(settings.SEARCH_LEXICAL_COMMON_ROWS),
+            lexical_row_budget=int(settings.SEARCH_LEXICAL_ROW_BUDGET),
         )
 
     def on(self, stage: str) -> bool:

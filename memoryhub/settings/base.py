@@ -261,7 +261,9 @@ LOGGING = {
 EMBEDDING_MODEL = env("EMBEDDING_MODEL", default="all-MiniLM-L6-v2")
 EMBEDDING_DIM = 384
 EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=64)
-EMBEDDING_DEVICE = env("EMBEDDING_DEVICE", default="cpu")
+# Where the torch backend runs: auto (a CUDA GPU when torch sees one, else the CPU), cpu, or cuda
+# (refused at start-up when there is no GPU). The ONNX backends run on the CPU.
+EMBEDDING_DEVICE = env("EMBEDDING_DEVICE", default="auto")
 # torch / onnx (exported once from the local weights) / onnx-int8; read through
 # apps.memories.embeddings.EncoderSettings. onnx gives torch's vectors (cosine 1.0000) at about
 # twice the speed; onnx-int8 is faster again but moves pairwise similarities by a few hundredths,
@@ -350,6 +352,12 @@ SEARCH_HNSW_EF_SEARCH = env.int("SEARCH_HNSW_EF_SEARCH", default=0)
 # does not bring in candidates of its own: scoring its every match cost 0.4 s a search at 413k
 # memories (docs/benchmarks.md, "Scale"). A query of only such terms matches on its rarest.
 SEARCH_LEXICAL_COMMON_ROWS = env.int("SEARCH_LEXICAL_COMMON_ROWS", default=5_000)
+# Keyword candidates scored per search, roughly: the terms to match are taken rarest first
+# while their memories fit; a memory holding one of the remaining terms is scored only if it
+# holds another query term too, and when the rarer terms cannot fill the pool, the rest of
+# the budget scores some of the next term's memories (docs/benchmarks.md, "Scale").
+# Unfiltered searches only; 0 scores every match.
+SEARCH_LEXICAL_ROW_BUDGET = env.int("SEARCH_LEXICAL_ROW_BUDGET", default=2_000)
 
 # --- Celery ---------------------------------------------------------------------------------
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="")

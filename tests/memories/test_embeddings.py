@@ -29,6 +29,12 @@ TEXTS = [
 ]
 
 
+def _has_gpu() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
 def _vectors(settings, backend: str) -> np.ndarray:
     settings.EMBEDDING_BACKEND = backend
     return embed_texts(TEXTS)
@@ -96,6 +102,51 @@ def test_search_queries_can_use_their_own_backend(settings):
     assert not np.allclose(int8_query, plain_query, atol=1e-3)
 
 
+def test_torch_on_the_cpu_gives_the_onnx_encoders_vectors_and_passages(settings):
+    """The torch backend (the one a GPU runs) keeps the CPU encoder's vectors: texts and
+    passages within 1e-4 cosine of ONNX's."""
+    from apps.memories.embeddings import embed_with_passages
+    from apps.memories.passages import passage_spans
+
+    spans = [passage_spans("", t) for t in TEXTS]
+    settings.EMBEDDING_BACKEND = "onnx"
+    onnx_vectors, onnx_passages = embed_with_passages(TEXTS * 3, spans * 3)
+    settings.EMBEDDING_BACKEND = "torch"
+    settings.EMBEDDING_DEVICE = "cpu"
+    torch_vectors, torch_passages = embed_with_passages(TEXTS * 3, spans * 3)
+    assert model_info()["device"] == "cpu"
+    assert (onnx_vectors * torch_vectors).sum(axis=1).min() > 0.9999
+    pairs = [
+        (a, b)
+        for p, q in zip(onnx_passages, torch_passages, strict=True)
+        for a, b in zip(p, q, strict=True)
+    ]
+    assert pairs and min(float(a @ b) for a, b in pairs) > 0.9999
+
+
+@pytest.mark.skipif(_has_gpu(), reason="this machine has a GPU")
+def test_a_gpu_asked_for_on_a_machine_without_one_fails_at_start_up(settings):
+    settings.EMBEDDING_BACKEND = "torch"
+    settings.EMBEDDING_DEVICE = "cuda"
+    with pytest.raises(EmbeddingModelError, match="EMBEDDING_DEVICE=cuda .*no CUDA GPU"):
+        embeddings.warm()
+    settings.EMBEDDING_DEVICE = "auto"  # auto falls back to the CPU
+    embeddings.warm()
+    assert model_info()["device"] == "cpu"
+
+
+def test_a_gpu_is_refused_for_the_cpu_only_backends_and_unknown_devices(settings):
+    settings.EMBEDDING_BACKEND = "onnx"
+    settings.EMBEDDING_DEVICE = "cuda"
+    with pytest.raises(EmbeddingModelError, match="EMBEDDING_BACKEND=torch"):
+        embeddings.warm()
+    settings.EMBEDDING_DEVICE = "tpu"
+    with pytest.raises(EmbeddingModelError, match="EMBEDDING_DEVICE='tpu'"):
+        embeddings.warm()
+    settings.EMBEDDING_DEVICE = "auto"
+    assert model_info()["device"] == "cpu"
+
+
 def test_unknown_query_backend_is_refused(settings):
     settings.EMBEDDING_QUERY_BACKEND = "tensorflow"
     with pytest.raises(EmbeddingModelError, match="EMBEDDING_QUERY_BACKEND"):
@@ -104,8 +155,8 @@ def test_unknown_query_backend_is_refused(settings):
 
 @pytest.mark.parametrize("backend", ["torch", "onnx", "onnx-int8"])
 def test_every_backend_gives_passage_vectors_with_the_texts_own(settings, backend):
-    """Passages come with their text's vector from one call on every backend (torch, which
-    has no token outputs here, encodes them alone), in the caller's order, batched or not."""
+    """Passages come with their text's vector from one call on every backend (pooled from the
+    same run's token outputs), in the caller's order, batched or not."""
     from apps.memories.embeddings import embed_with_passages
     from apps.memories.passages import passage_spans, passage_texts
 

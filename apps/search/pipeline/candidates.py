@@ -64,8 +64,18 @@ class KeywordHits:
 
 
 def keyword_hits(text: str, scope: Scope, config: SearchSettings) -> KeywordHits:
+    # The budget counts the namespace's memories; under a filter most of them fall outside the
+    # scope, and the pool could come up short.
+    budget = 0 if scope.filtered else config.lexical_row_budget
     forms = wordforms.other_forms(text) if config.on("wordforms") else ""
-    plan = lexical_plan(text, scope.namespace_id, config.lexical_common_rows, forms=forms)
+    plan = lexical_plan(
+        text,
+        scope.namespace_id,
+        config.lexical_common_rows,
+        row_budget=budget,
+        pool=POOL,
+        forms=forms,
+    )
     return KeywordHits(plan, lexical_search(scope, plan, POOL))
 
 

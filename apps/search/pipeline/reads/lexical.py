@@ -2,7 +2,7 @@
 
 Postgres' ts_rank_cd has no inverse document frequency, so on conversational text common
 words would dominate. Terms are weighted by a BM25 idf computed over the namespace
-(pipeline/stats.py keeps the document frequencies), with BM25's length normalization
+(reads/stats.py keeps the document frequencies), with BM25's length normalization
 (b = 0.4) and a bonus when a term hits the title (A) or tags / trigger phrases (B), so title
 hits beat body hits. Query terms go through the same english parser/stemmer as the stored
 tsvector and are OR-ed (websearch AND-semantics would drop most questions).
@@ -26,6 +26,8 @@ B = 0.4
 TITLE_BONUS = 0.5
 TAG_BONUS = 0.1
 MAX_QUERY_TERMS = 32
+# a long query's remaining terms pair up rarest first, this many pairs at most
+MAX_PAIRS = 32
 
 
 @dataclass(frozen=True)
@@ -39,46 +41,70 @@ class LexicalPlan:
     missing_idf: float = 0.0
     # the terms a memory must contain one of to be a candidate (empty: any of `lexemes`)
     match: tuple[str, ...] = ()
+    # past the row budget: term pairs a memory may contain both of instead, and a term of
+    # which only `sample_rows` memories are scored (when the rarer terms cannot fill the pool)
+    pairs: tuple[tuple[str, str], ...] = ()
+    sample: str = ""
+    sample_rows: int = 0
 
     def score_sql(self, alias: str = "m") -> tuple[str, list]:
+        """BM25 over the query terms, in float arithmetic; a term's title and tag bonuses are
+        only looked up in the memories that contain it."""
         if not self.lexemes:
             return "0.0", []
+        sv = f"{alias}.search_vector"
         parts, params = [], []
         for lexeme, idf in zip(self.lexemes, self.idf, strict=True):
             q = tsquery_literal(lexeme)
             parts.append(
-                f"%s * ((sv @@ %s::tsquery)::int + {TITLE_BONUS} * (sv @@ %s::tsquery)::int"
-                f" + {TAG_BONUS} * (sv @@ %s::tsquery)::int)".replace(
-                    "sv", f"{alias}.search_vector"
-                )
+                f"CASE WHEN {sv} @@ %s::tsquery THEN %s"
+                f" + CASE WHEN {sv} @@ %s::tsquery THEN %s ELSE 0.0::float8 END"
+                f" + CASE WHEN {sv} @@ %s::tsquery THEN %s ELSE 0.0::float8 END"
+                " ELSE 0.0::float8 END"
             )
-            params += [idf, q, q + ":A", q + ":B"]
+            params += [q, idf, q + ":A", TITLE_BONUS * idf, q + ":B", TAG_BONUS * idf]
         norm = (
-            f"({K1 + 1} / (1 + {K1} * (1 - {B} + {B} * length({alias}.search_vector)::float / %s)))"
+            f"({K1 + 1}::float8 / (1 + {K1}::float8 * ({1 - B}::float8"
+            f" + {B}::float8 * length({sv})::float8 / %s)))"
         )
         params.append(max(self.avgdl, 1.0))
         return f"(({' + '.join(parts)}) * {norm})", params
 
     def any_query(self) -> str:
-        return " | ".join(tsquery_literal(x) for x in self.match or self.lexemes)
+        """The tsquery of the memories to score (besides the sampled term's); may be empty."""
+        budgeted = self.match or self.pairs or self.sample
+        singles = [tsquery_literal(x) for x in (self.match if budgeted else self.lexemes)]
+        both = [f"({tsquery_literal(a)} & {tsquery_literal(b)})" for a, b in self.pairs]
+        return " | ".join(singles + both)
 
 
 def lexical_plan(
-    text: str, namespace_id: int, common_rows: int = 0, forms: str = ""
+    text: str,
+    namespace_id: int,
+    common_rows: int = 0,
+    row_budget: int = 0,
+    pool: int = 100,
+    forms: str = "",
 ) -> LexicalPlan:
     """Stem the query like the stored vectors, then weigh each term by its namespace idf.
     With `common_rows`, a term found in more memories than that is left out of what a
     candidate must match (it still counts in the score); if every term is that common, the
-    rarest one is matched. `forms`: other forms of the query's words that the stemmer does
-    not join (pipeline/wordforms.py), matched too; they do not count in what the confidence
-    estimate reads (query_idf, missing_idf)."""
+    rarest one is matched. With `row_budget`, the terms to match are taken rarest first while
+    their memories fit the budget; a memory with one of the remaining terms is a candidate
+    when it has another query term too (`pairs`). A memory with a single such term scores at
+    most that term's idf, which is below every taken term's, so the best-scored memories stay
+    candidates (up to length normalisation and the title and tag bonuses) while far fewer are
+    scored. If the taken terms' memories cannot fill the `pool`, up to the rest of the budget
+    of the next term's are scored too (`sample`). `forms`: other forms of the query's words
+    that the stemmer does not join (pipeline/wordforms.py), matched too; they do not count in
+    what the confidence estimate reads (query_idf, missing_idf)."""
     lexemes = stemmed_terms(text)
     total, avgdl = namespace_stats(namespace_id)
     if not lexemes:
         return LexicalPlan((), (), avgdl)
     extra = tuple(x for x in stemmed_terms(forms) if x not in lexemes) if forms else ()
-    dfs = document_frequencies(namespace_id, lexemes + extra)
-    idf = tuple(math.log(1 + (total - df + 0.5) / (df + 0.5)) for df in dfs)
+    dfs = document_frequencies(namespace_id, lexemes + extra, common_rows, total)
+    idf = tuple(math.log(1 + (max(total - df, 0) + 0.5) / (df + 0.5)) for df in dfs)
     kept = [(lex, w, df) for lex, w, df in zip(lexemes + extra, idf, dfs, strict=True) if df > 0]
     own_idf, own_dfs = idf[: len(lexemes)], dfs[: len(lexemes)]
     missing = sum(w for w, df in zip(own_idf, own_dfs, strict=True) if df == 0)
@@ -86,6 +112,10 @@ def lexical_plan(
     if common_rows and kept and max(df for _, _, df in kept) > common_rows:
         match = tuple(lex for lex, _, df in kept if df <= common_rows)
         match = match or (min(kept, key=lambda k: k[2])[0],)
+    pairs: tuple[tuple[str, str], ...] = ()
+    sample, sample_rows = "", 0
+    if row_budget:
+        match, sample, sample_rows, pairs = _within_budget(kept, match, total, row_budget, pool)
     return LexicalPlan(
         tuple(x for x, _, _ in kept),
         tuple(w for _, w, _ in kept),
@@ -93,7 +123,39 @@ def lexical_plan(
         query_idf=sum(own_idf),
         missing_idf=missing,
         match=match,
+        pairs=pairs,
+        sample=sample,
+        sample_rows=sample_rows,
     )
+
+
+def _within_budget(
+    kept: list[tuple[str, float, int]],
+    match: tuple[str, ...],
+    total: int,
+    row_budget: int,
+    pool: int,
+) -> tuple[tuple[str, ...], str, int, tuple[tuple[str, str], ...]]:
+    """(terms to match, the term sampled, how many of its memories, term pairs to match) for a
+    row budget; the plan as it was when the match terms' memories (or the namespace's `total`)
+    fit the budget."""
+    df = {lex: d for lex, _, d in kept}
+    candidates = sorted(match or df, key=lambda x: (df[x], x))
+    if min(sum(df[x] for x in candidates), total) <= row_budget:
+        return match, "", 0, ()
+    taken: list[str] = []
+    rows = 0
+    for lex in candidates:
+        if rows + df[lex] > row_budget:
+            break
+        taken.append(lex)
+        rows += df[lex]
+    rest = candidates[len(taken) :]
+    # Too few memories to fill the pool: some of the next term's, as many as the budget has
+    # left; they all score that one term, so which of them are scored matters little.
+    sample = rest[0] if rows < pool else ""
+    pairs = [(a, b) for i, a in enumerate(rest) for b in rest[i + 1 :]]
+    return tuple(taken), sample, max(pool, row_budget - rows), tuple(pairs[:MAX_PAIRS])
 
 
 def stemmed_terms(text: str) -> tuple[str, ...]:
@@ -112,10 +174,27 @@ def lexical_search(scope: Scope, plan: LexicalPlan, limit: int) -> list[Hit]:
         return []
     where, params = scope.where()
     score, score_params = plan.score_sql()
-    sql = (
-        f"SELECT m.id::text, {score} AS s FROM {MEMORY} m WHERE {where} "
-        "AND m.search_vector @@ %s::tsquery ORDER BY s DESC, m.created_at DESC LIMIT %s"
-    )
+    matched = plan.any_query()
+    if not plan.sample:
+        sql = (
+            f"SELECT m.id::text, {score} AS s FROM {MEMORY} m WHERE {where} "
+            "AND m.search_vector @@ %s::tsquery ORDER BY s DESC, m.created_at DESC LIMIT %s"
+        )
+        args = score_params + params + [matched, limit]
+    else:
+        branch = f"SELECT m.id::text, {score} AS s, m.created_at FROM {MEMORY} m WHERE {where} "
+        sampled = branch + "AND m.search_vector @@ %s::tsquery"
+        args = score_params + params + [tsquery_literal(plan.sample)]
+        if matched:
+            sampled += " AND NOT m.search_vector @@ %s::tsquery"
+            args.append(matched)
+        sql = f"({sampled} LIMIT %s)"
+        args.append(plan.sample_rows)
+        if matched:
+            sql = f"({branch}AND m.search_vector @@ %s::tsquery) UNION ALL {sql}"
+            args = score_params + params + [matched] + args
+        sql = f"SELECT * FROM ({sql}) c ORDER BY 2 DESC, 3 DESC LIMIT %s"
+        args.append(limit)
     with connection.cursor() as cursor:
-        cursor.execute(sql, score_params + params + [plan.any_query(), limit])
-        return [Hit(i, float(s)) for i, s in cursor.fetchall() if s > 0]
+        cursor.execute(sql, args)
+        return [Hit(r[0], float(r[1])) for r in cursor.fetchall() if r[1] > 0]

@@ -1,0 +1,149 @@
+"""A large import on several processes, one progress line for all of them.
+
+One process cannot use a big machine: the encoder's threads stop scaling after a few cores
+and the write path between two encoder calls runs on one. So the records, once all checked,
+are cut into batches that worker processes write side by side, each batch through the same
+write service as any import (transfer._write_batch) in a transaction of its own, with the
+encoder threads the machine has shared out among the workers. A record repeated in the file is
+written once, so workers never write the same record and take no locks against each other: a
+batch holding every hash lock would make the others wait out its whole transaction.
+
+Bounded: `workers` processes, each writing one batch at a time. Resumable: a committed batch
+stays when the run stops, and a new run skips what is stored (by id, or by text and time) and
+writes the rest. The links go last, in one transaction in this process, once every memory they
+join is stored.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from collections.abc import Sequence
+
+from django.conf import settings
+from django.db import connections, transaction
+from tqdm import tqdm
+
+from apps.core.exceptions import ValidationFailed
+
+from . import revisions
+from .models import Namespace
+from .services import namespace_get_or_create
+from .transfer import (
+    ImportStats,
+    _existing_ids,
+    _import_edges,
+    _write_batch,
+    check_records,
+    refresh_memory_statistics,
+)
+
+# Records per batch: large enough for one encoder call to be efficient, small enough that a
+# stopped run loses little and every worker has batches to take until the end.
+BATCH_RECORDS = 256
+
+
+def default_workers() -> int:
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+def import_parallel(
+    labelled: Sequence[tuple[str, dict]],
+    *,
+    workers: int,
+    namespace: str | None = None,
+    actor: revisions.Actor = None,
+    door: str = "cli",
+    progress: bool = True,
+) -> ImportStats:
+    """Import `labelled` records with `workers` processes; every record is checked first and
+    a file with a bad record writes nothing. Returns the counts, as import_records does."""
+    checked_in = Namespace(name=namespace) if namespace else None
+    by_namespace = check_records(list(labelled), namespace=checked_in)
+    stats = ImportStats()
+    jobs: list[tuple[int, list]] = []
+    targets: dict[str, Namespace] = {}
+    for name, numbered in by_namespace.items():
+        target = targets[name] = namespace_get_or_create(name=namespace or name)
+        stats.namespaces.add(target.name)
+        have = _existing_ids(target, [r for _, r in numbered])
+        fresh = _once([(label, r) for label, r in numbered if str(r.get("id", "")) not in have])
+        stats.skipped += len(numbered) - len(fresh)
+        jobs += [
+            (target.pk, fresh[i : i + BATCH_RECORDS]) for i in range(0, len(fresh), BATCH_RECORDS)
+        ]
+    fresh_ids = _run_jobs(jobs, workers, stats, actor=actor, door=door, progress=progress)
+    with transaction.atomic():
+        stats.edges = _import_edges(by_namespace, targets, fresh_ids, actor=actor, door=door)
+    if stats.created >= settings.IMPORT_ANALYZE_MIN_MEMORIES:
+        refresh_memory_statistics()
+    return stats
+
+
+def _once(numbered: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
+    """The records of a file less those repeating an earlier one (its id, or its text and
+    time), which one process would skip: no two workers then write the same record, so they
+    need not lock each other out (memory_batch_create's lock_hashes)."""
+    seen, out = set(), []
+    for label, record in numbered:
+        key = record.get("id") or (record.get("content"), record.get("created_at"))
+        key = json.dumps(key, sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
+            out.append((label, record))
+    return out
+
+
+def _run_jobs(jobs, workers: int, stats: ImportStats, *, actor, door, progress) -> set:
+    total = sum(len(chunk) for _, chunk in jobs) + stats.skipped
+    bar = tqdm(total=total, initial=stats.skipped, unit="mem", disable=not progress, desc="import")
+    fresh_ids: set = set()
+    # The children are forked: none may share this process's connections, pooled ones
+    # included (a shared socket mixes two sessions' messages).
+    connections.close_all()
+    for conn in connections.all(initialized_only=True):
+        if hasattr(conn, "close_pool"):
+            conn.close_pool()
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    context = multiprocessing.get_context("fork")
+    with context.Pool(workers, initializer=_start_worker, initargs=(threads, actor, door)) as pool:
+        for created, skipped, errors in pool.imap_unordered(_write_job, jobs):
+            if errors:
+                pool.terminate()
+                exc = ValidationFailed(errors)
+                exc.import_stats = stats
+                raise exc
+            fresh_ids.update(created)
+            stats.created += len(created)
+            stats.skipped += skipped
+            bar.update(len(created) + skipped)
+            bar.set_postfix_str(f"{stats.created} new, {stats.skipped} already stored")
+    bar.close()
+    return fresh_ids
+
+
+_worker: dict = {}
+
+
+def _start_worker(threads: int, actor, door: str) -> None:
+    """A worker's share of the encoder threads, and who the revisions name."""
+    settings.EMBEDDING_BATCH_THREADS = threads
+    _worker.update(actor=actor, door=door, namespaces={})
+
+
+def _write_job(job: tuple[int, list]) -> tuple[list, int, dict]:
+    """One batch in its own transaction: (ids created, records skipped, errors by label)."""
+    namespace_id, chunk = job
+    spaces = _worker["namespaces"]
+    target = spaces.get(namespace_id) or spaces.setdefault(
+        namespace_id, Namespace.objects.get(pk=namespace_id)
+    )
+    try:
+        results = _write_batch(
+            target, chunk, actor=_worker["actor"], door=_worker["door"], lock=False
+        )
+    except ValidationFailed as exc:
+        return [], 0, exc.errors
+    created = [res.memory.pk for res in results if res.created]
+    return created, len(results) - len(created), {}

@@ -1,0 +1,425 @@
+"""The steps of one call of the write path, for one memory or a thousand alike.
+
+Each step works on the whole batch at once: the rows are planned and embedded in one encoder
+call (their passages pooled from the same call), the stored records they repeat are read in one
+query, one nearest-neighbour statement answers both the near-duplicate and the possible-update
+check, and the rows, tag links, passages, links and revisions are each written with one
+statement (COPY for the rows: apps/memories/copying.py).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from .. import dialog, embeddings, nearest, passages, revisions, updates
+from ..chunking import chunk_markdown
+from ..copying import copy_rows
+from ..jobs import graph_changed
+from ..models import CausalEdge, Memory, Namespace, PossibleUpdate, Relation
+from ..supersession import close_validity, resolve_superseded
+from ..tags import infer_tags
+from ..texts import content_hash
+from ..validation import MemoryInput
+from .tags import tag_ids
+from .written import WriteResult, unique_content_guard
+
+# Identical writers queue on one advisory lock per (namespace, bucket of content hashes), so the
+# second reads the first's committed row and answers with it; the unique constraint
+# memory_ns_content_uniq is the backstop. Buckets bound the locks one batch takes.
+HASH_LOCK_BUCKETS = 64
+NEAR_DUPLICATES = 5  # reported per item
+# Neighbours read per vector: the near-duplicates and the possible-update candidates come from
+# the same probe; the margin leaves candidates when some neighbours no longer hold.
+PROBE_LIMIT = max(NEAR_DUPLICATES, updates.CANDIDATES) + 5
+
+
+@dataclass
+class Planned:
+    """One memory row about to be inserted, and the item it came from."""
+
+    item: int
+    row: Memory
+    tags: list[str]
+
+    @property
+    def first_chunk(self) -> bool:
+        return self.row.metadata.get("chunk_index", 0) == 0
+
+
+class WriteBatch:
+    """Validated items on their way to rows; call the steps in order (see create.py)."""
+
+    def __init__(
+        self,
+        namespace: Namespace,
+        inputs: Sequence[MemoryInput],
+        *,
+        prefix: str | None,
+        on_duplicate: str,
+        check_near: bool,
+        dedupe: bool,
+        chunk: bool,
+        infer: bool,
+        lock: bool = True,
+    ):
+        self.namespace, self.inputs, self.on_duplicate = namespace, inputs, on_duplicate
+        self.check_near, self.dedupe, self.lock = check_near, dedupe, lock
+        self.superseded = resolve_superseded(namespace, inputs, prefix)
+        self.now = timezone.now()
+        self.hashes = [content_hash(i.content) for i in inputs]
+        self.keys = [_record_key(i, d) for i, d in zip(inputs, self.hashes, strict=True)]
+        self.results: list[WriteResult | None] = [None] * len(inputs)
+        self.edges: list[CausalEdge] = []
+        self.changes: list[revisions.Change] = []
+        self.near: dict[int, list[dict]] = {}
+        self.maybe: dict[int, list[dict]] = {}
+        # item -> (inferred tags, its rows); an item repeating an earlier one is not planned.
+        self.plans: dict[int, tuple[list[str], list[Planned]]] = {}
+        self.first_of_key: dict[tuple, int] = {}
+        for idx, inp in enumerate(inputs):
+            if dedupe and self.keys[idx] in self.first_of_key:
+                continue
+            self.first_of_key.setdefault(self.keys[idx], idx)
+            inferred = infer_tags(inp.content, inp.category, inp.tags) if infer else []
+            rows = _plan_rows(idx, inp, self.hashes[idx], namespace, inferred, self.now, chunk)
+            self.plans[idx] = (inferred, rows)
+        self.planned: list[Planned] = []
+
+    def embed(self, given: np.ndarray | None) -> None:
+        """Every planned row's vector and passages, before the transaction: the encoder's wait
+        then holds neither the hash lock nor an open transaction."""
+        every_row = [p for _, rows in self.plans.values() for p in rows]
+        self.vectors, self.passage_rows = _vectors_for(every_row, given)
+        model_name = embeddings.model_name()
+        for p, vector in zip(every_row, self.vectors, strict=True):
+            p.row.embedding = vector
+            p.row.embedding_model = model_name
+        self.position = {id(p): i for i, p in enumerate(every_row)}
+
+    def match_stored(self) -> None:
+        """Items already stored get their stored memory; the rest are planned for insert."""
+        stored: dict[str, list[Memory]] = {}
+        if self.dedupe:
+            if self.lock:
+                _lock_hashes(self.namespace, self.hashes)
+            same_text = Memory.objects.in_namespace(self.namespace).filter(
+                content_hash__in=set(self.hashes)
+            )
+            for m in same_text.order_by("created_at", "id"):
+                stored.setdefault(m.content_hash, []).append(m)
+        for idx, digest in enumerate(self.hashes):
+            found = _stored_record(self.inputs[idx], stored.get(digest, ()))
+            if found is not None:
+                self.results[idx] = WriteResult(found, False, duplicate_of=found)
+            elif idx in self.plans:
+                inferred, rows = self.plans[idx]
+                self.results[idx] = WriteResult(None, True, inferred_tags=inferred)  # type: ignore[arg-type]
+                self.planned.extend(rows)
+        self.vectors = self.vectors[[self.position[id(p)] for p in self.planned]]
+
+    def probe(self) -> None:
+        """Near-duplicates (stored, or earlier in the batch) and possible updates of every
+        planned row, from one nearest-neighbour statement; on_duplicate=skip drops the rows
+        whose near-duplicate is stored."""
+        if not self.check_near or not self.planned:
+            return
+        threshold = settings.MEMORY_NEAR_DUPLICATE_SIMILARITY
+        found = nearest.nearest_per_vector(
+            self.namespace.pk,
+            self.vectors,
+            limit=PROBE_LIMIT,
+            min_similarity=min(threshold, updates.CANDIDATE_MIN),
+            with_validity=True,
+        )
+        per_row: dict[int, list[tuple]] = {}
+        for pos, memory_id, similarity, valid_until in sorted(found, key=lambda r: (r[0], -r[2])):
+            per_row.setdefault(pos - 1, []).append((memory_id, similarity, valid_until))
+        for i, p in enumerate(self.planned):
+            close = [(m, s) for m, s, _ in per_row.get(i, []) if s >= threshold]
+            for memory_id, similarity in close[:NEAR_DUPLICATES]:
+                self.near.setdefault(p.item, []).append(
+                    {"id": str(memory_id), "similarity": round(similarity, 4)}
+                )
+        self._near_in_batch(threshold)
+        self._possible_updates(per_row)
+        if self.on_duplicate == "skip":
+            self._drop_skipped()
+
+    def _near_in_batch(self, threshold: float) -> None:
+        """Compare each row with the earlier rows of other items."""
+        sims = self.vectors @ self.vectors.T
+        for j in range(1, len(self.planned)):
+            for i in np.nonzero(sims[j, :j] >= threshold)[0]:
+                if self.planned[i].item != self.planned[j].item:
+                    self.near.setdefault(self.planned[j].item, []).append(
+                        {
+                            "id": str(self.planned[i].row.id),
+                            "similarity": round(float(sims[j, i]), 4),
+                        }
+                    )
+                    break
+
+    def _possible_updates(self, per_row: dict[int, list[tuple]]) -> None:
+        """Stored memories an item reads like an update of (apps/memories/updates.py). Items
+        that name what they supersede, and later chunks of a document, are not checked."""
+        candidates: dict[int, list[tuple]] = {}
+        for i, p in enumerate(self.planned):
+            if p.item in self.superseded or not p.first_chunk:
+                continue
+            current = [
+                (m, s) for m, s, until in per_row.get(i, []) if until is None or until > self.now
+            ]
+            candidates[i] = current[: updates.CANDIDATES]
+        rows = Memory.objects.in_bulk({m for hits in candidates.values() for m, _ in hits})
+        for i, hits in candidates.items():
+            p = self.planned[i]
+            found = [(rows[m], s) for m, s in hits if m in rows]
+            if hits := updates.possible_updates(p.row.content, found):
+                self.maybe[p.item] = hits
+
+    def _drop_skipped(self) -> None:
+        """on_duplicate=skip: a near-duplicate of a stored memory is not written; the result
+        is that memory."""
+        batch_ids = {str(q.row.id) for q in self.planned}
+        keep, skipped = [], {}
+        for p in self.planned:
+            stored = [d for d in self.near.get(p.item, []) if d["id"] not in batch_ids]
+            if stored:
+                skipped[p.item] = stored
+            else:
+                keep.append(p)
+        found = Memory.objects.in_bulk([s[0]["id"] for s in skipped.values()])
+        for item, stored in skipped.items():
+            memory = found[uuid.UUID(stored[0]["id"])]
+            self.results[item] = WriteResult(
+                memory, False, duplicate_of=memory, near_duplicates=stored
+            )
+        kept = {id(p) for p in keep}
+        self.vectors = self.vectors[[i for i, p in enumerate(self.planned) if id(p) in kept]]
+        self.planned = keep
+
+    def store(self) -> None:
+        """The rows, their tag links and passages, and their creation revisions."""
+        rows = [p.row for p in self.planned]
+        with unique_content_guard():
+            # Tag links first (their foreign key to the memory is checked at commit), so the
+            # row trigger computes each search vector with its tags on INSERT. The other order
+            # wrote every tagged row twice: the tag trigger's UPDATE is not HOT (the vector is
+            # GIN-indexed), so each memory also entered the HNSW index twice.
+            _attach_tags(self.planned)
+            copy_rows(Memory, rows)
+        passages.add_passages(rows, self.passage_rows)
+        dialog.refresh(rows)  # turns of an imported dialog session only
+        self.changes += revisions.states_for_created([(p.row, p.tags) for p in self.planned])
+        self.edges += _chunk_edges(self.planned)
+
+    def supersede(self) -> None:
+        """What each item supersedes (named, or a near-duplicate with on_duplicate=supersede),
+        and the possible updates queued for a person."""
+        for idx, result in enumerate(self.results):
+            # Storing a text again to confirm what it supersedes: the stored memory does.
+            if idx in self.superseded and result is not None and not result.created:
+                older = [m for m in self.superseded[idx] if m.pk != result.memory.pk]
+                self._close(result.memory, older, result)
+        queued = []
+        for p in self.planned:
+            if not p.first_chunk:
+                continue
+            result = self.results[p.item]
+            if p.item in self.superseded:
+                self._close(p.row, self.superseded[p.item], result)
+            for update in self.maybe.get(p.item, []):
+                result.possible_updates.append(update)
+                queued.append(_queued_update(self.namespace, p.row, update))
+            stored_near = [d["id"] for d in self.near.get(p.item, []) if d["id"] != str(p.row.pk)]
+            if self.on_duplicate == "supersede" and stored_near:
+                self._close(p.row, stored_near, None)
+        if queued:
+            PossibleUpdate.objects.bulk_create(queued, ignore_conflicts=True)
+
+    def _close(self, newer: Memory, older: Sequence, result: WriteResult | None) -> None:
+        closed, closing = close_validity(newer=newer, older=older, now=self.now)
+        self.edges += closed
+        self.changes += closing
+        if result is not None:
+            result.superseded = [str(m.pk) for m in older]
+
+    def record(self, *, actor: revisions.Actor, door: str) -> None:
+        if self.edges:
+            CausalEdge.objects.bulk_create(self.edges, ignore_conflicts=True)
+            namespace_id = self.namespace.pk
+            transaction.on_commit(lambda: graph_changed(namespace_id))
+        revisions.record(self.changes, actor=actor, door=door)
+
+    def final_results(self) -> list[WriteResult]:
+        """One result per item; an item repeating an earlier item shares its memory."""
+        for p in self.planned:
+            result = self.results[p.item]
+            if result.memory is None:
+                result.memory = p.row
+            result.chunks.append(p.row)
+            for dup in self.near.get(p.item, []):
+                if dup not in result.near_duplicates:
+                    result.near_duplicates.append(dup)
+        for result in self.results:
+            if result is not None and len(result.chunks) == 1:
+                result.chunks = []  # only report chunks when a document was split
+        for idx, result in enumerate(self.results):
+            if result is None:
+                first = self.results[self.first_of_key[self.keys[idx]]]
+                self.results[idx] = WriteResult(first.memory, False, duplicate_of=first.memory)
+        return self.results  # type: ignore[return-value]
+
+
+def _record_key(inp: MemoryInput, digest: str) -> tuple:
+    """What makes a record itself: its text, and the id and time its writer gave, if any. A
+    text said again at another time or under another id is another memory (a conversation turn
+    repeated on another day)."""
+    return (digest, inp.id, inp.external_id, inp.created_at)
+
+
+def _stored_record(inp: MemoryInput, same_text: Sequence[Memory]) -> Memory | None:
+    """The stored memory `inp` repeats: same text and, where the writer gave them, the same id,
+    external id and time. A plain write of a stored text returns that memory (SPEC 3)."""
+    for memory in same_text:
+        if (
+            (inp.id is None or memory.pk == inp.id)
+            and (inp.external_id is None or memory.external_id == inp.external_id)
+            and (inp.created_at is None or memory.created_at == inp.created_at)
+        ):
+            return memory
+    return None
+
+
+def _vectors_for(planned: list[Planned], given: np.ndarray | None) -> tuple[np.ndarray, list]:
+    """The embedding of every planned row: given per item (a row that is an item's only
+    chunk takes its item's vector), the rest from the encoder in one batch, which also gives
+    their passages. Rows that came with a vector get no passages here (the caller brought
+    vectors to spare the encoder); `manage.py backfill_passages` adds them."""
+    counts: dict[int, int] = {}
+    for p in planned:
+        counts[p.item] = counts.get(p.item, 0) + 1
+    missing = [i for i, p in enumerate(planned) if given is None or counts[p.item] > 1]
+    encoded, passage_rows = passages.embed_memories([planned[i].row for i in missing])
+    if given is None:
+        return encoded, passage_rows
+    out = np.empty((len(planned), given.shape[1]), dtype=np.float32)
+    for i, p in enumerate(planned):
+        if counts[p.item] == 1:
+            out[i] = given[p.item]
+    for i, vector in zip(missing, encoded, strict=True):
+        out[i] = vector
+    return out, passage_rows
+
+
+def _lock_hashes(namespace: Namespace, hashes: Sequence[str]) -> None:
+    buckets = sorted({int(digest[:8], 16) % HASH_LOCK_BUCKETS for digest in hashes})
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT pg_advisory_xact_lock(%s::int, b) FROM unnest(%s::int[]) AS b",
+            [namespace.pk, buckets],
+        )
+
+
+def _plan_rows(
+    idx: int,
+    inp: MemoryInput,
+    digest: str,
+    namespace: Namespace,
+    inferred: list[str],
+    now,
+    chunk: bool,
+) -> list[Planned]:
+    tags = inp.tags + inferred
+    created_at = inp.created_at or now
+    common = dict(
+        namespace=namespace,
+        category=inp.category,
+        file_path=inp.file_path,
+        source=inp.source,
+        trigger_phrases=inp.trigger_phrases,
+        tier=inp.tier,
+        importance=inp.importance,
+        created_at=created_at,
+        updated_at=inp.updated_at or created_at,
+        valid_from=inp.valid_from,
+        valid_until=inp.valid_until,
+    )
+    max_chars = settings.MEMORY_CHUNK_MAX_CHARS if chunk else len(inp.content) + 1
+    chunks = chunk_markdown(inp.content, max_chars)
+    if len(chunks) == 1:
+        row = Memory(
+            id=inp.id or uuid.uuid4(),
+            external_id=inp.external_id,
+            title=inp.title,
+            content=inp.content,
+            content_hash=digest,
+            metadata=inp.metadata,
+            **common,
+        )
+        return [Planned(idx, row, tags)]
+    document_id = str(inp.id or uuid.uuid4())
+    rows = []
+    for part in chunks:
+        title = " — ".join(filter(None, [inp.title, part.title]))[:300]
+        metadata = {
+            **inp.metadata,
+            "document_id": document_id,
+            "chunk_index": part.index,
+            "chunk_count": len(chunks),
+        }
+        row = Memory(
+            id=uuid.UUID(document_id) if part.index == 0 else uuid.uuid4(),
+            external_id=inp.external_id if part.index == 0 else None,
+            title=title,
+            content=part.text,
+            # The first chunk carries the document's hash, so resubmitting it is a duplicate.
+            content_hash=digest if part.index == 0 else content_hash(part.text),
+            metadata=metadata,
+            **common,
+        )
+        rows.append(Planned(idx, row, tags))
+    return rows
+
+
+def _queued_update(namespace: Namespace, newer: Memory, update: dict) -> PossibleUpdate:
+    return PossibleUpdate(
+        namespace=namespace,
+        newer=newer,
+        older_id=update["id"],
+        why=update["why"][:500],
+        score=update["score"],
+    )
+
+
+def _attach_tags(planned: list[Planned]) -> None:
+    ids = tag_ids(t for p in planned for t in p.tags)
+    through = Memory.tags.through
+    links = [through(memory_id=p.row.id, tag_id=ids[t]) for p in planned for t in p.tags]
+    # One INSERT statement; the memories are not written yet, so the tag trigger's refresh
+    # finds nothing to do.
+    through.objects.bulk_create(links, batch_size=5000, ignore_conflicts=True)
+
+
+def _chunk_edges(planned: list[Planned]) -> list[CausalEdge]:
+    """Consecutive chunks of one document are linked (relates_to), so search can walk them."""
+    edges = []
+    for prev, nxt in zip(planned, planned[1:], strict=False):
+        if prev.item == nxt.item:
+            edges.append(
+                CausalEdge(
+                    namespace_id=prev.row.namespace_id,
+                    source=prev.row,
+                    target=nxt.row,
+                    relation=Relation.RELATES_TO,
+                    strength=0.8,
+                )
+            )
+    return edges

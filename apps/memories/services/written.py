@@ -1,0 +1,60 @@
+"""What a create returns, and the guard that turns a clash with a stored row into a 400."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from django.db import IntegrityError, transaction
+
+from apps.core.exceptions import ValidationFailed
+
+from ..models import CONTENT_UNIQUE, Memory
+
+
+@dataclass
+class WriteResult:
+    memory: Memory
+    created: bool
+    duplicate_of: Memory | None = None
+    near_duplicates: list[dict] = field(default_factory=list)
+    chunks: list[Memory] = field(default_factory=list)
+    inferred_tags: list[str] = field(default_factory=list)
+    # Stored memories this one reads like an update of (id, title, why): not superseded,
+    # queued for a person; the writer confirms with `supersedes`.
+    possible_updates: list[dict] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)  # ids whose validity this one ended
+
+    def to_dict(self) -> dict:
+        return {
+            "id": str(self.memory.id),
+            "created": self.created,
+            "duplicate_of": str(self.duplicate_of.id) if self.duplicate_of else None,
+            "near_duplicates": self.near_duplicates,
+            "chunks": [str(c.id) for c in self.chunks],
+            "inferred_tags": self.inferred_tags,
+            "valid_from": self.memory.effective_valid_from.isoformat(),
+            "valid_until": _iso(self.memory.valid_until),
+            "supersedes": self.superseded,
+            "possible_updates": [
+                {k: u[k] for k in ("id", "title", "why")} for u in self.possible_updates
+            ],
+        }
+
+
+def _iso(moment) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
+
+@contextmanager
+def unique_content_guard():
+    """Turn a clash with a stored row (the same record, or an id in use) into a 400."""
+    try:
+        with transaction.atomic():
+            yield
+    except IntegrityError as exc:
+        if CONTENT_UNIQUE in str(exc):
+            raise ValidationFailed(
+                {"content": "Identical content, time and id are already stored in this namespace."}
+            ) from exc
+        raise ValidationFailed({"id": "An id in this request already exists."}) from exc
