@@ -33,6 +33,7 @@ from .pipeline import (
     focus,
     fuse,
     mmr,
+    rerank_learned,
     session,
 )
 from .pipeline import variants as query_variants
@@ -168,6 +169,9 @@ def _rank(
     ordered = _run(_boosts(req, cfg, analysis, pool), items, timer, trace)
     if cfg.on("confidence"):
         outcome.verdict = _judge(ordered, pool, cfg)
+    if cfg.on("learned_rank"):  # after the verdict: it was calibrated on the boosted order
+        rerank = partial(rerank_learned.rerank, analysis=analysis, temporal=pool.temporal)
+        ordered = _run([("learned_rank", rerank)], ordered, timer, trace)
     outcome.ranked = _run(_diversity(req, cfg, analysis), ordered, timer, trace)[: req.limit]
     return outcome
 

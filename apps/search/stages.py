@@ -11,6 +11,7 @@ STAGES: tuple[str, ...] = (
     "learned_weights",  # StrategyWeights rows written from feedback
     "intent_profiles",  # per-intent weight profiles
     "lexical",  # full-text retrieval (IDF-weighted, title/tag hits beat body hits)
+    "wordforms",  # lexical also matches word forms the stemmer does not join (bought / buy)
     "semantic",  # pgvector cosine retrieval
     "passages",  # a memory's semantic score is its own cosine or its best sentence's
     "previous_turn",  # a dialog turn also read after the turn before it (needs passages)
@@ -29,6 +30,7 @@ STAGES: tuple[str, ...] = (
     "session",  # memories of the sessions that match best rank higher
     "boosts",  # quality, decay (stability per tier), pagerank
     "time_answers",  # a "when" question: memories that mention a time rank higher
+    "learned_rank",  # the boosted order's head re-ordered by a fitted model of the signals
     "diversity",  # at most N results per file
     "mmr",  # maximal marginal relevance, lambda per intent
     "confidence",  # evidence-gap flag

@@ -64,3 +64,25 @@ def test_nonsense_is_not_a_time():
 )
 def test_find_time_phrase_in_queries(text, phrase):
     assert find_time_phrase(text) == phrase
+
+
+@pytest.mark.parametrize(
+    ("text", "after", "before"),
+    [
+        ("What did Jon do in the last week of August 2023?", d(2023, 8, 25), d(2023, 9, 1)),
+        ("Which tournament did Nate win in the beginning of November 2022?",
+         d(2022, 11, 1), d(2022, 11, 11)),
+        ("Was the first half of September 2022 a good month?", d(2022, 9, 1), d(2022, 9, 16)),
+        ("Where was Tim in the second week of November?", d(2023, 11, 8), d(2023, 11, 15)),
+        ("plans for mid-July 2023", d(2023, 7, 11), d(2023, 7, 21)),
+        ("the end of February 2024", d(2024, 2, 21), d(2024, 3, 1)),
+    ],
+)  # fmt: skip
+def test_part_of_a_month_is_that_part_not_a_relative_week(text, after, before):
+    parsed = parse_time_expression(find_time_phrase(text), NOW)
+    assert parsed is not None
+    assert (parsed.after, parsed.before) == (after, before)
+
+
+def test_end_followed_by_may_the_verb_is_not_a_date():
+    assert find_time_phrase("in the end may be the best option") == ""

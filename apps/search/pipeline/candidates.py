@@ -18,7 +18,7 @@ import numpy as np
 from apps.search.timing import Timer
 from apps.search.types import CandidateRow, Evidence, Hit, QueryAnalysis, Ranked
 
-from . import coactivate, context, feedback, fuse, graph, validity
+from . import coactivate, context, feedback, fuse, graph, validity, wordforms
 from .reads.exact import exact_search
 from .reads.lexical import LexicalPlan, lexical_plan, lexical_search
 from .reads.neighbours import window_rows
@@ -67,8 +67,14 @@ def keyword_hits(text: str, scope: Scope, config: SearchSettings) -> KeywordHits
     # The budget counts the namespace's memories; under a filter most of them fall outside the
     # scope, and the pool could come up short.
     budget = 0 if scope.filtered else config.lexical_row_budget
+    forms = wordforms.other_forms(text) if config.on("wordforms") else ""
     plan = lexical_plan(
-        text, scope.namespace_id, config.lexical_common_rows, row_budget=budget, pool=POOL
+        text,
+        scope.namespace_id,
+        config.lexical_common_rows,
+        row_budget=budget,
+        pool=POOL,
+        forms=forms,
     )
     return KeywordHits(plan, lexical_search(scope, plan, POOL))
 

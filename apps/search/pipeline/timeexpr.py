@@ -40,7 +40,14 @@ NUMBER_WORDS = {
 }  # fmt: skip
 NUM = r"(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple of|few)"
 
+# A part of a named month ("the last week of August 2023", "early May"): listed first so that
+# "last week of August" is not read as "last week" when both start at the same word.
+PART = (
+    r"(?:(?:(?:first|second|third|fourth|last|final)\s+(?:week|weekend|fortnight|half)"
+    r"|beginning|start|middle|end)\s+of\s+|(?:early|mid|late)(?:\s+|-))"
+)
 PATTERNS = (
+    rf"\b(?:(?:in|during|on|at)\s+)?(?:the\s+)?{PART}{MONTH_RE}(?:,?\s+\d{{4}})?\b",
     r"\b(?:today|yesterday|tonight)\b",
     r"\b(?:this|last|past|previous)\s+(?:day|week|month|year|weekend)\b",
     rf"\b(?:in\s+the\s+)?(?:last|past)\s+{NUM}\s+(?:days?|weeks?|months?|years?)\b",
@@ -139,6 +146,9 @@ def _parse(phrase: str, now: datetime) -> TimeRange | None:
         return TimeRange(today, today + timedelta(days=1), phrase)
     if phrase == "yesterday":
         return TimeRange(today - timedelta(days=1), today, phrase)
+    m = re.fullmatch(rf"(?:the )?(.+?)(?: of |-| )({MONTH_RE})(?:,? (\d{{4}}))?", phrase)
+    if m and (part := _month_part(m.group(1))) is not None:
+        return _part_of_month(_month(m.group(2), m.group(3), now), part, phrase)
     if m := re.fullmatch(r"(this|last|past|previous) (day|week|month|year|weekend)", phrase):
         return _named_period(m.group(1), m.group(2), now, phrase)
     if m := re.fullmatch(rf"(?:in the )?(?:last|past) {NUM} (day|week|month|year)s?", phrase):
@@ -161,13 +171,60 @@ def _parse(phrase: str, now: datetime) -> TimeRange | None:
         start = datetime(year, 1, 1, tzinfo=now.tzinfo)
         return TimeRange(start, start.replace(year=year + 1), phrase)
     if m := re.fullmatch(rf"({MONTH_RE})(?: (\d{{4}}))?", phrase):
-        month = _month_number(m.group(1))
-        year = int(m.group(2)) if m.group(2) else now.year
-        if not m.group(2) and (year, month) > (now.year, now.month):
-            year -= 1  # "March" said in January means the March that has passed
-        start = _month_start(year, month, now.tzinfo)
+        start = _month(m.group(1), m.group(2), now)
         return TimeRange(start, _add_months(start, 1), phrase)
     return _dateparser_day(phrase, now)
+
+
+def _month(name: str, year: str | None, now: datetime) -> datetime:
+    """The first instant of a named month; without a year, the latest one not after `now`."""
+    month = _month_number(name)
+    number = int(year) if year else now.year
+    if not year and (number, month) > (now.year, now.month):
+        number -= 1  # "March" said in January means the March that has passed
+    return _month_start(number, month, now.tzinfo)
+
+
+# Which days of a month a part names: (first day, day after the last; None = month's end).
+# "last"/"final" parts count back from the month's end.
+_MONTH_PARTS = {
+    "first week": (1, 8),
+    "second week": (8, 15),
+    "third week": (15, 22),
+    "fourth week": (22, 29),
+    "first fortnight": (1, 15),
+    "first half": (1, 16),
+    "second half": (16, None),
+    "beginning": (1, 11),
+    "start": (1, 11),
+    "early": (1, 11),
+    "middle": (11, 21),
+    "mid": (11, 21),
+    "end": (21, None),
+    "late": (21, None),
+}
+_FROM_END = {"week": 7, "weekend": 3, "fortnight": 14, "half": 15}
+
+
+def _month_part(words: str) -> tuple[int, int | None] | tuple[str, int] | None:
+    words = words.replace("final ", "last ")
+    if words in _MONTH_PARTS:
+        return _MONTH_PARTS[words]
+    if words.startswith("last ") and words[5:] in _FROM_END:
+        return ("from_end", _FROM_END[words[5:]])
+    return None
+
+
+def _part_of_month(start: datetime, part, phrase: str) -> TimeRange:
+    end = _add_months(start, 1)
+    if part[0] == "from_end":
+        return TimeRange(end - timedelta(days=part[1]), end, phrase)
+    first, after_last = part
+    return TimeRange(
+        start.replace(day=first),
+        start.replace(day=after_last) if after_last else end,
+        phrase,
+    )
 
 
 def _named_period(which: str, unit: str, now: datetime, phrase: str) -> TimeRange:

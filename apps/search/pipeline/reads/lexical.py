@@ -79,7 +79,12 @@ class LexicalPlan:
 
 
 def lexical_plan(
-    text: str, namespace_id: int, common_rows: int = 0, row_budget: int = 0, pool: int = 100
+    text: str,
+    namespace_id: int,
+    common_rows: int = 0,
+    row_budget: int = 0,
+    pool: int = 100,
+    forms: str = "",
 ) -> LexicalPlan:
     """Stem the query like the stored vectors, then weigh each term by its namespace idf.
     With `common_rows`, a term found in more memories than that is left out of what a
@@ -90,15 +95,19 @@ def lexical_plan(
     most that term's idf, which is below every taken term's, so the best-scored memories stay
     candidates (up to length normalisation and the title and tag bonuses) while far fewer are
     scored. If the taken terms' memories cannot fill the `pool`, up to the rest of the budget
-    of the next term's are scored too (`sample`)."""
+    of the next term's are scored too (`sample`). `forms`: other forms of the query's words
+    that the stemmer does not join (pipeline/wordforms.py), matched too; they do not count in
+    what the confidence estimate reads (query_idf, missing_idf)."""
     lexemes = stemmed_terms(text)
     total, avgdl = namespace_stats(namespace_id)
     if not lexemes:
         return LexicalPlan((), (), avgdl)
-    dfs = document_frequencies(namespace_id, lexemes, common_rows, total)
+    extra = tuple(x for x in stemmed_terms(forms) if x not in lexemes) if forms else ()
+    dfs = document_frequencies(namespace_id, lexemes + extra, common_rows, total)
     idf = tuple(math.log(1 + (max(total - df, 0) + 0.5) / (df + 0.5)) for df in dfs)
-    kept = [(lex, w, df) for lex, w, df in zip(lexemes, idf, dfs, strict=True) if df > 0]
-    missing = sum(w for w, df in zip(idf, dfs, strict=True) if df == 0)
+    kept = [(lex, w, df) for lex, w, df in zip(lexemes + extra, idf, dfs, strict=True) if df > 0]
+    own_idf, own_dfs = idf[: len(lexemes)], dfs[: len(lexemes)]
+    missing = sum(w for w, df in zip(own_idf, own_dfs, strict=True) if df == 0)
     match: tuple[str, ...] = ()
     if common_rows and kept and max(df for _, _, df in kept) > common_rows:
         match = tuple(lex for lex, _, df in kept if df <= common_rows)
@@ -111,7 +120,7 @@ def lexical_plan(
         tuple(x for x, _, _ in kept),
         tuple(w for _, w, _ in kept),
         avgdl,
-        query_idf=sum(idf),
+        query_idf=sum(own_idf),
         missing_idf=missing,
         match=match,
         pairs=pairs,
