@@ -331,8 +331,11 @@ SEARCH_TAG_ENTITY_KEYWORD = env.float("SEARCH_TAG_ENTITY_KEYWORD", default=1.0)
 # holds always has its row (feedback never meets a 404 after a crash). False moves the insert
 # to a background thread (bench/evaluate speed), at the price of losing queued rows on a kill.
 SEARCH_QUERYLOG_SYNC = env.bool("SEARCH_QUERYLOG_SYNC", default=True)
-# Stages named here are switched off (comma separated), e.g. "mmr,coactivation".
-SEARCH_DISABLED_STAGES = env.list("SEARCH_DISABLED_STAGES", default=[])
+# Stages named here are switched off (comma separated), e.g. "mmr,coactivation". "wordforms"
+# (other forms of the query's words for the keyword strategy) is off by default: it raised
+# nDCG@10 on both halves of locomo-dev but not recall@10 (docs/benchmarks.md, "Stages and
+# ablation"); a list set here replaces the default, so name it again to keep it off.
+SEARCH_DISABLED_STAGES = env.list("SEARCH_DISABLED_STAGES", default=["wordforms"])
 # Evidence-gap rule: "calibrated" (confidence below the threshold; the logistic estimate of
 # apps/search/pipeline/confidence.py) or "zscore" (top fused score's z < 1.5).
 SEARCH_EVIDENCE_RULE = env("SEARCH_EVIDENCE_RULE", default="calibrated")
