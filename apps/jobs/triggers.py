@@ -21,9 +21,19 @@ from apps.jobs.services import RUN_INLINE, job_execute
 from apps.jobs.tasks import drain_requests, enqueue
 from memoryhub.celery import app
 
-__all__ = ["drain_requests", "job_requested"]
+__all__ = ["drain_requests", "hold_requests_in_database", "job_requested"]
 
 logger = logging.getLogger(__name__)
+
+
+# Set in a forked worker process (parallel import): its job requests wait in the database and
+# the parent queues them, since the broker connections it inherited belong to the parent.
+_held = False
+
+
+def hold_requests_in_database() -> None:
+    global _held
+    _held = True
 
 
 def _eager() -> bool:
@@ -35,6 +45,8 @@ def job_requested(job: str, namespace_id: int) -> None:
     try:
         if _eager():
             _run_inline(job, namespace_id)
+        elif _held:
+            JobRequest.objects.update_or_create(job=job, namespace_id=namespace_id)
         else:
             enqueue(job, namespace_id)
     except Exception as exc:

@@ -17,15 +17,19 @@ join is stored.
 from __future__ import annotations
 
 import json
+import logging
 import multiprocessing
+import multiprocessing.util
 import os
 from collections.abc import Sequence
+from contextlib import contextmanager
 
 from django.conf import settings
 from django.db import connections, transaction
 from tqdm import tqdm
 
 from apps.core.exceptions import ValidationFailed
+from apps.jobs.triggers import drain_requests, hold_requests_in_database
 
 from . import revisions
 from .models import Namespace
@@ -42,6 +46,7 @@ from .transfer import (
 # Records per batch: large enough for one encoder call to be efficient, small enough that a
 # stopped run loses little and every worker has batches to take until the end.
 BATCH_RECORDS = 256
+logger = logging.getLogger(__name__)
 
 
 def default_workers() -> int:
@@ -107,7 +112,9 @@ def _run_jobs(jobs, workers: int, stats: ImportStats, *, actor, door, progress) 
             conn.close_pool()
     threads = max(1, (os.cpu_count() or 1) // workers)
     context = multiprocessing.get_context("fork")
-    with context.Pool(workers, initializer=_start_worker, initargs=(threads, actor, door)) as pool:
+    with _without_broker_cleanup_in_children():
+        pool = context.Pool(workers, initializer=_start_worker, initargs=(threads, actor, door))
+    with pool:
         for created, skipped, errors in pool.imap_unordered(_write_job, jobs):
             if errors:
                 pool.terminate()
@@ -120,7 +127,32 @@ def _run_jobs(jobs, workers: int, stats: ImportStats, *, actor, door, progress) 
             bar.update(len(created) + skipped)
             bar.set_postfix_str(f"{stats.created} new, {stats.skipped} already stored")
     bar.close()
+    _queue_held_jobs()
     return fresh_ids
+
+
+def _queue_held_jobs() -> None:
+    """The workers kept their job requests in the database: queue them from here."""
+    try:
+        drain_requests()
+    except Exception as exc:  # the broker is down: beat drains them once it is back
+        logger.warning("import: job requests kept until the broker is back: %s", exc)
+
+
+@contextmanager
+def _without_broker_cleanup_in_children():
+    """Fork without kombu's after-fork hook: it closes the broker connections the child
+    inherited by talking on them, and on a socket the parent shares the child then waits for
+    a reply that never comes (the import hung). The workers never use the broker (their job
+    requests wait in the database), so they leave those connections alone."""
+    registry = multiprocessing.util._afterfork_registry
+    held = {key: registry[key] for key in list(registry) if key[2].__module__ == "kombu.resource"}
+    for key in held:
+        del registry[key]
+    try:
+        yield
+    finally:
+        registry.update(held)
 
 
 _worker: dict = {}
@@ -129,6 +161,7 @@ _worker: dict = {}
 def _start_worker(threads: int, actor, door: str) -> None:
     """A worker's share of the encoder threads, and who the revisions name."""
     settings.EMBEDDING_BATCH_THREADS = threads
+    hold_requests_in_database()
     _worker.update(actor=actor, door=door, namespaces={})
 
 
