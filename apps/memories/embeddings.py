@@ -250,13 +250,7 @@ class TorchEncoder:
 
     def _run(self, batch, encodings, offset, spans, out, passages) -> None:
         torch = self.torch
-        width = max(len(encodings[i].ids) for i in batch)
-        ids = np.zeros((len(batch), width), dtype=np.int64)
-        mask = np.zeros((len(batch), width), dtype=np.int64)
-        for row, i in enumerate(batch):
-            n = len(encodings[i].ids)
-            ids[row, :n] = encodings[i].ids
-            mask[row, :n] = 1
+        ids, mask = _padded(encodings, batch)
         with torch.inference_mode():
             ids_t = torch.from_numpy(ids).to(self.device, non_blocking=True)
             mask_t = torch.from_numpy(mask).to(self.device, non_blocking=True)
@@ -341,13 +335,7 @@ class OnnxEncoder:
         passages: list[PassageVectors] = [[] for _ in texts]
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
-            width = max(len(encodings[i].ids) for i in chunk)
-            ids = np.zeros((len(chunk), width), dtype=np.int64)
-            mask = np.zeros((len(chunk), width), dtype=np.int64)
-            for row, i in enumerate(chunk):
-                n = len(encodings[i].ids)
-                ids[row, :n] = encodings[i].ids
-                mask[row, :n] = 1
+            ids, mask = _padded(encodings, chunk)
             hidden = session.run(
                 None,
                 {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
@@ -359,6 +347,18 @@ class OnnxEncoder:
                 if spans[i]:
                     passages[i] = _pool_spans(hidden[row], encodings[i].offsets, spans[i])
         return out, passages
+
+
+def _padded(encodings, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Token ids and attention mask of the given encodings, padded to the longest of them."""
+    width = max(len(encodings[i].ids) for i in rows)
+    ids = np.zeros((len(rows), width), dtype=np.int64)
+    mask = np.zeros((len(rows), width), dtype=np.int64)
+    for row, i in enumerate(rows):
+        n = len(encodings[i].ids)
+        ids[row, :n] = encodings[i].ids
+        mask[row, :n] = 1
+    return ids, mask
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
