@@ -31,7 +31,6 @@ from datetime import timedelta
 
 import numpy as np
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.management.base import BaseCommand, CommandError
 from django.test import Client
@@ -43,6 +42,7 @@ from apps.memories.models import CausalEdge, Memory, Tier
 from apps.queues.jobs import near_duplicates_update
 from apps.queues.selectors import conflict_count, duplicate_count
 from apps.search.models import MissedQueryVector, QueryLog
+from lab.pages import logged_in_client
 
 from .ui_bench import DEFAULT_SOURCE, _records
 
@@ -81,7 +81,7 @@ class Command(BaseCommand):
         self._missed_vectors(ns)
         if duplicate_job:
             self._duplicate_job(ns)
-        client = self._client()
+        client = logged_in_client(USER)
         pages = [
             ("near-duplicates queue", f"/ns/{ns.name}/queues/duplicates/"),
             ("near-duplicates queue, page 5", f"/ns/{ns.name}/queues/duplicates/?page=5"),
@@ -233,15 +233,6 @@ class Command(BaseCommand):
             f"near_duplicates job over {count} memories: {seconds:.1f} s "
             f"({count / seconds:.0f} memories/s), {result}"
         )
-
-    def _client(self) -> Client:
-        users = get_user_model().objects
-        user = users.filter(username=USER).first()
-        if user is None:
-            user = users.create_superuser(username=USER, email="", password=None)
-        client = Client()
-        client.force_login(user)
-        return client
 
     def _second_page(self, client: Client, ns) -> str:
         html = client.get(f"/ns/{ns.name}/queues/stale/?reason=unused").content.decode()

@@ -27,7 +27,6 @@ from functools import partial
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 from django.test import Client
@@ -43,6 +42,7 @@ from apps.search import querylog, rollup
 from apps.search.models import QueryLog
 from apps.search.services import search
 from apps.ui.demo import long_document
+from lab.pages import logged_in_client
 
 DEFAULT_SOURCE = settings.BASE_DIR.parent / "shared" / "benchmarks" / "scale-413k"
 BATCH = 500
@@ -104,7 +104,7 @@ class Command(BaseCommand):
         copied = _copy_rows(ns, size, bare=bare_copies, out=self.stderr)
         self._extras(ns)
         _graph_and_logs(ns, logs, edges, self.stderr)
-        client = self._client()
+        client = logged_in_client(USER)
         rows = []
         words = [w.strip() for w in only.split(",") if w.strip()]
         for name, url in self._pages(ns):
@@ -179,15 +179,6 @@ class Command(BaseCommand):
         for query in ("list group entries", "return a list", "available groups"):
             search(namespace=ns, query=query)
         querylog.flush()
-
-    def _client(self) -> Client:
-        users = get_user_model().objects
-        user = users.filter(username=USER).first()
-        if user is None:
-            user = users.create_superuser(username=USER, email="", password=None)
-        client = Client()
-        client.force_login(user)
-        return client
 
     def _pages(self, ns) -> list[tuple[str, str]]:
         anchor = Memory.objects.get(namespace=ns, title="UI bench anchor")
