@@ -14,8 +14,10 @@ import itertools
 import json
 import os
 import random
+import time
 import uuid
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from locust import FastHttpUser, between, constant, events, task
 
@@ -109,7 +111,9 @@ class RememberingAssistant(FastHttpUser):
 
 class BulkPostingAssistant(FastHttpUser):
     """A program moving memories in: one batch of BULK_SIZE unique memories a request, the most
-    one request may carry, posted again as soon as the last is answered."""
+    one request may carry. A batch that large is answered 202 with a job: the program polls it
+    once a second and posts the next batch when it is stored. "stored" is the time from post
+    to done."""
 
     wait_time = constant(0)
     fixed_count = int(os.environ.get("LOADTEST_BULK", "0"))
@@ -122,6 +126,7 @@ class BulkPostingAssistant(FastHttpUser):
             {"content": f"Bulk {RUN}-{next(_counter)}: {random.choice(QUERIES)}"[:180]}
             for _ in range(self.size)
         ]
+        started = time.perf_counter()
         with self.client.post(
             "/api/v1/memories/batch/",
             json={"items": items},
@@ -131,8 +136,36 @@ class BulkPostingAssistant(FastHttpUser):
         ) as resp:
             if resp.status_code == 201:
                 _acknowledged.extend(r["memory"]["id"] for r in resp.json()["results"])
-            else:
+                return
+            if resp.status_code != 202:
                 resp.failure(f"HTTP {resp.status_code}: {resp.text[:200]}")
+                return
+            status_path = urlsplit(resp.json()["status_url"]).path
+        job = self._wait_for(status_path)
+        stored = job is not None and job["state"] == "done"
+        if stored:
+            _acknowledged.extend(r["id"] for r in job["results"] if r["created"])
+        self.environment.events.request.fire(
+            request_type="JOB",
+            name=f"batch of {self.size} (stored)",
+            response_time=(time.perf_counter() - started) * 1000,
+            response_length=0,
+            exception=None if stored else RuntimeError(f"job ended {job and job['state']}"),
+            context={},
+        )
+
+    def _wait_for(self, path: str) -> dict | None:
+        while True:
+            time.sleep(1.0)
+            with self.client.get(
+                path, headers=HEADERS, name="batch job poll", catch_response=True
+            ) as resp:
+                if resp.status_code != 200:
+                    resp.failure(f"HTTP {resp.status_code}: {resp.text[:200]}")
+                    return None
+                job = resp.json()
+            if job["state"] in ("done", "failed"):
+                return job
 
 
 class BrowsingPerson(FastHttpUser):

@@ -44,4 +44,9 @@ app.conf.beat_schedule = {
         "schedule": crontab(hour=0, minute=20),
     },
     "near-duplicates-daily": _job("near_duplicates", crontab(hour=3, minute=45)),
+    # Batches kept for the background whose runner stopped (apps/memories/batch_jobs.py).
+    "batch-jobs-every-minute": {
+        "task": "apps.memories.tasks.write_batch_jobs_task",
+        "schedule": 60.0,
+    },
 }

@@ -8,6 +8,7 @@ from django.conf import settings
 
 from apps.jobs.models import Job
 from apps.jobs.scheduler import Entry, every
+from apps.memories.batch_jobs import drain as write_batch_jobs
 from apps.search.tasks import analytics_rollup_task
 
 
@@ -40,4 +41,6 @@ def server_schedule() -> list:
         Entry("near-duplicates", every(days=1), Job.NEAR_DUPLICATES),
         Entry("trash-purge", every(days=1), Job.TRASH_PURGE),
         Entry("analytics-rollup", every(days=1), call=analytics_rollup_task),
+        # Batches a stopped process left half-encoded (a live one wakes its own runner).
+        Entry("batch-jobs", every(minutes=1), call=write_batch_jobs),
     ]

@@ -11,7 +11,8 @@ from __future__ import annotations
 import uuid
 
 from apps.core.exceptions import NotFound, PermissionDenied, ValidationFailed
-from apps.memories.models import CausalEdge, Memory, Namespace
+from apps.memories import batch_jobs
+from apps.memories.models import BatchJob, CausalEdge, Memory, Namespace
 
 from .models import ApiToken, OAuthConnection
 from .permissions import Action, Principal, can, role_of
@@ -127,3 +128,11 @@ def edge_for(principal: Principal, edge_id: int, *, action: Action = Action.VIEW
         raise NotFound(f"Edge {edge_id} does not exist or you cannot access it.")
     require(principal, edge.namespace, action)
     return edge
+
+
+def batch_job_for(principal: Principal, job_id) -> BatchJob:
+    """A batch kept for the background, if `principal` can see its namespace."""
+    job = batch_jobs.visible_job(job_id, Namespace.objects.restrict(principal, Action.VIEW))
+    if job is None:
+        raise NotFound(f"Batch job {job_id} does not exist or you cannot access it.")
+    return job

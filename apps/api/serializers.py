@@ -49,6 +49,13 @@ class MemoryCreateIn(MemoryFieldsIn):
 class MemoryBatchIn(StrictSerializer):
     namespace = _namespace_field()
     on_duplicate = serializers.ChoiceField(choices=ON_DUPLICATE, default="report")
+    background = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Write in the background and answer 202 with a job to poll. Unset: only "
+        f"batches of more than {settings.MEMORY_BATCH_INLINE_MAX} items (MEMORY_BATCH_INLINE_MAX).",
+    )
     items = MemoryFieldsIn(
         many=True,
         min_length=1,
@@ -157,6 +164,33 @@ class BatchResultOut(serializers.Serializer):
         "or an earlier item: their result is that memory, not a new one."
     )
     results = WriteResultOut(many=True)
+
+
+class BatchJobOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    namespace = serializers.CharField(source="namespace.name")
+    state = serializers.ChoiceField(
+        choices=["queued", "running", "done", "failed"],
+        help_text="queued, running (done counts the items encoded), then done (every item "
+        "stored, in one transaction) or failed (nothing stored; errors name the items).",
+    )
+    total = serializers.IntegerField()
+    done = serializers.IntegerField()
+    rate_per_s = serializers.FloatField(allow_null=True, help_text="Items a second so far.")
+    created = serializers.IntegerField()
+    already_stored = serializers.IntegerField()
+    queued_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    errors = serializers.DictField(child=serializers.JSONField())
+    results = serializers.ListField(
+        child=serializers.DictField(),
+        allow_null=True,
+        help_text="Once done, one per item in order: id, created, duplicate_of, "
+        "near_duplicates, chunks, inferred_tags, valid_from, valid_until, supersedes, "
+        "possible_updates.",
+    )
+    status_url = serializers.CharField(help_text="Where to poll this job.")
 
 
 # --- search ------------------------------------------------------------------------------------

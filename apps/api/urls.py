@@ -19,6 +19,7 @@ ID = r"(?P<pk>[^/]+)"
 v1 = [
     _route("memories", memories.MemoryListCreateApi.as_view(), "memories"),
     _route("memories/batch", memories.MemoryBatchApi.as_view(), "memories-batch"),
+    _route(f"memories/batch/{ID}", memories.MemoryBatchJobApi.as_view(), "memories-batch-job"),
     _route(f"memories/{ID}", memories.MemoryDetailApi.as_view(), "memory-detail"),
     _route(
         f"memories/{ID}/revisions",

@@ -10,10 +10,11 @@ from mcp_types import CallToolResult
 
 from apps.access.models import ApiToken
 from apps.access.permissions import Action
-from apps.access.scoping import memory_for, namespace_for
+from apps.access.scoping import batch_job_for, memory_for, namespace_for
 from apps.core.dates import parse_instant
 from apps.core.exceptions import NotFound
 from apps.history import selectors as history_selectors
+from apps.memories import batch_jobs
 from apps.memories import services as memory_services
 from apps.search.feedback import feedback_record
 from apps.search.selectors import query_log_for
@@ -61,16 +62,32 @@ def remember(token: ApiToken, *, namespace: str | None, **fields: Any) -> CallTo
 
 
 def remember_batch(
-    token: ApiToken, *, namespace: str | None, items: list[dict[str, Any]], on_duplicate: str
+    token: ApiToken,
+    *,
+    namespace: str | None,
+    items: list[dict[str, Any]],
+    on_duplicate: str,
+    background: bool | None = None,
 ) -> CallToolResult:
     ns = namespace_for(token, namespace, action=Action.CHANGE)
     for index, item in enumerate(items):
         item["created_at"] = parse_instant(
             item.get("created_at"), field=f"items[{index}].created_at"
         )
+    items = [_drop_none(i) for i in items]
+    if batch_jobs.in_background(len(items), background):
+        job = batch_jobs.submit(
+            namespace=ns,
+            items=items,
+            on_duplicate=on_duplicate,
+            actor=token,
+            door="mcp",
+            max_chars=settings.MEMORY_BATCH_MAX_CHARS,
+        )
+        return _job_result(job)
     results = memory_services.memory_batch_create(
         namespace=ns,
-        items=[_drop_none(i) for i in items],
+        items=items,
         on_duplicate=on_duplicate,
         actor=token,
         door="mcp",
@@ -84,6 +101,41 @@ def remember_batch(
         "\n".join(lines),
         {"created": created, "already_stored": stored, "results": [r.to_dict() for r in results]},
     )
+
+
+def batch_status(token: ApiToken, *, job_id: str) -> CallToolResult:
+    return _job_result(batch_job_for(token, job_id))
+
+
+def _job_result(job) -> CallToolResult:
+    """A kept batch as a tool result: one line for the assistant, the job for a program."""
+    where = f"'{job.namespace.name}'"
+    if job.state == "done":
+        text = (
+            f"Batch `{job.id}` done: {job.created} new, {job.already_stored} already stored "
+            f"in {where}."
+        )
+    elif job.state == "failed":
+        problems = "; ".join(f"{k}: {v}" for k, v in job.errors.items())
+        text = f"Batch `{job.id}` failed, nothing stored: {problems}"
+    else:
+        text = (
+            f"Batch `{job.id}` of {job.total} memories for {where} is {job.state} "
+            f'({job.done} encoded); call batch_status with job_id "{job.id}" to follow it.'
+        )
+    data = {
+        "job_id": str(job.id),
+        "namespace": job.namespace.name,
+        "state": job.state,
+        "total": job.total,
+        "done": job.done,
+        "rate_per_s": batch_jobs.rate(job),
+        "created": job.created,
+        "already_stored": job.already_stored,
+        "errors": job.errors,
+        "results": job.results,
+    }
+    return tool_result(text, data)
 
 
 def link(

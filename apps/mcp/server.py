@@ -40,6 +40,7 @@ def _tools_with_hints() -> list[tuple]:
         (tools.memory_search, READ),
         (tools.remember, WRITE),
         (tools.remember_batch, WRITE),
+        (tools.batch_status, READ),
         (tools.link_memories, WRITE),
         (tools.memory_feedback, WRITE),
         (tools.get_memory, READ),

@@ -83,13 +83,35 @@ async def remember_batch(
     ],
     on_duplicate: OnDuplicate = "report",
     namespace: NamespaceArg = None,
+    background: Annotated[
+        bool | None,
+        Field(
+            description="Write in the background and answer with a job id for batch_status. "
+            f"Left out: only batches of more than {settings.MEMORY_BATCH_INLINE_MAX} items."
+        ),
+    ] = None,
 ) -> CallToolResult:
-    """Store many memories in one transaction: all are stored or, on any error, none."""
+    """Store many memories: all are stored or, on any error, none. A large batch is written in
+    the background; follow it with batch_status."""
     token = await current_token(ctx)
     payload = [item.model_dump() for item in items]
     return await run_sync(
-        ops.remember_batch, token, namespace=namespace, items=payload, on_duplicate=on_duplicate
+        ops.remember_batch,
+        token,
+        namespace=namespace,
+        items=payload,
+        on_duplicate=on_duplicate,
+        background=background,
     )
+
+
+async def batch_status(
+    ctx: Context,
+    job_id: Annotated[str, Field(description="The job id remember_batch answered.")],
+) -> CallToolResult:
+    """How far a batch written in the background has come; once done, what it stored."""
+    token = await current_token(ctx)
+    return await run_sync(ops.batch_status, token, job_id=job_id)
 
 
 async def link_memories(

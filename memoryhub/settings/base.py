@@ -290,6 +290,9 @@ MEMORY_BATCH_MAX_ITEMS = env.int("MEMORY_BATCH_MAX_ITEMS", default=1_000)
 # title over all items. Bounds its cost (1,000 items of 100,000 characters would hold a worker
 # for many minutes); imports and benchmarks slice their own batches and are not bound by it.
 MEMORY_BATCH_MAX_CHARS = env.int("MEMORY_BATCH_MAX_CHARS", default=200_000)
+# A batch of more items is written in the background (apps/memories/batch_jobs.py): the request
+# is answered 202 with a job to poll instead of holding a web slot while it is encoded.
+MEMORY_BATCH_INLINE_MAX = env.int("MEMORY_BATCH_INLINE_MAX", default=100)
 
 # --- Import and export in the browser ---------------------------------------------------------
 # Largest file the import page accepts, and how much markdown a zip may unpack to.

@@ -72,7 +72,9 @@ def _remember_ids(command: str, data, ids: dict[str, str]) -> None:
     """The ids the later examples stand for, from the answer of the one that made them."""
     if "-X POST $API/memories/ " in command:
         ids["MEMORY_ID"] = ids["OLD_ID"] = data["memory"]["id"]
-    elif "$API/memories/batch/" in command:
+    elif "-X POST $API/memories/batch/" in command and "status_url" in data:
+        ids["JOB_ID"] = data["id"]  # a batch left to the background
+    elif "-X POST $API/memories/batch/" in command:
         ids["NEW_ID"] = data["results"][0]["memory"]["id"]
     elif "-X POST $API/search/" in command:
         ids['"query_log_id": 42'] = f'"query_log_id": {data["query_log_id"]}'

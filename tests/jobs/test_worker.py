@@ -168,3 +168,28 @@ def test_run_job_async_waits_for_the_worker(namespace, memories_factory, broker_
     assert "pagerank: succeeded" in out.getvalue()
     assert "memories_updated: 3" in out.getvalue()
     assert JobRun.objects.get(job=Job.PAGERANK).trigger == "command"
+
+
+def test_a_large_batch_is_written_by_the_worker(namespace, broker_settings):
+    from apps.memories import batch_jobs
+    from apps.memories.models import BatchJob
+
+    items = [{"content": f"Worker batch line {i}: the bins go out on day {i}."} for i in range(120)]
+    job = batch_jobs.submit(
+        namespace=namespace,
+        items=items,
+        on_duplicate="report",
+        actor=None,
+        door="rest",
+        max_chars=None,
+    )  # committed (transactional test): the wake-up goes to the broker
+
+    deadline = time.monotonic() + 120
+    while BatchJob.objects.get(pk=job.pk).state != "done":
+        assert time.monotonic() < deadline, BatchJob.objects.get(pk=job.pk)
+        time.sleep(0.2)
+    assert (
+        Memory.objects.filter(namespace=namespace, content__startswith="Worker batch").count()
+        == 120
+    )
+    assert batch_jobs._thread is None or not batch_jobs._thread.is_alive()  # not this process

@@ -13,6 +13,7 @@ NEW_TOOLS = {
     "memory_search",
     "remember",
     "remember_batch",
+    "batch_status",
     "link_memories",
     "memory_feedback",
     "get_memory",
@@ -146,6 +147,7 @@ def test_bad_arguments_are_tool_errors_not_crashes(asgi_server, tokens):
         ("remember", {"content": "x", "category": "gossip"}),
         ("remember", {"content": ""}),
         ("get_memory", {"memory_id": "not-a-uuid"}),
+        ("batch_status", {"job_id": "not-a-job"}),
         ("get_memory", {"memory_id": "00000000-0000-0000-0000-000000000000"}),
         ("link_memories", {"source_id": "x", "target_id": "y", "relation": "loves"}),
         ("memory_feedback", {"query_log_id": 999999, "was_useful": True}),
@@ -170,7 +172,7 @@ def test_bad_arguments_are_tool_errors_not_crashes(asgi_server, tokens):
         else:
             assert result.is_error, (name, arguments, text_of(result))
             assert text_of(result), name
-    assert len(alive.tools) == 15
+    assert len(alive.tools) == 16
 
 
 def test_token_never_reaches_another_namespace(asgi_server, tokens, embedding_model):

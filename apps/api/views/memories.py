@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -14,12 +15,13 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from apps.access.permissions import Action
-from apps.access.scoping import memory_for, namespace_for
-from apps.memories import selectors, services
+from apps.access.scoping import batch_job_for, memory_for, namespace_for
+from apps.memories import batch_jobs, selectors, services
 
 from ..etags import etag, expected_version
 from ..pagination import StrictLimitOffsetPagination
 from ..serializers import (
+    BatchJobOut,
     BatchResultOut,
     ErrorSerializer,
     MemoryBatchIn,
@@ -95,15 +97,33 @@ class MemoryBatchApi(TokenApiView):
     @extend_schema(
         operation_id="memories_batch_create",
         request=MemoryBatchIn,
-        responses={201: BatchResultOut},
-        summary="Store many memories in one transaction (all or none).",
+        responses={
+            201: BatchResultOut,
+            202: OpenApiResponse(BatchJobOut, description="Kept for the background: poll it."),
+        },
+        summary="Store many memories, all or none: small batches at once (201), larger ones in "
+        "the background (202 with a job to poll).",
     )
     def post(self, request):
         data = self.parse(MemoryBatchIn, request.data)
         namespace = namespace_for(self.token, data.get("namespace"), action=Action.CHANGE)
+        items = [dict(item) for item in data["items"]]
+        if batch_jobs.in_background(len(items), data["background"]):
+            job = batch_jobs.submit(
+                namespace=namespace,
+                items=items,
+                on_duplicate=data["on_duplicate"],
+                actor=self.token,
+                door="rest",
+                max_chars=settings.MEMORY_BATCH_MAX_CHARS,
+            )
+            body = batch_job_data(job, request)
+            return Response(
+                body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["status_url"]}
+            )
         results = services.memory_batch_create(
             namespace=namespace,
-            items=[dict(item) for item in data["items"]],
+            items=items,
             on_duplicate=data["on_duplicate"],
             actor=self.token,
             door="rest",
@@ -116,6 +136,38 @@ class MemoryBatchApi(TokenApiView):
             "results": [write_result_data(r) for r in results],
         }
         return Response(body, status=status.HTTP_201_CREATED)
+
+
+JOB_ID = OpenApiParameter("pk", OpenApiTypes.UUID, OpenApiParameter.PATH, description="Job id.")
+
+
+class MemoryBatchJobApi(TokenApiView):
+    @extend_schema(
+        operation_id="memories_batch_job",
+        parameters=[JOB_ID],
+        responses={200: BatchJobOut, 404: ErrorSerializer},
+        summary="A batch written in the background: its state, progress and, once done, results.",
+    )
+    def get(self, request, pk):
+        job = batch_job_for(self.token, pk)
+        return Response(batch_job_data(job, request))
+
+
+def batch_job_data(job, request) -> dict:
+    data = {
+        field: getattr(job, field)
+        for field in ("id", "namespace", "state", "total", "done", "created", "already_stored")
+    }
+    data |= {
+        "queued_at": job.queued_at,
+        "started_at": job.started_at,
+        "finished_at": job.finished_at,
+        "rate_per_s": batch_jobs.rate(job),
+        "errors": job.errors,
+        "results": job.results,
+        "status_url": request.build_absolute_uri(reverse("api:memories-batch-job", args=[job.pk])),
+    }
+    return BatchJobOut(data).data
 
 
 MEMORY_ID = OpenApiParameter("id", OpenApiTypes.UUID, OpenApiParameter.PATH)

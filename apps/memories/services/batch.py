@@ -10,7 +10,7 @@ statement (COPY for the rows: apps/memories/copying.py).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +38,8 @@ NEAR_DUPLICATES = 5  # reported per item
 # Neighbours read per vector: the near-duplicates and the possible-update candidates come from
 # the same probe; the margin leaves candidates when some neighbours no longer hold.
 PROBE_LIMIT = max(NEAR_DUPLICATES, updates.CANDIDATES) + 5
+# Rows encoded per call when a background batch reports its progress.
+EMBED_SLICE = 64
 
 
 @dataclass
@@ -92,11 +94,19 @@ class WriteBatch:
             self.plans[idx] = (inferred, rows)
         self.planned: list[Planned] = []
 
-    def embed(self, given: np.ndarray | None) -> None:
+    def embed(
+        self, given: np.ndarray | None, *, progress: Callable[[int, int], None] | None = None
+    ) -> None:
         """Every planned row's vector and passages, before the transaction: the encoder's wait
-        then holds neither the hash lock nor an open transaction."""
+        then holds neither the hash lock nor an open transaction. With `progress`, the rows
+        are encoded EMBED_SLICE at a time and (items done, items) reported after each."""
         every_row = [p for _, rows in self.plans.values() for p in rows]
-        self.vectors, self.passage_rows = _vectors_for(every_row, given)
+        if progress is None or given is not None:
+            self.vectors, self.passage_rows = _vectors_for(every_row, given)
+        else:
+            self.vectors, self.passage_rows = _vectors_in_slices(
+                every_row, len(self.inputs), progress
+            )
         model_name = embeddings.model_name()
         for p, vector in zip(every_row, self.vectors, strict=True):
             p.row.embedding = vector
@@ -317,6 +327,20 @@ def _vectors_for(planned: list[Planned], given: np.ndarray | None) -> tuple[np.n
     for i, vector in zip(missing, encoded, strict=True):
         out[i] = vector
     return out, passage_rows
+
+
+def _vectors_in_slices(
+    planned: list[Planned], items: int, progress: Callable[[int, int], None]
+) -> tuple[np.ndarray, list]:
+    vectors, passage_rows = [np.zeros((0, embeddings.EncoderSettings.current().dim))], []
+    for start in range(0, len(planned), EMBED_SLICE):
+        part = planned[start : start + EMBED_SLICE]
+        encoded, own = _vectors_for(part, None)
+        vectors.append(encoded)
+        passage_rows += own
+        done = start + len(part)
+        progress(items if done == len(planned) else items * done // len(planned), items)
+    return np.concatenate(vectors).astype(np.float32, copy=False), passage_rows
 
 
 def _lock_hashes(namespace: Namespace, hashes: Sequence[str]) -> None:

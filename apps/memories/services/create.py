@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,10 @@ ON_DUPLICATE = ("report", "skip", "supersede")
 __all__ = [
     "ON_DUPLICATE",
     "WriteResult",
+    "memory_batch_check",
     "memory_batch_create",
+    "memory_batch_embedded",
+    "memory_batch_store",
     "memory_create",
     "unique_content_guard",
 ]
@@ -71,16 +74,7 @@ def memory_batch_create(
     wait for this one: for worker processes that write disjoint records of one import, which
     the locks would only serialize (the unique constraint still refuses a record stored twice).
     """
-    if not isinstance(items, list | tuple):
-        raise ValidationFailed({"items": "Must be a list of memory objects."})
-    if not items:
-        raise ValidationFailed({"items": "Must hold at least one memory."})
-    if len(items) > settings.MEMORY_BATCH_MAX_ITEMS:
-        raise ValidationFailed(
-            {"items": f"{len(items)} items; the limit is {settings.MEMORY_BATCH_MAX_ITEMS}."}
-        )
-    if max_chars is not None:
-        _check_batch_cost(items, max_chars)
+    _check_batch_shape(items, max_chars)
     return _create_many(
         namespace,
         items,
@@ -95,6 +89,19 @@ def memory_batch_create(
         vectors=vectors,
         lock=lock_hashes,
     )
+
+
+def _check_batch_shape(items: Sequence[dict], max_chars: int | None) -> None:
+    if not isinstance(items, list | tuple):
+        raise ValidationFailed({"items": "Must be a list of memory objects."})
+    if not items:
+        raise ValidationFailed({"items": "Must hold at least one memory."})
+    if len(items) > settings.MEMORY_BATCH_MAX_ITEMS:
+        raise ValidationFailed(
+            {"items": f"{len(items)} items; the limit is {settings.MEMORY_BATCH_MAX_ITEMS}."}
+        )
+    if max_chars is not None:
+        _check_batch_cost(items, max_chars)
 
 
 def _check_batch_cost(items: Sequence[dict], max_chars: int) -> None:
@@ -130,19 +137,34 @@ def _create_many(
     on_duplicate: str,
     *,
     prefix: str | None,
+    actor: revisions.Actor = None,
+    door: str = "system",
+    vectors: np.ndarray | None = None,
+    **options: Any,
+) -> list[WriteResult]:
+    batch = _planned(namespace, items, on_duplicate, prefix=prefix, **options)
+    # Embedded before the transaction: the encoder's wait (shared with concurrent writers
+    # through the batcher) holds neither the hash lock nor an open transaction.
+    batch.embed(vectors)
+    return memory_batch_store(batch, actor=actor, door=door)
+
+
+def _planned(
+    namespace: Namespace,
+    items: Sequence[dict],
+    on_duplicate: str,
+    *,
+    prefix: str | None,
     check_near: bool = True,
     dedupe: bool = True,
     chunk: bool = True,
     infer: bool = True,
-    actor: revisions.Actor = None,
-    door: str = "system",
-    vectors: np.ndarray | None = None,
     lock: bool = True,
-) -> list[WriteResult]:
+) -> WriteBatch:
     if on_duplicate not in ON_DUPLICATE:
         raise ValidationFailed({"on_duplicate": f"Must be one of: {', '.join(ON_DUPLICATE)}."})
     inputs = _validate_all(items, prefix)
-    batch = WriteBatch(
+    return WriteBatch(
         namespace,
         inputs,
         prefix=prefix,
@@ -153,9 +175,35 @@ def _create_many(
         infer=infer,
         lock=lock,
     )
-    # Embedded before the transaction: the encoder's wait (shared with concurrent writers
-    # through the batcher) holds neither the hash lock nor an open transaction.
-    batch.embed(vectors)
+
+
+def memory_batch_check(
+    *, namespace: Namespace, items: Sequence[dict], on_duplicate: str, max_chars: int | None
+) -> None:
+    """Everything memory_batch_create refuses before it embeds, without embedding: what a
+    batch left to the background is checked by in its request."""
+    _check_batch_shape(items, max_chars)
+    _planned(namespace, items, on_duplicate, prefix="items")
+
+
+def memory_batch_embedded(
+    *,
+    namespace: Namespace,
+    items: Sequence[dict],
+    on_duplicate: str,
+    progress: Callable[[int, int], None],
+) -> WriteBatch:
+    """The first half of memory_batch_create: the batch checked and embedded, in slices that
+    report (items done, items in all) to `progress`. memory_batch_store writes it."""
+    batch = _planned(namespace, items, on_duplicate, prefix="items")
+    batch.embed(None, progress=progress)
+    return batch
+
+
+def memory_batch_store(
+    batch: WriteBatch, *, actor: revisions.Actor = None, door: str = "system"
+) -> list[WriteResult]:
+    """Write an embedded batch in one transaction (nested in the caller's, if any)."""
     with transaction.atomic():
         batch.match_stored()
         batch.probe()
