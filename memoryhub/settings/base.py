@@ -364,6 +364,9 @@ SEARCH_LEXICAL_COMMON_ROWS = env.int("SEARCH_LEXICAL_COMMON_ROWS", default=5_000
 # the budget scores some of the next term's memories (docs/benchmarks.md, "Scale").
 # Unfiltered searches only; 0 scores every match.
 SEARCH_LEXICAL_ROW_BUDGET = env.int("SEARCH_LEXICAL_ROW_BUDGET", default=2_000)
+# A search reads its candidates' neighbours on a second connection while it fetches their rows
+# (apps/search/pipeline/reads/beside.py); off: one statement after the other.
+SEARCH_PARALLEL_READS = env.bool("SEARCH_PARALLEL_READS", default=True)
 
 # --- Celery ---------------------------------------------------------------------------------
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="")

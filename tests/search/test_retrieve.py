@@ -105,6 +105,8 @@ def test_window_rows_and_scope_checks(namespace, remember, other_namespace):
     assert {r[0] for r in rows} == {str(b.id)}  # the next memory, a minute later
     allowed = retrieve.in_scope(_scope(namespace), [str(a.id), str(elsewhere.id)])
     assert allowed == {str(a.id)}
+    # Read by id (beside the row fetch, which has not given the timestamps yet): the same.
+    assert retrieve.window_rows_of(_scope(namespace), [str(a.id)], 3600) == rows
 
 
 def test_namespace_tags_and_embeddings(namespace, remember):

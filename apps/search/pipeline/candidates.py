@@ -19,9 +19,10 @@ from apps.search.timing import Timer
 from apps.search.types import CandidateRow, Evidence, Hit, QueryAnalysis, Ranked
 
 from . import coactivate, context, feedback, fuse, graph, validity, wordforms
+from .reads.beside import beside
 from .reads.exact import exact_search
 from .reads.lexical import LexicalPlan, lexical_plan, lexical_search
-from .reads.neighbours import window_rows
+from .reads.neighbours import window_rows_of
 from .reads.rows import fetch_embeddings, fetch_rows, in_scope
 from .reads.semantic import PASSAGE_COSINE, SENTENCE_COSINE, semantic_search
 from .scope import Scope
@@ -252,12 +253,16 @@ def _complete(q: Query, found: Found, cosines: Mapping[str, np.ndarray], timer: 
     on = q.config.on
     pool = list(dict.fromkeys(k for hits in found.lists.values() for k, _ in hits))
     fetch = partial(fetch_rows, passages=q.passages)
-    done = Completed(rows=timer("fetch", fetch, pool, found.plan, q.vector, cosines))
-    if not (on("context") or on("coactivation")) or not done.rows:
-        return done
-    times = [r.created_at for r in done.rows.values()]
+    neighbours = on("context") or on("coactivation")
     gap = coactivate.MAX_GAP.total_seconds()
-    window = timer("neighbours", window_rows, q.scope, times, gap)
+    # The neighbours of the candidates are read beside their rows (two statements at once).
+    window_of = beside(window_rows_of, q.scope, pool, gap) if neighbours and pool else None
+    done = Completed(rows=timer("fetch", fetch, pool, found.plan, q.vector, cosines))
+    if window_of is None:
+        return done
+    window = timer("neighbours", window_of)
+    if not done.rows:
+        return done
     done.temporal = coactivate.temporal_neighbours(window)
     done.surrounding = done.temporal
     if on("context"):  # beyond the adjacent turns only inside a session (fetched whole)

@@ -29,6 +29,18 @@ def window_rows(scope: Scope, times: list, gap_seconds: float) -> list[tuple]:
         return [(i, c, e) for i, c, e in cursor.fetchall()]
 
 
+def window_rows_of(scope: Scope, ids: list[str], gap_seconds: float) -> list[tuple]:
+    """window_rows for the memories with these ids (their timestamps read in the same
+    statement): it needs no row of theirs fetched first, so it can run beside the row fetch."""
+    sql, args = window_query(scope, ids, gap_seconds, by_id=True)
+    if not sql:
+        return []
+    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+        probe_settings(cursor)
+        cursor.execute(sql, args)
+        return [(i, c, e) for i, c, e in cursor.fetchall()]
+
+
 def probe_settings(cursor) -> None:
     """For the current transaction: each neighbour probe walks the (namespace, created_at)
     index, which returns its one row already in order. When the statistics have not seen a
@@ -39,22 +51,31 @@ def probe_settings(cursor) -> None:
     cursor.execute("SET LOCAL enable_sort = off")
 
 
-def window_query(scope: Scope, times: list, gap_seconds: float) -> tuple[str, list]:
+def window_query(
+    scope: Scope, times: list, gap_seconds: float, *, by_id: bool = False
+) -> tuple[str, list]:
+    """The statement of window_rows; with by_id, `times` are memory ids and the timestamps
+    are theirs."""
     stamps = sorted(set(times))
     if not stamps:
         return "", []
     where, params = scope.where(probe_tags=True)
+    if by_id:
+        given = f"(SELECT DISTINCT created_at FROM {MEMORY} WHERE id = ANY(%s::uuid[]))"
+    else:
+        given = "unnest(%s::timestamptz[])"
     lateral = (
-        "SELECT x.id, x.created_at, x.external_id FROM unnest(%s::timestamptz[]) t(ts) "
+        f"SELECT x.id, x.created_at, x.external_id FROM {given} t(ts) "
         "CROSS JOIN LATERAL (SELECT m.id::text, m.created_at, m.external_id "
         f"FROM {MEMORY} m WHERE {where} AND m.created_at {{op}} t.ts "
         "AND m.created_at {bound} ORDER BY m.created_at {order} LIMIT 1) x"
     )
     before = lateral.format(op="<", bound=">= t.ts - make_interval(secs => %s)", order="DESC")
     after = lateral.format(op=">", bound="<= t.ts + make_interval(secs => %s)", order="ASC")
+    tied = f"(SELECT ts FROM {given} t(ts))" if by_id else "ANY(%s::timestamptz[])"
     sql = (
         f"(SELECT m.id::text, m.created_at, m.external_id FROM {MEMORY} m WHERE {where} "
-        f"AND m.created_at = ANY(%s::timestamptz[]) AND m.external_id IS NOT NULL "
+        f"AND m.created_at {'IN' if by_id else '='} {tied} AND m.external_id IS NOT NULL "
         f"LIMIT {MAX_TIED_ROWS}) "
         f"UNION ({before}) UNION ({after})"
     )
