@@ -23,7 +23,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import psycopg
 from django.conf import settings
@@ -48,6 +48,7 @@ logger = logging.getLogger(__name__)
 # pg_try_advisory_lock(key1, key2) of the runner; far from the jobs app's (namespace, job) keys.
 RUNNER_LOCK = (0x6D68, 0x62617463)  # "mh", "batc"
 PENDING = (BatchState.QUEUED, BatchState.RUNNING)
+KEEP_FINISHED = timedelta(days=7)
 
 
 def in_background(count: int, asked: bool | None) -> bool:
@@ -162,7 +163,15 @@ def drain() -> int:
                 finished += _run(job)
         # A job kept while this runner let go of the lock found it held and left: look again.
         if not BatchJob.objects.filter(state=BatchState.QUEUED).exists():
+            forget_finished()
             return finished
+
+
+def forget_finished() -> int:
+    """Drop jobs that finished more than KEEP_FINISHED ago (their memories stay, of course):
+    a client polls a job for minutes, not weeks."""
+    cutoff = timezone.now() - KEEP_FINISHED
+    return BatchJob.objects.filter(finished_at__lt=cutoff).delete()[0]
 
 
 @contextlib.contextmanager

@@ -81,3 +81,15 @@ def test_jobs_run_oldest_first_and_progress_is_recorded(namespace, embedding_mod
     second_progress = [done for pk, done in seen if pk == str(second.pk)]
     assert second_progress == sorted(second_progress) and len(second_progress) >= 3
     assert second_progress[-1] == 200
+
+
+def test_finished_jobs_are_forgotten_after_a_week(namespace):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    old = _job(namespace, [], state=BatchState.DONE, finished_at=timezone.now() - timedelta(days=8))
+    recent = _job(namespace, [], state=BatchState.DONE, finished_at=timezone.now())
+    assert batch_jobs.drain() == 0
+    assert list(BatchJob.objects.values_list("pk", flat=True)) == [recent.pk]
+    assert not BatchJob.objects.filter(pk=old.pk).exists()
