@@ -48,6 +48,7 @@ class SearchSettings:
     feedback_share: float  # pseudo-relevance feedback, x the semantic weight; 0 = off
     exact_scan_max: int  # namespaces up to this many memories: exact vector scan, no HNSW
     hnsw_ef_search: int  # 0 = by namespace size (retrieve.EF_SEARCH_BY_SIZE)
+    feedback_ef_search: int  # the feedback walk's; 0 = as hnsw_ef_search
     lexical_common_rows: int  # a term in more memories than this matches only with rarer ones
     lexical_row_budget: int  # keyword candidates: the memories scored, roughly (0 = all)
 
@@ -81,6 +82,7 @@ class SearchSettings:
             feedback_share=float(settings.SEARCH_FEEDBACK_SHARE),
             exact_scan_max=int(settings.SEARCH_EXACT_SCAN_MAX),
             hnsw_ef_search=int(settings.SEARCH_HNSW_EF_SEARCH),
+            feedback_ef_search=int(settings.SEARCH_FEEDBACK_EF_SEARCH),
             lexical_common_rows=int(settings.SEARCH_LEXICAL_COMMON_ROWS),
             lexical_row_budget=int(settings.SEARCH_LEXICAL_ROW_BUDGET),
         )

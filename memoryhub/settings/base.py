@@ -353,6 +353,9 @@ SEARCH_FEEDBACK_SHARE = env.float("SEARCH_FEEDBACK_SHARE", default=0.5)
 # chosen by namespace size (0; docs/benchmarks.md "Scale" has the measurement) or this value.
 SEARCH_EXACT_SCAN_MAX = env.int("SEARCH_EXACT_SCAN_MAX", default=10_000)
 SEARCH_HNSW_EF_SEARCH = env.int("SEARCH_HNSW_EF_SEARCH", default=0)
+# The feedback walk's ef_search (a second HNSW walk from the query moved towards the first hits,
+# apps/search/pipeline/feedback.py); 0: the same as the semantic walk's.
+SEARCH_FEEDBACK_EF_SEARCH = env.int("SEARCH_FEEDBACK_EF_SEARCH", default=0)
 # Keyword candidates: a query term found in more than this many memories of the namespace
 # ("use" in a large manual) still scores the memories that match the query's rarer terms, but
 # does not bring in candidates of its own: scoring its every match cost 0.4 s a search at 413k

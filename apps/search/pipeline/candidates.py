@@ -222,7 +222,8 @@ def _seeded_lists(q: Query, found: Found, timer: Timer, graph_enabled: bool) -> 
     if on("feedback") and config.feedback_share > 0 and q.use_semantic and seeds:
         found.feedback_vector = timer("feedback", _feedback_vector, q.vector, seeds)
     if found.feedback_vector is not None:
-        hits, _ = timer("feedback", _semantic, q, found.feedback_vector, None)
+        ef = config.feedback_ef_search or config.hnsw_ef_search
+        hits, _ = timer("feedback", _semantic, q, found.feedback_vector, None, ef)
         found.lists[feedback.STRATEGY] = [(h.id, h.score) for h in hits]
         semantic_weight = found.weights.get("semantic", 0.0)
         found.weights[feedback.STRATEGY] = config.feedback_share * semantic_weight
@@ -236,13 +237,13 @@ def _seeded_lists(q: Query, found: Found, timer: Timer, graph_enabled: bool) -> 
         found.edges = timer("graph", graph.fetch_edges, q.scope.namespace_id, seeds, 1)
 
 
-def _semantic(q: Query, vector: np.ndarray, passages: str | None):
+def _semantic(q: Query, vector: np.ndarray, passages: str | None, ef_search: int | None = None):
     return semantic_search(
         q.scope,
         vector,
         POOL,
         exact_max=q.config.exact_scan_max,
-        ef_search=q.config.hnsw_ef_search,
+        ef_search=q.config.hnsw_ef_search if ef_search is None else ef_search,
         passages=passages,
     )
 
