@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from mcp_types import CallToolResult
 
 from apps.access.models import ApiToken
@@ -16,6 +15,7 @@ from apps.core.exceptions import NotFound
 from apps.history import selectors as history_selectors
 from apps.memories import batch_jobs
 from apps.memories import services as memory_services
+from apps.memories.models import BatchJob
 from apps.search.feedback import feedback_record
 from apps.search.selectors import query_log_for
 from apps.search.services import render_markdown
@@ -74,25 +74,16 @@ def remember_batch(
         item["created_at"] = parse_instant(
             item.get("created_at"), field=f"items[{index}].created_at"
         )
-    items = [_drop_none(i) for i in items]
-    if batch_jobs.in_background(len(items), background):
-        job = batch_jobs.submit(
-            namespace=ns,
-            items=items,
-            on_duplicate=on_duplicate,
-            actor=token,
-            door="mcp",
-            max_chars=settings.MEMORY_BATCH_MAX_CHARS,
-        )
-        return _job_result(job)
-    results = memory_services.memory_batch_create(
+    results = batch_jobs.write_or_keep(
         namespace=ns,
-        items=items,
+        items=[_drop_none(i) for i in items],
         on_duplicate=on_duplicate,
         actor=token,
         door="mcp",
-        max_chars=settings.MEMORY_BATCH_MAX_CHARS,
+        background=background,
     )
+    if isinstance(results, BatchJob):
+        return _job_result(results)
     created = sum(1 for r in results if r.created)
     stored = len(results) - created
     lines = [f"Stored in '{ns.name}': {created} new, {stored} already stored."]

@@ -41,7 +41,13 @@ from apps.core.exceptions import ValidationFailed
 
 from . import revisions
 from .models import BatchJob, BatchState, Namespace
-from .services.create import memory_batch_check, memory_batch_embedded, memory_batch_store
+from .services.create import (
+    WriteResult,
+    memory_batch_check,
+    memory_batch_create,
+    memory_batch_embedded,
+    memory_batch_store,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +61,28 @@ def in_background(count: int, asked: bool | None) -> bool:
     """Whether a batch of `count` items goes to the background: as asked, or when it is
     larger than MEMORY_BATCH_INLINE_MAX."""
     return asked if asked is not None else count > settings.MEMORY_BATCH_INLINE_MAX
+
+
+def write_or_keep(
+    *,
+    namespace: Namespace,
+    items: Sequence[dict],
+    on_duplicate: str,
+    actor: revisions.Actor,
+    door: str,
+    background: bool | None,
+) -> BatchJob | list[WriteResult]:
+    """What a REST or MCP batch does: write it now (the results) or keep it for the runner
+    (the job), by in_background; bounded by MEMORY_BATCH_MAX_CHARS either way."""
+    write = submit if in_background(len(items), background) else memory_batch_create
+    return write(
+        namespace=namespace,
+        items=items,
+        on_duplicate=on_duplicate,
+        actor=actor,
+        door=door,
+        max_chars=settings.MEMORY_BATCH_MAX_CHARS,
+    )
 
 
 def submit(

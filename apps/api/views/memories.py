@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -17,6 +16,7 @@ from rest_framework.response import Response
 from apps.access.permissions import Action
 from apps.access.scoping import batch_job_for, memory_for, namespace_for
 from apps.memories import batch_jobs, selectors, services
+from apps.memories.models import BatchJob
 
 from ..etags import etag, expected_version
 from ..pagination import StrictLimitOffsetPagination
@@ -107,28 +107,18 @@ class MemoryBatchApi(TokenApiView):
     def post(self, request):
         data = self.parse(MemoryBatchIn, request.data)
         namespace = namespace_for(self.token, data.get("namespace"), action=Action.CHANGE)
-        items = [dict(item) for item in data["items"]]
-        if batch_jobs.in_background(len(items), data["background"]):
-            job = batch_jobs.submit(
-                namespace=namespace,
-                items=items,
-                on_duplicate=data["on_duplicate"],
-                actor=self.token,
-                door="rest",
-                max_chars=settings.MEMORY_BATCH_MAX_CHARS,
-            )
-            body = batch_job_data(job, request)
-            return Response(
-                body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["status_url"]}
-            )
-        results = services.memory_batch_create(
+        results = batch_jobs.write_or_keep(
             namespace=namespace,
-            items=items,
+            items=[dict(item) for item in data["items"]],
             on_duplicate=data["on_duplicate"],
             actor=self.token,
             door="rest",
-            max_chars=settings.MEMORY_BATCH_MAX_CHARS,
+            background=data["background"],
         )
+        if isinstance(results, BatchJob):
+            body = batch_job_data(results, request)
+            headers = {"Location": body["status_url"]}
+            return Response(body, status=status.HTTP_202_ACCEPTED, headers=headers)
         created = sum(1 for r in results if r.created)
         body = {
             "created": created,
