@@ -354,8 +354,9 @@ SEARCH_FEEDBACK_SHARE = env.float("SEARCH_FEEDBACK_SHARE", default=0.5)
 SEARCH_EXACT_SCAN_MAX = env.int("SEARCH_EXACT_SCAN_MAX", default=10_000)
 SEARCH_HNSW_EF_SEARCH = env.int("SEARCH_HNSW_EF_SEARCH", default=0)
 # The feedback walk's ef_search (a second HNSW walk from the query moved towards the first hits,
-# apps/search/pipeline/feedback.py); 0: the same as the semantic walk's.
-SEARCH_FEEDBACK_EF_SEARCH = env.int("SEARCH_FEEDBACK_EF_SEARCH", default=0)
+# apps/search/pipeline/feedback.py; namespaces over SEARCH_EXACT_SCAN_MAX only); 0: the same as the
+# semantic walk's. 100 at 413k: 10 ms less a search, top-10 lists 0.997 the same as with 400.
+SEARCH_FEEDBACK_EF_SEARCH = env.int("SEARCH_FEEDBACK_EF_SEARCH", default=100)
 # Keyword candidates: a query term found in more than this many memories of the namespace
 # ("use" in a large manual) still scores the memories that match the query's rarer terms, but
 # does not bring in candidates of its own: scoring its every match cost 0.4 s a search at 413k
