@@ -168,7 +168,7 @@ class BatchResultOut(serializers.Serializer):
 
 class BatchJobOut(serializers.Serializer):
     id = serializers.UUIDField()
-    namespace = serializers.CharField(source="namespace.name")
+    namespace = serializers.CharField()
     state = serializers.ChoiceField(
         choices=["queued", "running", "done", "failed"],
         help_text="queued, running (done counts the items encoded), then done (every item "

@@ -114,18 +114,7 @@ def _job_result(job) -> CallToolResult:
             f"Batch `{job.id}` of {job.total} memories for {where} is {job.state} "
             f'({job.done} encoded); call batch_status with job_id "{job.id}" to follow it.'
         )
-    data = {
-        "job_id": str(job.id),
-        "namespace": job.namespace.name,
-        "state": job.state,
-        "total": job.total,
-        "done": job.done,
-        "rate_per_s": batch_jobs.rate(job),
-        "created": job.created,
-        "already_stored": job.already_stored,
-        "errors": job.errors,
-        "results": job.results,
-    }
+    data = {"job_id": str(job.id), **batch_jobs.summary(job)}
     return tool_result(text, data)
 
 

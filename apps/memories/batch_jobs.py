@@ -138,6 +138,25 @@ def visible_job(job_id: str, namespaces) -> BatchJob | None:
     return BatchJob.objects.filter(pk=job_id, namespace__in=namespaces).first()
 
 
+def summary(job: BatchJob) -> dict:
+    """What a client polling the job is told (REST adds where to poll, MCP a line of text)."""
+    return {
+        "id": job.id,
+        "namespace": job.namespace.name,
+        "state": job.state,
+        "total": job.total,
+        "done": job.done,
+        "rate_per_s": rate(job),
+        "created": job.created,
+        "already_stored": job.already_stored,
+        "queued_at": job.queued_at,
+        "started_at": job.started_at,
+        "finished_at": job.finished_at,
+        "errors": job.errors,
+        "results": job.results,
+    }
+
+
 def rate(job: BatchJob) -> float | None:
     """Items a second since the runner started the job."""
     if job.started_at is None:
@@ -149,6 +168,7 @@ def rate(job: BatchJob) -> float | None:
 # --- the runner ------------------------------------------------------------------------------
 
 _thread: threading.Thread | None = None
+_wanted = False  # a job was kept since this process's runner thread last looked
 _thread_guard = threading.Lock()
 
 
@@ -163,18 +183,30 @@ def wake() -> None:
             return
         except Exception as exc:  # Redis down: this process runs it
             logger.warning("batch jobs: could not queue the runner (%s); running here", exc)
-    global _thread
+    global _thread, _wanted
     with _thread_guard:
-        if _thread is None or not _thread.is_alive():
+        _wanted = True
+        if _thread is None:
             _thread = threading.Thread(target=_drain_in_thread, name="batch-jobs", daemon=True)
             _thread.start()
 
 
 def _drain_in_thread() -> None:
+    """Drain until no wake-up came in meanwhile; the thread decides to end under the same lock
+    wake() starts one under, so a job kept as it ends is never left to the periodic entry."""
+    global _thread, _wanted
     try:
-        drain()
+        while True:
+            with _thread_guard:
+                if not _wanted:
+                    _thread = None
+                    return
+                _wanted = False
+            drain()
     except Exception:
         logger.exception("batch jobs: the runner stopped")
+        with _thread_guard:
+            _thread = None
     finally:
         connection.close()
 

@@ -106,7 +106,7 @@ def test_window_rows_and_scope_checks(namespace, remember, other_namespace):
     allowed = retrieve.in_scope(_scope(namespace), [str(a.id), str(elsewhere.id)])
     assert allowed == {str(a.id)}
     # Read by id (beside the row fetch, which has not given the timestamps yet): the same.
-    assert retrieve.window_rows_of(_scope(namespace), [str(a.id)], 3600) == rows
+    assert retrieve.window_rows(_scope(namespace), [str(a.id)], 3600, by_id=True) == rows
 
 
 def test_namespace_tags_and_embeddings(namespace, remember):

@@ -144,20 +144,8 @@ class MemoryBatchJobApi(TokenApiView):
 
 
 def batch_job_data(job, request) -> dict:
-    data = {
-        field: getattr(job, field)
-        for field in ("id", "namespace", "state", "total", "done", "created", "already_stored")
-    }
-    data |= {
-        "queued_at": job.queued_at,
-        "started_at": job.started_at,
-        "finished_at": job.finished_at,
-        "rate_per_s": batch_jobs.rate(job),
-        "errors": job.errors,
-        "results": job.results,
-        "status_url": request.build_absolute_uri(reverse("api:memories-batch-job", args=[job.pk])),
-    }
-    return BatchJobOut(data).data
+    url = request.build_absolute_uri(reverse("api:memories-batch-job", args=[job.pk]))
+    return BatchJobOut({**batch_jobs.summary(job), "status_url": url}).data
 
 
 MEMORY_ID = OpenApiParameter("id", OpenApiTypes.UUID, OpenApiParameter.PATH)

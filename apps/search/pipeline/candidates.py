@@ -22,7 +22,7 @@ from . import coactivate, context, feedback, fuse, graph, validity, wordforms
 from .reads.beside import beside
 from .reads.exact import exact_search
 from .reads.lexical import LexicalPlan, lexical_plan, lexical_search
-from .reads.neighbours import window_rows_of
+from .reads.neighbours import window_rows
 from .reads.rows import fetch_embeddings, fetch_rows, in_scope
 from .reads.semantic import PASSAGE_COSINE, SENTENCE_COSINE, semantic_search
 from .scope import Scope
@@ -257,7 +257,7 @@ def _complete(q: Query, found: Found, cosines: Mapping[str, np.ndarray], timer: 
     neighbours = on("context") or on("coactivation")
     gap = coactivate.MAX_GAP.total_seconds()
     # The neighbours of the candidates are read beside their rows (two statements at once).
-    window_of = beside(window_rows_of, q.scope, pool, gap) if neighbours and pool else None
+    window_of = beside(window_rows, q.scope, pool, gap, by_id=True) if neighbours and pool else None
     done = Completed(rows=timer("fetch", fetch, pool, found.plan, q.vector, cosines))
     if window_of is None:
         return done

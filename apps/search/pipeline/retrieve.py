@@ -3,7 +3,7 @@ rows, neighbours, stats). Callers outside the pipeline (tests, tooling) import t
 
 from .reads.exact import exact_search
 from .reads.lexical import LexicalPlan, lexical_plan, lexical_search
-from .reads.neighbours import probe_settings, window_query, window_rows, window_rows_of
+from .reads.neighbours import probe_settings, window_query, window_rows
 from .reads.rows import (
     browse,
     fetch_embeddings,
@@ -51,6 +51,5 @@ __all__ = [
     "semantic_search",
     "window_query",
     "window_rows",
-    "window_rows_of",
     "with_embeddings",
 ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 from typing import TypeVar
 
 from django.conf import settings
@@ -22,28 +23,30 @@ from memoryhub.db_router import read_connection
 
 T = TypeVar("T")
 
-_threads: ThreadPoolExecutor | None = None
 # Enough for the searches one web process admits at once (memoryhub/admission.py) and a few
 # from the MCP threads; a read waiting for a thread still runs, only later.
 THREADS = 4
 
 
-def beside(fn: Callable[..., T], *args) -> Callable[[], T]:
-    """Start `fn(*args)`; calling the result waits for its value (or raises its error)."""
+def beside(fn: Callable[..., T], *args, **kwargs) -> Callable[[], T]:
+    """Start `fn(*args, **kwargs)`; calling the result waits for its value (or raises its
+    error)."""
     if read_connection.in_atomic_block or not settings.SEARCH_PARALLEL_READS:
-        value = fn(*args)
+        value = fn(*args, **kwargs)
         return lambda: value
-    global _threads
-    if _threads is None:
-        _threads = ThreadPoolExecutor(THREADS, thread_name_prefix="search-read")
     context = contextvars.copy_context()
-    future = _threads.submit(context.run, _on_own_connection, fn, *args)
+    future = _threads().submit(context.run, _on_own_connection, fn, *args, **kwargs)
     return future.result
 
 
-def _on_own_connection(fn: Callable[..., T], *args) -> T:
+@cache
+def _threads() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(THREADS, thread_name_prefix="search-read")
+
+
+def _on_own_connection(fn: Callable[..., T], *args, **kwargs) -> T:
     try:
-        return fn(*args)
+        return fn(*args, **kwargs)
     finally:
         for connection in connections.all(initialized_only=True):
             connection.close()  # back to the pool (or closed, without one)

@@ -13,26 +13,18 @@ from ..scope import MEMORY, Scope
 MAX_TIED_ROWS = 5000
 
 
-def window_rows(scope: Scope, times: list, gap_seconds: float) -> list[tuple]:
+def window_rows(
+    scope: Scope, times: list, gap_seconds: float, *, by_id: bool = False
+) -> list[tuple]:
     """(id, created_at, external_id) of the memories in scope that can be temporal neighbours
     of memories created at `times`: every imported memory sharing one of those timestamps (a
     session imported with one date; its external ids give the order), plus the nearest
     earlier and later memory within `gap` of each. Memories written together in one batch
     share a timestamp without any order among them, so they are not each other's neighbours.
-    Bounded work at any namespace size: one index range scan per timestamp."""
-    sql, args = window_query(scope, times, gap_seconds)
-    if not sql:
-        return []
-    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-        probe_settings(cursor)
-        cursor.execute(sql, args)
-        return [(i, c, e) for i, c, e in cursor.fetchall()]
-
-
-def window_rows_of(scope: Scope, ids: list[str], gap_seconds: float) -> list[tuple]:
-    """window_rows for the memories with these ids (their timestamps read in the same
-    statement): it needs no row of theirs fetched first, so it can run beside the row fetch."""
-    sql, args = window_query(scope, ids, gap_seconds, by_id=True)
+    Bounded work at any namespace size: one index range scan per timestamp. With by_id,
+    `times` are memory ids, whose timestamps the same statement reads: no row of theirs need
+    be fetched first, so the search reads this beside their rows."""
+    sql, args = window_query(scope, times, gap_seconds, by_id=by_id)
     if not sql:
         return []
     with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
