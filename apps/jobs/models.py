@@ -67,6 +67,9 @@ class JobCursor(models.Model):
     job = models.CharField(max_length=30, choices=Job.choices)
     namespace = models.ForeignKey(NAMESPACE_MODEL, on_delete=models.CASCADE, related_name="+")
     position = models.DateTimeField()
+    # A log consumed in parts whose entries share a timestamp (one import stamps thousands of
+    # revisions alike): the entries at `position` up to this id are consumed too.
+    after_id = models.UUIDField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -9,6 +9,11 @@ namespace once a day. "Changed" is read from the history (a revision is stamped 
 written; a memory's own `updated_at` may come from an imported file). A JobCursor per namespace
 keeps the position, set behind the oldest transaction still open when the run started, so a long
 import that commits after the run is still seen by the next one.
+
+Bounded work: each statement compares at most SLICE memories in a transaction of its own, and a
+recent run at most RECENT_MAX changed memories; after a bulk import of 100k the next runs work
+the rest off in order (the cursor then also holds the last memory id compared, since one import
+stamps its revisions alike). One statement over a whole 413k namespace ran for minutes.
 """
 
 from __future__ import annotations
@@ -39,6 +44,12 @@ RECENT_LOOKBACK_MAX = timedelta(hours=1)
 # (apps/memories/nearest.py). Lower than search's limit: this compares every pair.
 EXACT_SCAN_MAX = 2_000
 
+# A run compares at most this many memories per statement, each statement in a transaction of
+# its own, so a namespace of 400k memories is never one statement of many minutes. A recent run
+# takes at most RECENT_MAX changed memories; a bulk import's are worked off over the next runs.
+SLICE = 1_000
+RECENT_MAX = 2_000
+
 _PAIRS_SQL = """
 SELECT DISTINCT least(m.id, n.id), greatest(m.id, n.id), 1 - (m.embedding <=> n.embedding)
 FROM {table} m
@@ -50,59 +61,138 @@ CROSS JOIN LATERAL (
     LIMIT {neighbours}
 ) n
 WHERE m.namespace_id = %s AND NOT m.archived AND m.embedding IS NOT NULL
-  AND {which} AND 1 - (m.embedding <=> n.embedding) >= %s
+  AND m.id = ANY(%s::uuid[]) {one_end} AND 1 - (m.embedding <=> n.embedding) >= %s
 """
 
 
 def near_duplicate_pairs(
-    namespace: Namespace, threshold: float, *, changed_since=None
+    namespace: Namespace, threshold: float, ids: list, *, one_end: bool = False
 ) -> list[tuple]:
-    """(first id, second id, similarity) with first < second, for pairs at or above threshold;
-    with `changed_since`, only pairs with a memory updated after it."""
+    """(first id, second id, similarity) with first < second, for pairs at or above threshold
+    that hold one of `ids`. `one_end`: only pairs met from their smaller id (a pass over the
+    whole namespace meets every pair from both ends)."""
+    if not ids:
+        return []
     with transaction.atomic(), connection.cursor() as cursor:
         walk = nearest.larger_than(cursor, namespace.pk, EXACT_SCAN_MAX)
         if walk:
             nearest.prepare_walk(cursor)
         order = nearest.order_by("o.embedding", "m.embedding", walk_index=walk)
-        # Every pair is met from both ends, so the whole namespace keeps one (m < n); a recent
-        # memory's pairs are kept from its end, whichever id is smaller.
-        which = "m.id < n.id"
-        if changed_since is not None:
-            which = (
-                f"m.id IN (SELECT memory_id FROM {MemoryRevision._meta.db_table}"
-                " WHERE namespace_id = %s AND created_at > %s)"
-            )
         sql = _PAIRS_SQL.format(
-            table=Memory._meta.db_table, order=order, neighbours=NEIGHBOURS, which=which
+            table=Memory._meta.db_table,
+            order=order,
+            neighbours=NEIGHBOURS,
+            one_end="AND m.id < n.id" if one_end else "",
         )
-        params = [namespace.pk, threshold]
-        if changed_since is not None:
-            params[1:1] = [namespace.pk, changed_since]
-        cursor.execute(sql, params)
+        cursor.execute(sql, [namespace.pk, [str(i) for i in ids], threshold])
         return cursor.fetchall()
 
 
 def near_duplicates_update(namespace: Namespace, recent: bool = False, **options) -> dict:
+    """Store the namespace's new near-duplicate pairs: of every live memory, or (`recent`) of
+    the memories changed since the last run, at most RECENT_MAX of them."""
     position = _safe_position()
     cursor_row = JobCursor.objects.filter(job=Job.NEAR_DUPLICATES, namespace=namespace).first()
-    since = cursor_row.position if (recent and cursor_row) else None
-    found = near_duplicate_pairs(namespace, settings.NEAR_DUPLICATE_THRESHOLD, changed_since=since)
+    if recent:
+        return _recent(namespace, cursor_row, position)
+    found = added = 0
+    for ids in _slices(namespace):
+        pairs = near_duplicate_pairs(
+            namespace, settings.NEAR_DUPLICATE_THRESHOLD, ids, one_end=True
+        )
+        found, added = found + len(pairs), added + _store(namespace, pairs)
+    if cursor_row is None or cursor_row.position < position:
+        _move(namespace, position, None)
+    return {"pairs_found": found, "pairs_added": added}
+
+
+def _recent(namespace: Namespace, cursor_row: JobCursor | None, position) -> dict:
+    """The memories changed after the cursor (all with a history when there is none), oldest
+    change first; the cursor moves past the last one compared, never past `position`."""
+    changed = _changed(namespace, cursor_row)
+    taken, more = changed[:RECENT_MAX], len(changed) > RECENT_MAX
+    found = added = 0
+    for at in range(0, len(taken), SLICE):
+        ids = [memory_id for memory_id, _ in taken[at : at + SLICE]]
+        pairs = near_duplicate_pairs(namespace, settings.NEAR_DUPLICATE_THRESHOLD, ids)
+        found, added = found + len(pairs), added + _store(namespace, pairs)
+    if more and taken[-1][1] <= position:
+        # Every change up to the last one compared is committed (the oldest open transaction
+        # started after it): the next run goes on from there.
+        last_id, last_at = taken[-1]
+        _move(namespace, last_at, last_id)
+    else:
+        # All compared; or the rest may sit behind a transaction still open, in which case the
+        # next run compares some memories again (a pair already stored is not added twice).
+        _move(namespace, position, None)
+    return {
+        "pairs_found": found,
+        "pairs_added": added,
+        "compared": len(taken),
+        "namespaces_behind": int(more),  # changed memories left for the next run
+    }
+
+
+def _changed(namespace: Namespace, cursor_row: JobCursor | None) -> list[tuple]:
+    """(memory id, its latest change) after the cursor's (position, after_id), in that order,
+    at most RECENT_MAX + 1 rows. "Changed" is read from the history: an imported memory's own
+    updated_at may be years old."""
+    table = MemoryRevision._meta.db_table
+    where, having, params = "namespace_id = %s", "", [namespace.pk]
+    if cursor_row is not None:
+        where += " AND created_at >= %s"
+        params.append(cursor_row.position)
+        if cursor_row.after_id is None:
+            having = "HAVING max(created_at) > %s"
+            params.append(cursor_row.position)
+        else:
+            having = "HAVING (max(created_at), memory_id) > (%s, %s)"
+            params += [cursor_row.position, cursor_row.after_id]
+    sql = (
+        f"SELECT memory_id, max(created_at) AS changed FROM {table} WHERE {where} "
+        f"GROUP BY memory_id {having} ORDER BY changed, memory_id LIMIT %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params + [RECENT_MAX + 1])
+        return cursor.fetchall()
+
+
+def _slices(namespace: Namespace):
+    """The ids of the namespace's live memories with a vector, SLICE at a time, by id."""
+    rows = Memory.objects.filter(namespace=namespace, archived=False, embedding__isnull=False)
+    after = None
+    while True:
+        page = rows.filter(pk__gt=after) if after else rows
+        ids = list(page.order_by("pk").values_list("pk", flat=True)[:SLICE])
+        if not ids:
+            return
+        yield ids
+        after = ids[-1]
+
+
+def _store(namespace: Namespace, pairs: list[tuple]) -> int:
+    """Keep the new pairs (pairs already stored, whatever their status, are left alone)."""
+    if not pairs:
+        return 0
     stored = DuplicatePair.objects.filter(namespace=namespace)
     with transaction.atomic():
         before = stored.count()
         DuplicatePair.objects.bulk_create(
             [
                 DuplicatePair(namespace=namespace, first_id=a, second_id=b, similarity=s)
-                for a, b, s in found
+                for a, b, s in pairs
             ],
             ignore_conflicts=True,
         )
-        added = stored.count() - before
-        if recent or cursor_row is None or cursor_row.position < position:
-            JobCursor.objects.update_or_create(
-                job=Job.NEAR_DUPLICATES, namespace=namespace, defaults={"position": position}
-            )
-    return {"pairs_found": len(found), "pairs_added": added}
+        return stored.count() - before
+
+
+def _move(namespace: Namespace, position, after_id) -> None:
+    JobCursor.objects.update_or_create(
+        job=Job.NEAR_DUPLICATES,
+        namespace=namespace,
+        defaults={"position": position, "after_id": after_id},
+    )
 
 
 def _safe_position():

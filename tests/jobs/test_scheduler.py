@@ -130,3 +130,46 @@ def test_recent_near_duplicates_compare_only_what_changed_an_old_import_included
     newest = DuplicatePair.objects.filter(namespace=ns).order_by("-id").first()
     assert {newest.first_id, newest.second_id} == {lunch.pk, imported.pk}
     assert {old.pk, twin.pk} != {newest.first_id, newest.second_id}
+
+
+@pytest.mark.django_db
+def test_recent_near_duplicates_work_off_a_bulk_import_a_bounded_part_per_run(
+    embedding_model, settings, monkeypatch
+):
+    """One import stamps its revisions alike: each run compares at most RECENT_MAX of them and
+    the next goes on where it stopped, until each memory was compared once."""
+    from apps.jobs.models import JobCursor
+    from apps.queues import jobs
+
+    monkeypatch.setattr(jobs, "RECENT_MAX", 2)
+    monkeypatch.setattr(jobs, "SLICE", 1)
+    settings.NEAR_DUPLICATE_THRESHOLD = 0.9
+    ns = factories.namespace("bulk")
+    factories.memories(
+        ns,
+        [
+            "The staging database password rotates every 30 days.",
+            "Lunch on Fridays is pizza in the kitchen.",
+            "Our on-call rotation changes every Monday at nine.",
+            "The office plants are watered on Wednesdays.",
+            "The staging database password rotates every thirty days.",
+        ],
+    )
+    MemoryRevision.objects.filter(namespace_id=ns.pk).update(
+        created_at=timezone.now() - timedelta(minutes=5)
+    )
+
+    runs = [job_execute(Job.NEAR_DUPLICATES, namespace_id=ns.pk, recent=True) for _ in range(4)]
+    compared = [(r.changes["compared"], r.changes["namespaces_behind"]) for r in runs]
+    assert compared == [(2, 1), (2, 1), (1, 0), (0, 0)]
+    pair = DuplicatePair.objects.get(namespace=ns)
+    assert (
+        "thirty"
+        in Memory.objects.get(pk=pair.second_id).content
+        + Memory.objects.get(pk=pair.first_id).content
+    )
+    assert JobCursor.objects.get(job=Job.NEAR_DUPLICATES, namespace=ns).after_id is None
+
+    # The whole-namespace pass, one slice of one memory at a time, finds the same pair again.
+    run = job_execute(Job.NEAR_DUPLICATES, namespace_id=ns.pk)
+    assert (run.changes["pairs_found"], run.changes["pairs_added"]) == (1, 0)
