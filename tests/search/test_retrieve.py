@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import numpy as np
 import pytest
 
 from apps.memories.embeddings import embed_query
@@ -160,3 +161,39 @@ def test_window_rows_with_a_tag_filter_skip_memories_outside_it(namespace, remem
     assert {r[0] for r in rows} == {str(tagged.id)}
     rows = retrieve.window_rows(_scope(namespace), [first.created_at], 3600)
     assert {r[0] for r in rows} == {str(untagged.id)}
+
+
+def test_a_tag_few_memories_carry_is_scanned_exactly_in_a_large_namespace(namespace, remember):
+    """Past exact_max memories the semantic scan walks the HNSW index, which reads memory
+    vectors only; a tag filter that few memories pass is scanned exactly instead, so a tagged
+    memory whose one sentence answers is ranked by that sentence (its passage), as in a small
+    namespace."""
+    from apps.search.pipeline.reads import semantic
+
+    semantic._tagged.clear()
+    remember([f"Deployment note {i}: the staging cluster restarted." for i in range(12)])
+    answer, _ = remember(
+        [
+            {
+                "content": "We moved offices in May. The printer on the third floor jams on "
+                "glossy paper. Parking passes are renewed in June.",
+                "tags": ["facilities"],
+            },
+            {"content": "The lobby plants are watered on Fridays.", "tags": ["facilities"]},
+        ]
+    )
+    query = embed_query("which printer jams on glossy paper")
+    own = float(query @ np.asarray(answer.embedding, dtype=np.float32))
+    scope = _scope(namespace, tags=("facilities",))
+
+    hits, _ = retrieve.semantic_search(
+        scope, query, 2, -1.0, exact_max=5, passages=semantic.PASSAGE_COSINE
+    )
+    assert hits[0].id == str(answer.id) and hits[0].score > own + 0.05  # its best sentence
+    assert semantic.few_tagged(("facilities",), 5) and not semantic.few_tagged(("facilities",), 1)
+    # A tag more memories carry than exact_max: the index walk, own vectors only (a page it
+    # fills, else the short-page rescue scans exactly too).
+    hits, _ = retrieve.semantic_search(
+        scope, query, 2, -1.0, exact_max=1, passages=semantic.PASSAGE_COSINE
+    )
+    assert hits[0].id == str(answer.id) and hits[0].score == pytest.approx(own, abs=0.01)
