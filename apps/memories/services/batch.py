@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from django.conf import settings
@@ -19,14 +18,14 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from .. import dialog, embeddings, nearest, passages, revisions, updates
-from ..chunking import chunk_markdown
 from ..copying import copy_rows
 from ..jobs import graph_changed
-from ..models import CausalEdge, Memory, Namespace, PossibleUpdate, Relation
+from ..models import CausalEdge, Memory, Namespace, PossibleUpdate
 from ..supersession import close_validity, resolve_superseded
 from ..tags import infer_tags
 from ..texts import content_hash
 from ..validation import MemoryInput
+from .planning import Planned, chunk_edges, plan_rows, record_key, stored_record
 from .tags import tag_ids
 from .written import WriteResult, unique_content_guard
 
@@ -40,19 +39,6 @@ NEAR_DUPLICATES = 5  # reported per item
 PROBE_LIMIT = max(NEAR_DUPLICATES, updates.CANDIDATES) + 5
 # Rows encoded per call when a background batch reports its progress.
 EMBED_SLICE = 64
-
-
-@dataclass
-class Planned:
-    """One memory row about to be inserted, and the item it came from."""
-
-    item: int
-    row: Memory
-    tags: list[str]
-
-    @property
-    def first_chunk(self) -> bool:
-        return self.row.metadata.get("chunk_index", 0) == 0
 
 
 class WriteBatch:
@@ -76,7 +62,7 @@ class WriteBatch:
         self.superseded = resolve_superseded(namespace, inputs, prefix)
         self.now = timezone.now()
         self.hashes = [content_hash(i.content) for i in inputs]
-        self.keys = [_record_key(i, d) for i, d in zip(inputs, self.hashes, strict=True)]
+        self.keys = [record_key(i, d) for i, d in zip(inputs, self.hashes, strict=True)]
         self.results: list[WriteResult | None] = [None] * len(inputs)
         self.edges: list[CausalEdge] = []
         self.changes: list[revisions.Change] = []
@@ -90,7 +76,7 @@ class WriteBatch:
                 continue
             self.first_of_key.setdefault(self.keys[idx], idx)
             inferred = infer_tags(inp.content, inp.category, inp.tags) if infer else []
-            rows = _plan_rows(idx, inp, self.hashes[idx], namespace, inferred, self.now, chunk)
+            rows = plan_rows(idx, inp, self.hashes[idx], namespace, inferred, self.now, chunk)
             self.plans[idx] = (inferred, rows)
         self.planned: list[Planned] = []
 
@@ -125,7 +111,7 @@ class WriteBatch:
             for m in same_text.order_by("created_at", "id"):
                 stored.setdefault(m.content_hash, []).append(m)
         for idx, digest in enumerate(self.hashes):
-            found = _stored_record(self.inputs[idx], stored.get(digest, ()))
+            found = stored_record(self.inputs[idx], stored.get(digest, ()))
             if found is not None:
                 self.results[idx] = WriteResult(found, False, duplicate_of=found)
             elif idx in self.plans:
@@ -228,7 +214,7 @@ class WriteBatch:
         passages.add_passages(rows, self.passage_rows)
         dialog.refresh(rows)  # turns of an imported dialog session only
         self.changes += revisions.states_for_created([(p.row, p.tags) for p in self.planned])
-        self.edges += _chunk_edges(self.planned)
+        self.edges += chunk_edges(self.planned)
 
     def supersede(self) -> None:
         """What each item supersedes (named, or a near-duplicate with on_duplicate=supersede),
@@ -288,26 +274,6 @@ class WriteBatch:
         return self.results  # type: ignore[return-value]
 
 
-def _record_key(inp: MemoryInput, digest: str) -> tuple:
-    """What makes a record itself: its text, and the id and time its writer gave, if any. A
-    text said again at another time or under another id is another memory (a conversation turn
-    repeated on another day)."""
-    return (digest, inp.id, inp.external_id, inp.created_at)
-
-
-def _stored_record(inp: MemoryInput, same_text: Sequence[Memory]) -> Memory | None:
-    """The stored memory `inp` repeats: same text and, where the writer gave them, the same id,
-    external id and time. A plain write of a stored text returns that memory (SPEC 3)."""
-    for memory in same_text:
-        if (
-            (inp.id is None or memory.pk == inp.id)
-            and (inp.external_id is None or memory.external_id == inp.external_id)
-            and (inp.created_at is None or memory.created_at == inp.created_at)
-        ):
-            return memory
-    return None
-
-
 def _vectors_for(planned: list[Planned], given: np.ndarray | None) -> tuple[np.ndarray, list]:
     """The embedding of every planned row: given per item (a row that is an item's only
     chunk takes its item's vector), the rest from the encoder in one batch, which also gives
@@ -352,67 +318,6 @@ def _lock_hashes(namespace: Namespace, hashes: Sequence[str]) -> None:
         )
 
 
-def _plan_rows(
-    idx: int,
-    inp: MemoryInput,
-    digest: str,
-    namespace: Namespace,
-    inferred: list[str],
-    now,
-    chunk: bool,
-) -> list[Planned]:
-    tags = inp.tags + inferred
-    created_at = inp.created_at or now
-    common = dict(
-        namespace=namespace,
-        category=inp.category,
-        file_path=inp.file_path,
-        source=inp.source,
-        trigger_phrases=inp.trigger_phrases,
-        tier=inp.tier,
-        importance=inp.importance,
-        created_at=created_at,
-        updated_at=inp.updated_at or created_at,
-        valid_from=inp.valid_from,
-        valid_until=inp.valid_until,
-    )
-    max_chars = settings.MEMORY_CHUNK_MAX_CHARS if chunk else len(inp.content) + 1
-    chunks = chunk_markdown(inp.content, max_chars)
-    if len(chunks) == 1:
-        row = Memory(
-            id=inp.id or uuid.uuid4(),
-            external_id=inp.external_id,
-            title=inp.title,
-            content=inp.content,
-            content_hash=digest,
-            metadata=inp.metadata,
-            **common,
-        )
-        return [Planned(idx, row, tags)]
-    document_id = str(inp.id or uuid.uuid4())
-    rows = []
-    for part in chunks:
-        title = " — ".join(filter(None, [inp.title, part.title]))[:300]
-        metadata = {
-            **inp.metadata,
-            "document_id": document_id,
-            "chunk_index": part.index,
-            "chunk_count": len(chunks),
-        }
-        row = Memory(
-            id=uuid.UUID(document_id) if part.index == 0 else uuid.uuid4(),
-            external_id=inp.external_id if part.index == 0 else None,
-            title=title,
-            content=part.text,
-            # The first chunk carries the document's hash, so resubmitting it is a duplicate.
-            content_hash=digest if part.index == 0 else content_hash(part.text),
-            metadata=metadata,
-            **common,
-        )
-        rows.append(Planned(idx, row, tags))
-    return rows
-
-
 def _queued_update(namespace: Namespace, newer: Memory, update: dict) -> PossibleUpdate:
     return PossibleUpdate(
         namespace=namespace,
@@ -430,20 +335,3 @@ def _attach_tags(planned: list[Planned]) -> None:
     # One INSERT statement; the memories are not written yet, so the tag trigger's refresh
     # finds nothing to do.
     through.objects.bulk_create(links, batch_size=5000, ignore_conflicts=True)
-
-
-def _chunk_edges(planned: list[Planned]) -> list[CausalEdge]:
-    """Consecutive chunks of one document are linked (relates_to), so search can walk them."""
-    edges = []
-    for prev, nxt in zip(planned, planned[1:], strict=False):
-        if prev.item == nxt.item:
-            edges.append(
-                CausalEdge(
-                    namespace_id=prev.row.namespace_id,
-                    source=prev.row,
-                    target=nxt.row,
-                    relation=Relation.RELATES_TO,
-                    strength=0.8,
-                )
-            )
-    return edges
