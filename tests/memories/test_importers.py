@@ -9,8 +9,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from apps.memories import importers
+from apps.memories.exporting import export_markdown_zip, export_records
 from apps.memories.models import CausalEdge, Memory
-from apps.memories.transfer import export_markdown_zip, export_records, import_records
+from apps.memories.transfer import import_records
 from tests.transfer_samples import (
     MCP_DELETED,
     MCP_MEMORIES,

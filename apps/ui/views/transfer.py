@@ -16,8 +16,8 @@ from django.views.decorators.http import require_POST
 from apps.core.exceptions import ValidationFailed
 from apps.core.streaming import in_thread
 from apps.memories import import_runs, importers
+from apps.memories.exporting import export_jsonl, export_markdown_zip, export_records
 from apps.memories.models import Memory, Namespace
-from apps.memories.transfer import export_jsonl, export_markdown_zip, export_records
 
 from ..access import Action, can, namespace_view
 from ..forms import BrowseForm
