@@ -90,7 +90,20 @@ def resolve_device(conf: EncoderSettings) -> str:
     return "cpu"
 
 
-class TorchEncoder:
+class _Encoder:
+    """What both encoders share: texts without passages are texts with no spans."""
+
+    def encode(self, texts: list[str], *, batch_size: int, threads: int) -> np.ndarray:
+        empty = [[] for _ in texts]
+        return self.encode_spans(texts, empty, batch_size=batch_size, threads=threads)[0]
+
+    def encode_spans(
+        self, texts: list[str], spans: list[list[Span]], *, batch_size: int, threads: int
+    ) -> tuple[np.ndarray, list[PassageVectors]]:
+        raise NotImplementedError
+
+
+class TorchEncoder(_Encoder):
     """The model on torch (transformers), on the CPU or a CUDA GPU (half precision there), with
     the ONNX encoder's tokenizer and pooling: mean over the attention mask, L2 normalization,
     and passages pooled from the same run's token outputs.
@@ -113,10 +126,6 @@ class TorchEncoder:
         self.model = model.to(self.device).eval()
         self.dimensions = model.config.hidden_size
         self.tokenizer = _tokenizer(model_dir)
-
-    def encode(self, texts: list[str], *, batch_size: int, threads: int) -> np.ndarray:
-        empty = [[] for _ in texts]
-        return self.encode_spans(texts, empty, batch_size=batch_size, threads=threads)[0]
 
     def encode_spans(
         self, texts: list[str], spans: list[list[Span]], *, batch_size: int, threads: int
@@ -186,7 +195,7 @@ def _tokenizer(model_dir: Path) -> Tokenizer:
     return tokenizer
 
 
-class OnnxEncoder:
+class OnnxEncoder(_Encoder):
     """ONNX Runtime with the model's own tokenizer (tokenizers, no torch import): mean pooling
     over the attention mask, then L2 normalization, as the sentence-transformers pipeline."""
 
@@ -223,10 +232,6 @@ class OnnxEncoder:
                     )
                     self._sessions[threads] = session
         return session
-
-    def encode(self, texts: list[str], *, batch_size: int, threads: int) -> np.ndarray:
-        empty = [[] for _ in texts]
-        return self.encode_spans(texts, empty, batch_size=batch_size, threads=threads)[0]
 
     def encode_spans(
         self, texts: list[str], spans: list[list[Span]], *, batch_size: int, threads: int
