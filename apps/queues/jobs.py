@@ -48,7 +48,7 @@ EXACT_SCAN_MAX = 2_000
 # its own, so a namespace of 400k memories is never one statement of many minutes. A recent run
 # takes at most RECENT_MAX changed memories; a bulk import's are worked off over the next runs.
 SLICE = 1_000
-RECENT_MAX = 2_000
+RECENT_MAX = 10_000
 
 _PAIRS_SQL = """
 SELECT DISTINCT least(m.id, n.id), greatest(m.id, n.id), 1 - (m.embedding <=> n.embedding)
