@@ -13,6 +13,7 @@ from apps.memories.models import CausalEdge, Memory
 from tests.transfer_samples import MCP_MEMORIES, markdown_zip, mcp_memory_service_db
 
 from .conftest import login, shoot
+from .test_browser_pages import fits
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -110,3 +111,22 @@ def test_export_then_import_is_lossless(page, admin_user, acme, tmp_path):
     _upload(page, exported)
     _result(page, f"Imported: {len(before[0])} new, 0 already stored")
     assert _snapshot(acme) == before
+
+
+def test_export_and_import_from_a_phone(phone, admin_user, acme, tmp_path):
+    """At 390 px the page fits the screen, the export downloads every memory and the import
+    form takes the file back (nothing new: every record is already stored)."""
+    count = Memory.objects.filter(namespace=acme).count()
+    login(phone, "admin")
+    phone.goto("/ns/acme/transfer/")
+    fits(phone)
+    shoot(phone, "transfer-390")
+    with phone.expect_download() as info:
+        phone.click("#export-jsonl")
+    exported = tmp_path / "acme.jsonl"
+    info.value.save_as(exported)
+    assert len(exported.read_text().splitlines()) == count
+    _upload(phone, exported)
+    _result(phone, f"Imported: 0 new, {count} already stored")
+    fits(phone)
+    assert Memory.objects.filter(namespace=acme).count() == count
