@@ -15,7 +15,7 @@ from apps.core.exceptions import NotFound
 from apps.history import selectors as history_selectors
 from apps.memories import batch_jobs
 from apps.memories import services as memory_services
-from apps.memories.models import BatchJob
+from apps.memories.models import BatchJob, BatchState
 from apps.search.feedback import feedback_record
 from apps.search.selectors import query_log_for
 from apps.search.services import render_markdown
@@ -101,12 +101,12 @@ def batch_status(token: ApiToken, *, job_id: str) -> CallToolResult:
 def _job_result(job) -> CallToolResult:
     """A kept batch as a tool result: one line for the assistant, the job for a program."""
     where = f"'{job.namespace.name}'"
-    if job.state == "done":
+    if job.state == BatchState.DONE:
         text = (
             f"Batch `{job.id}` done: {job.created} new, {job.already_stored} already stored "
             f"in {where}."
         )
-    elif job.state == "failed":
+    elif job.state == BatchState.FAILED:
         problems = "; ".join(f"{k}: {v}" for k, v in job.errors.items())
         text = f"Batch `{job.id}` failed, nothing stored: {problems}"
     else:

@@ -171,20 +171,24 @@ def _slices(namespace: Namespace):
 
 
 def _store(namespace: Namespace, pairs: list[tuple]) -> int:
-    """Keep the new pairs (pairs already stored, whatever their status, are left alone)."""
-    if not pairs:
+    """Keep the new pairs (pairs already stored, whatever their status, are left alone);
+    returns how many were new. Only these pairs are looked up, not the namespace's count,
+    which a pass over a large namespace would read twice a slice."""
+    found = {(a, b): s for a, b, s in pairs}
+    if not found:
         return 0
-    stored = DuplicatePair.objects.filter(namespace=namespace)
-    with transaction.atomic():
-        before = stored.count()
-        DuplicatePair.objects.bulk_create(
-            [
-                DuplicatePair(namespace=namespace, first_id=a, second_id=b, similarity=s)
-                for a, b, s in pairs
-            ],
-            ignore_conflicts=True,
+    stored = set(
+        DuplicatePair.objects.filter(first_id__in={a for a, _ in found}).values_list(
+            "first_id", "second_id"
         )
-        return stored.count() - before
+    )
+    new = [
+        DuplicatePair(namespace=namespace, first_id=a, second_id=b, similarity=s)
+        for (a, b), s in found.items()
+        if (a, b) not in stored
+    ]
+    DuplicatePair.objects.bulk_create(new, ignore_conflicts=True)
+    return len(new)
 
 
 def _move(namespace: Namespace, position, after_id) -> None:

@@ -52,26 +52,28 @@ def window_query(
     if not stamps:
         return "", []
     where, params = scope.where(probe_tags=True)
+    # The given timestamps, read once for the three parts below (with by_id, from the ids'
+    # rows; materialized, so those rows are not looked up three times).
     if by_id:
-        given = f"(SELECT DISTINCT created_at FROM {MEMORY} WHERE id = ANY(%s::uuid[]))"
+        given = f"SELECT DISTINCT created_at FROM {MEMORY} WHERE id = ANY(%s::uuid[])"
     else:
-        given = "unnest(%s::timestamptz[])"
+        given = "SELECT unnest(%s::timestamptz[])"
     lateral = (
-        f"SELECT x.id, x.created_at, x.external_id FROM {given} t(ts) "
+        "SELECT x.id, x.created_at, x.external_id FROM t "
         "CROSS JOIN LATERAL (SELECT m.id::text, m.created_at, m.external_id "
         f"FROM {MEMORY} m WHERE {where} AND m.created_at {{op}} t.ts "
         "AND m.created_at {bound} ORDER BY m.created_at {order} LIMIT 1) x"
     )
     before = lateral.format(op="<", bound=">= t.ts - make_interval(secs => %s)", order="DESC")
     after = lateral.format(op=">", bound="<= t.ts + make_interval(secs => %s)", order="ASC")
-    tied = f"(SELECT ts FROM {given} t(ts))" if by_id else "ANY(%s::timestamptz[])"
     sql = (
+        f"WITH t(ts) AS MATERIALIZED ({given}) "
         f"(SELECT m.id::text, m.created_at, m.external_id FROM {MEMORY} m WHERE {where} "
-        f"AND m.created_at {'IN' if by_id else '='} {tied} AND m.external_id IS NOT NULL "
+        "AND m.created_at IN (SELECT ts FROM t) AND m.external_id IS NOT NULL "
         f"LIMIT {MAX_TIED_ROWS}) "
         f"UNION ({before}) UNION ({after})"
     )
-    args = params + [stamps]
-    args += [stamps] + params + [gap_seconds]
-    args += [stamps] + params + [gap_seconds]
+    args = [stamps] + params
+    args += params + [gap_seconds]
+    args += params + [gap_seconds]
     return sql, args
