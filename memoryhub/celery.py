@@ -33,6 +33,9 @@ app.conf.beat_schedule = {
         "task": "apps.jobs.tasks.drain_job_requests_task",
         "schedule": float(os.environ.get("JOBS_DRAIN_SECONDS", "60")),
     },
+    # Turns whose previous-turn passages a large write queued while Redis was down, or whose
+    # run stopped (a write asks for a run itself: apps/memories/dialog.py).
+    "dialog-passages-every-minute": _job("dialog_passages", 60.0),
     "pagerank-hourly": _job("pagerank", crontab(minute=5)),
     "feedback-weights-every-15-min": _job("feedback_weights", 15 * 60.0),
     "decay-hourly": _job("decay", crontab(minute=35)),

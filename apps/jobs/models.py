@@ -19,6 +19,7 @@ class Job(models.TextChoices):
     REEMBED = "reembed"
     TRASH_PURGE = "trash_purge"
     NEAR_DUPLICATES = "near_duplicates"
+    DIALOG_PASSAGES = "dialog_passages"
 
 
 class RunStatus(models.TextChoices):

@@ -69,6 +69,11 @@ def _remember(job: str, namespace_id: int) -> None:
 def _run_inline(job: str, namespace_id: int) -> None:
     allowed = RUN_INLINE.get(job)
     if allowed is not None and not allowed(namespace_id):
-        logger.info("jobs: namespace %s too large for inline %s; skipped", namespace_id, job)
+        logger.debug(
+            "jobs: %s for namespace %s is not run after the write; a worker or the server's "
+            "scheduler runs it",
+            job,
+            namespace_id,
+        )
         return
     job_execute(job, namespace_id=namespace_id, trigger="write")

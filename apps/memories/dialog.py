@@ -15,6 +15,14 @@ and costs nothing here.
 The passage depends on the previous turn's text, so every write that changes who comes before a
 turn or what it says refreshes the turns concerned: a new turn and the one after it, an edited
 turn and the one after it, and the one after a deleted turn (whose passage went with it).
+
+A write of many turns at once (an imported conversation, a large batch) would spend two thirds
+of its encoder time on these passages: a pair is about twice as long as the turn. Such a write
+stores its turns, searchable at once by their own vectors and sentence passages, and queues
+them (PendingTurn, in the same transaction); the dialog_passages job writes their passages in
+slices right after, in the background: the worker where there is one, otherwise the server's
+scheduler (memoryhub/schedule.py). A write of at most DIALOG_PASSAGES_INLINE_MAX turns, such
+as an assistant saving the turn it just had, writes them inline as before.
 """
 
 from __future__ import annotations
@@ -22,16 +30,21 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
+from django.conf import settings
+from django.db import transaction
 from django.db.models import Count
 
 from . import embeddings
-from .models import Memory, Passage
+from .models import Memory, Namespace, Passage, PendingTurn
 from .texts import embedding_text, natural_key
 
 # The position of a turn's previous-turn passage, after any sentence passage (at most 8).
 POSITION = 100
 # What is read of a memory here: its text and its place in a session.
 FIELDS = ("id", "namespace_id", "created_at", "external_id", "title", "content")
+# Queued turns written by the job per transaction (one encoder call): a stopped run loses at
+# most one slice of work, and an edit waits on a slice's row locks for a second or two.
+SLICE = 256
 
 
 def _sessions(memories: Iterable[Memory]) -> list[list[Memory]]:
@@ -114,6 +127,78 @@ def refresh(memories: Iterable[Memory], *, following: bool = True) -> int:
     for turns in _sessions(memories):
         pairs.update(_pairs(turns, wanted, following))
     return store(list(pairs.values()))
+
+
+def refresh_or_queue(memories: Sequence[Memory]) -> int:
+    """After a create: refresh() the new turns now when they are few, otherwise queue them for
+    the dialog_passages job (which refreshes them and the turns after them). Returns how many
+    were queued."""
+    turns = [m for m in memories if m.external_id]
+    if len(turns) <= settings.DIALOG_PASSAGES_INLINE_MAX:
+        refresh(turns)
+        return 0
+    PendingTurn.objects.bulk_create(
+        [PendingTurn(memory_id=m.pk, namespace_id=m.namespace_id) for m in turns],
+        ignore_conflicts=True,
+        batch_size=1000,
+    )
+    for namespace_id in {m.namespace_id for m in turns}:
+        transaction.on_commit(lambda n=namespace_id: _job_requested(n))
+    return len(turns)
+
+
+def _job_requested(namespace_id: int) -> None:
+    from apps.jobs.models import Job  # the jobs app names this one's models
+    from apps.jobs.triggers import job_requested
+
+    job_requested(Job.DIALOG_PASSAGES, namespace_id)
+
+
+def queued(namespace_id: int | None = None) -> int:
+    """How many turns wait for their previous-turn passage."""
+    rows = PendingTurn.objects.all()
+    if namespace_id is not None:
+        rows = rows.filter(namespace_id=namespace_id)
+    return rows.count()
+
+
+def write_queued(namespace: Namespace, *, progress=None, **options) -> dict:
+    """The dialog_passages job: write the previous-turn passages of the namespace's queued
+    turns (and of the turn after each), SLICE turns to a transaction, until none is queued.
+    Rows another run holds are skipped, not waited for. `progress(done, total)` after each
+    slice."""
+    total = queued(namespace.pk)
+    turns = written = 0
+    while True:
+        with transaction.atomic():
+            # A session's turns together (by their time), so most pairs are inside a slice.
+            ids = list(
+                PendingTurn.objects.select_for_update(skip_locked=True, of=("self",))
+                .filter(namespace=namespace)
+                .order_by("memory__created_at", "memory_id")
+                .values_list("memory_id", flat=True)[:SLICE]
+            )
+            if not ids:
+                return {"turns": turns, "passages_written": written}
+            written += store(_queued_pairs(ids))
+            PendingTurn.objects.filter(memory_id__in=ids).delete()
+        turns += len(ids)
+        if progress:
+            progress(turns, max(total, turns))
+
+
+def _queued_pairs(ids: list) -> list[tuple[Memory, Memory]]:
+    """The pairs of the queued turns `ids` and of the turn after each, except a turn after that
+    waits in the queue itself (its own slice writes it)."""
+    wanted = set(ids)
+    pairs: dict = {}
+    for turns in _sessions(Memory.objects.filter(pk__in=ids).only(*FIELDS)):
+        pairs.update(_pairs(turns, wanted, following=True))
+    after = [pk for pk in pairs if pk not in wanted]
+    waiting = set(
+        PendingTurn.objects.filter(memory_id__in=after).values_list("memory_id", flat=True)
+    )
+    return [pair for pk, pair in pairs.items() if pk not in waiting]
 
 
 def backfill(namespace_id: int | None = None, *, progress=None) -> int:

@@ -270,6 +270,24 @@ class Passage(models.Model):
         return f"passage {self.position} of {self.memory_id}"
 
 
+class PendingTurn(models.Model):
+    """A dialog turn whose previous-turn passage a large write left to the background job
+    (apps/memories/dialog.py, write_queued): written in the same transaction as the turn, so a
+    failed write queues nothing and a stopped job leaves its queue for the next run."""
+
+    memory = models.OneToOneField(
+        Memory, primary_key=True, on_delete=models.CASCADE, related_name="+"
+    )
+    namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="+")
+    queued_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(name="pendingturn_namespace", fields=["namespace", "memory"])]
+
+    def __str__(self) -> str:
+        return f"pending previous-turn passage of {self.memory_id}"
+
+
 class Relation(models.TextChoices):
     CAUSED = "caused"
     SUPERSEDES = "supersedes"

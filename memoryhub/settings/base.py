@@ -293,6 +293,9 @@ MEMORY_BATCH_MAX_CHARS = env.int("MEMORY_BATCH_MAX_CHARS", default=200_000)
 # A batch of more items is written in the background (apps/memories/batch_jobs.py): the request
 # is answered 202 with a job to poll instead of holding a web slot while it is encoded.
 MEMORY_BATCH_INLINE_MAX = env.int("MEMORY_BATCH_INLINE_MAX", default=100)
+# A write of more dialog turns leaves their previous-turn passages (a second encoding of each
+# turn, after the one before it) to the dialog_passages job (apps/memories/dialog.py).
+DIALOG_PASSAGES_INLINE_MAX = env.int("DIALOG_PASSAGES_INLINE_MAX", default=16)
 
 # --- Import and export in the browser ---------------------------------------------------------
 # Largest file the import page accepts, and how much markdown a zip may unpack to.

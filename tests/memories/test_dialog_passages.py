@@ -3,17 +3,18 @@ followed by its own, kept true through edits, deletes, undeletes and the backfil
 
 from __future__ import annotations
 
+import json
 from io import StringIO
 
 import numpy as np
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from apps.history.models import TrashEntry
 from apps.history.services import trash_restore
 from apps.memories.dialog import pair_text
 from apps.memories.embeddings import embed_query, embed_texts
-from apps.memories.models import Memory, Passage
+from apps.memories.models import Memory, Namespace, Passage, PendingTurn
 from apps.memories.services import (
     memories_reembed,
     memory_create,
@@ -21,6 +22,7 @@ from apps.memories.services import (
     memory_update,
 )
 from apps.search.pipeline import retrieve
+from apps.search.services import search
 from tests.factories import import_dialog
 
 pytestmark = pytest.mark.django_db
@@ -108,4 +110,50 @@ def test_re_embedding_rewrites_each_turns_previous_turn_passage(turns):
     memories_reembed(memories=Memory.objects.filter(pk__in=[t.pk for t in turns]))
     _expect(turns[1], turns[0])
     _expect(turns[2], turns[1])
+    assert Passage.objects.filter(previous__isnull=False).count() == 2
+
+
+def test_a_large_import_leaves_previous_turns_to_the_job_and_stays_searchable(
+    embedding_model, settings, tmp_path
+):
+    """More turns than DIALOG_PASSAGES_INLINE_MAX: the import stores them (searchable by their
+    own vectors) and queues them; the job writes every pair, also across the import's batches,
+    and empties the queue; an import that fails queues nothing."""
+    settings.DIALOG_PASSAGES_INLINE_MAX = 1
+    records = [
+        {
+            "id": f"chat:D1:{i}",
+            "namespace": "chat",
+            "content": text,
+            "created_at": "2023-05-08T13:56:00",
+        }
+        for i, text in enumerate(DIALOG, start=1)
+    ]
+    file = tmp_path / "dialog.jsonl"
+    file.write_text("\n".join(json.dumps(r) for r in records[:2]) + "\n")
+    out = StringIO()
+    call_command("import_memories", str(file), no_progress=True, stdout=out)
+    assert "2 dialog turns are searchable now" in out.getvalue()
+    assert not Passage.objects.filter(previous__isnull=False).exists()
+    namespace = Namespace.objects.get(name="chat")
+    found = search(namespace=namespace, query="What genre is the screenplay?", log=False)
+    stored = Memory.objects.filter(namespace=namespace)
+    assert {m["id"] for m in found.memories} == {str(m.pk) for m in stored}
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(records[2]) + "\n" + json.dumps({"id": "x", "content": ""}) + "\n")
+    with pytest.raises(CommandError):
+        call_command("import_memories", str(bad), no_progress=True, stdout=StringIO())
+    assert PendingTurn.objects.count() == 2
+
+    # The third turn in a later import: the job pairs it with the second.
+    file.write_text(json.dumps(records[2]) + "\n")
+    call_command("import_memories", str(file), no_progress=True, stdout=StringIO())
+    assert PendingTurn.objects.count() == 2  # one turn alone stays inline
+    first, second, third = (Memory.objects.get(external_id=f"chat:D1:{i}") for i in (1, 2, 3))
+    _expect(third, second)
+    call_command("run_job", "dialog_passages", stdout=StringIO())
+    assert PendingTurn.objects.count() == 0
+    _expect(second, first)
+    _expect(third, second)
     assert Passage.objects.filter(previous__isnull=False).count() == 2

@@ -1,4 +1,5 @@
-"""Background work over memories: PageRank of the causal graph and re-embedding.
+"""Background work over memories: PageRank of the causal graph, re-embedding, and the
+previous-turn passages a large write of dialog turns left (apps/memories/dialog.py).
 
 The bodies live here, beside the data they serve; apps.jobs is the infrastructure that runs,
 records, locks and queues them. `register()` hands them over when the app is ready, and the
@@ -14,6 +15,7 @@ from apps.jobs.models import Job
 from apps.jobs.services import register_job
 from apps.jobs.triggers import job_requested
 
+from .. import dialog
 from ..models import Memory
 from .pagerank import pagerank_update
 from .reembed import reembed_update
@@ -34,3 +36,6 @@ def small_enough_to_run_inline(namespace_id: int) -> bool:
 def register() -> None:
     register_job(Job.PAGERANK, pagerank_update, run_inline=small_enough_to_run_inline)
     register_job(Job.REEMBED, reembed_update)
+    # Never after the write in the writer's process: that is the work a large write leaves
+    # to the background (the worker, or the server's scheduler).
+    register_job(Job.DIALOG_PASSAGES, dialog.write_queued, run_inline=lambda namespace_id: False)

@@ -212,7 +212,7 @@ class WriteBatch:
             _attach_tags(self.planned)
             copy_rows(Memory, rows)
         passages.add_passages(rows, self.passage_rows)
-        dialog.refresh(rows)  # turns of an imported dialog session only
+        dialog.refresh_or_queue(rows)  # turns of an imported dialog session only
         self.changes += revisions.states_for_created([(p.row, p.tags) for p in self.planned])
         self.edges += chunk_edges(self.planned)
 

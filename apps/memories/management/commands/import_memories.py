@@ -7,8 +7,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
 from apps.core.exceptions import ValidationFailed
-from apps.memories import importers
+from apps.memories import dialog, importers
 from apps.memories.import_runs import problem_line
+from apps.memories.models import Namespace
 from apps.memories.parallel_import import default_workers, import_parallel
 from apps.memories.services import namespace_get_or_create
 from apps.memories.transfer import import_records, read_records
@@ -82,3 +83,11 @@ class Command(BaseCommand):
                 f"({rate:.1f} memories/s)"
             )
         )
+        targets = Namespace.objects.filter(name__in=stats.namespaces)
+        if waiting := sum(dialog.queued(n.pk) for n in targets):
+            self.stdout.write(
+                f"{waiting} dialog turns are searchable now; their previous-turn passages "
+                "(each turn read after the one before it) follow in the background: the worker "
+                "or the running server writes them within a minute, "
+                "`manage.py run_job dialog_passages` now."
+            )
