@@ -162,6 +162,11 @@ def queued(namespace_id: int | None = None) -> int:
     return rows.count()
 
 
+def health() -> dict:
+    """For /healthz: the turns a large write left waiting for the dialog_passages job."""
+    return {"turns_waiting": queued()}
+
+
 def write_queued(namespace: Namespace, *, progress=None, **options) -> dict:
     """The dialog_passages job: write the previous-turn passages of the namespace's queued
     turns (and of the turn after each), SLICE turns to a transaction, until none is queued.

@@ -70,6 +70,7 @@ class EncoderSettings:
     query_backend: str  # the backend embed_query / embed_queries use (search queries)
     device: str
     batch_size: int
+    batch_tokens: int
     query_threads: int
     batch_threads: int
     cache_dir: Path
@@ -88,6 +89,7 @@ class EncoderSettings:
             query_backend=_checked("EMBEDDING_QUERY_BACKEND", query_backend),
             device=settings.EMBEDDING_DEVICE,
             batch_size=settings.EMBEDDING_BATCH_SIZE,
+            batch_tokens=settings.EMBEDDING_BATCH_TOKENS,
             query_threads=settings.EMBEDDING_QUERY_THREADS,
             batch_threads=settings.EMBEDDING_BATCH_THREADS,
             cache_dir=Path(settings.EMBEDDING_CACHE_DIR),

@@ -126,6 +126,7 @@ class TorchEncoder(_Encoder):
         self.model = model.to(self.device).eval()
         self.dimensions = model.config.hidden_size
         self.tokenizer = _tokenizer(model_dir)
+        self.batch_tokens = conf.batch_tokens
 
     def encode_spans(
         self, texts: list[str], spans: list[list[Span]], *, batch_size: int, threads: int
@@ -151,21 +152,10 @@ class TorchEncoder(_Encoder):
         return out, passages
 
     def _batches(self, encodings, batch_size: int) -> list[list[int]]:
-        """Indexes sorted by length, cut so each batch pads only to its own longest text; on a
-        GPU by a token budget, on the CPU by `batch_size` texts."""
-        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+        """By a token budget: the GPU's, large, or the CPU's (self.batch_tokens)."""
         if self.device == "cpu":
-            return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
-        batches, current = [], []
-        for i in order:  # ascending lengths: the newest text is the widest of its batch
-            width = len(encodings[i].ids)
-            if current and (
-                (len(current) + 1) * width > GPU_BATCH_TOKENS or len(current) >= GPU_BATCH_MAX
-            ):
-                batches.append(current)
-                current = []
-            current.append(i)
-        return batches + ([current] if current else [])
+            return length_batches(encodings, batch_size, self.batch_tokens)
+        return length_batches(encodings, GPU_BATCH_MAX, GPU_BATCH_TOKENS)
 
     def _run(self, batch, encodings, offset, spans, out, passages) -> None:
         torch = self.torch
@@ -205,6 +195,7 @@ class OnnxEncoder(_Encoder):
         self.quantized = conf.backend == "onnx-int8"
         self.path = onnx_export.ensure_exported(model_dir, conf.cache_dir, quantized=self.quantized)
         self.tokenizer = _tokenizer(model_dir)
+        self.batch_tokens = conf.batch_tokens
         self._sessions: dict[int, object] = {}
         self._lock = threading.Lock()
         self.dimensions = self._session(1).get_outputs()[0].shape[-1] or conf.dim
@@ -238,18 +229,18 @@ class OnnxEncoder(_Encoder):
     ) -> tuple[np.ndarray, list[PassageVectors]]:
         """Each text's vector, and one per span of it pooled from the same run's token outputs."""
         session = self._session(threads)
-        if self.quantized:
-            # Dynamic int8 quantisation scales activations over the whole input tensor, so a
-            # text's vector would depend on its batch-mates; one text per run keeps it
-            # deterministic at almost no cost (measured: int8 gains little from batching).
-            batch_size = 1
         encodings = self.tokenizer.encode_batch(texts)
-        # Sorted by length, each batch pads only to its own longest text.
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        # Dynamic int8 quantisation scales activations over the whole input tensor, so a
+        # text's vector would depend on its batch-mates; one text per run keeps it
+        # deterministic at almost no cost (measured: int8 gains little from batching).
+        batches = (
+            length_batches(encodings, 1, 0)
+            if self.quantized
+            else length_batches(encodings, batch_size, self.batch_tokens)
+        )
         out = np.empty((len(texts), self.dimensions), dtype=np.float32)
         passages: list[PassageVectors] = [[] for _ in texts]
-        for start in range(0, len(order), batch_size):
-            chunk = order[start : start + batch_size]
+        for chunk in batches:
             ids, mask = _padded(encodings, chunk)
             hidden = session.run(
                 None,
@@ -262,6 +253,24 @@ class OnnxEncoder(_Encoder):
                 if spans[i]:
                     passages[i] = _pool_spans(hidden[row], encodings[i].offsets, spans[i])
         return out, passages
+
+
+def length_batches(encodings, max_texts: int, max_tokens: int) -> list[list[int]]:
+    """The texts' indexes sorted by length and cut into batches that pad only to their own
+    longest text and hold at most `max_texts` texts and `max_tokens` tokens (texts x the
+    longest's length; one long text always makes a batch of its own). A CPU encodes a few
+    hundred tokens at a time fastest: 64 texts of up to 256 tokens ran 4-7x slower per text
+    than batches of about 512 tokens (docs/benchmarks.md, "The encoder's batches")."""
+    order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:  # ascending lengths: the newest text is the widest of its batch
+        width = len(encodings[i].ids)
+        if current and (len(current) >= max_texts or (len(current) + 1) * width > max_tokens):
+            batches.append(current)
+            current = []
+        current.append(i)
+    return batches + ([current] if current else [])
 
 
 def _padded(encodings, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:

@@ -261,6 +261,10 @@ LOGGING = {
 EMBEDDING_MODEL = env("EMBEDDING_MODEL", default="all-MiniLM-L6-v2")
 EMBEDDING_DIM = 384
 EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=64)
+# On the CPU a batch also holds at most this many tokens (its texts x the longest's length):
+# batches of ~512 tokens encoded 4-7x faster per text than 64 texts of any length on a 2-core
+# EPYC (docs/benchmarks.md, "The encoder's batches"). A GPU uses its own, larger budget.
+EMBEDDING_BATCH_TOKENS = env.int("EMBEDDING_BATCH_TOKENS", default=512)
 # Where the torch backend runs: auto (a CUDA GPU when torch sees one, else the CPU), cpu, or cuda
 # (refused at start-up when there is no GPU). The ONNX backends run on the CPU.
 EMBEDDING_DEVICE = env("EMBEDDING_DEVICE", default="auto")

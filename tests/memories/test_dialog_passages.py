@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
+from apps.core.health import run_checks
 from apps.history.models import TrashEntry
 from apps.history.services import trash_restore
 from apps.memories.dialog import pair_text
@@ -150,6 +151,7 @@ def test_a_large_import_leaves_previous_turns_to_the_job_and_stays_searchable(
     file.write_text(json.dumps(records[2]) + "\n")
     call_command("import_memories", str(file), no_progress=True, stdout=StringIO())
     assert PendingTurn.objects.count() == 2  # one turn alone stays inline
+    assert run_checks()["dialog_passages"] == {"ok": True, "turns_waiting": 2}  # /healthz
     first, second, third = (Memory.objects.get(external_id=f"chat:D1:{i}") for i in (1, 2, 3))
     _expect(third, second)
     call_command("run_job", "dialog_passages", stdout=StringIO())
