@@ -167,12 +167,10 @@ def health() -> dict:
     return {"turns_waiting": queued()}
 
 
-def write_queued(namespace: Namespace, *, progress=None, **options) -> dict:
+def write_queued(namespace: Namespace, **options) -> dict:
     """The dialog_passages job: write the previous-turn passages of the namespace's queued
     turns (and of the turn after each), SLICE turns to a transaction, until none is queued.
-    Rows another run holds are skipped, not waited for. `progress(done, total)` after each
-    slice."""
-    total = queued(namespace.pk)
+    Rows another run holds are skipped, not waited for."""
     turns = written = 0
     while True:
         with transaction.atomic():
@@ -188,8 +186,6 @@ def write_queued(namespace: Namespace, *, progress=None, **options) -> dict:
             written += store(_queued_pairs(ids))
             PendingTurn.objects.filter(memory_id__in=ids).delete()
         turns += len(ids)
-        if progress:
-            progress(turns, max(total, turns))
 
 
 def _queued_pairs(ids: list) -> list[tuple[Memory, Memory]]:
@@ -208,8 +204,13 @@ def _queued_pairs(ids: list) -> list[tuple[Memory, Memory]]:
 
 def backfill(namespace_id: int | None = None, *, progress=None) -> int:
     """Write the previous-turn passage of every dialog turn that has none (stores written
-    before these passages existed); returns how many were written. Sessions are read one at a
-    time; `progress(done, total)` counts them."""
+    before these passages existed); returns how many were written. Turns a large write queued
+    are written first (the job's work, done now). Sessions are read one at a time;
+    `progress(done, total)` counts them."""
+    namespaces = Namespace.objects.all()
+    if namespace_id is not None:
+        namespaces = namespaces.filter(pk=namespace_id)
+    queued_written = sum(write_queued(n)["passages_written"] for n in namespaces)
     rows = Memory.objects.filter(external_id__isnull=False)
     if namespace_id is not None:
         rows = rows.filter(namespace_id=namespace_id)
@@ -224,7 +225,7 @@ def backfill(namespace_id: int | None = None, *, progress=None) -> int:
         .annotate(turns=Count("id"))
         .filter(turns__gt=1)
     )
-    written = 0
+    written = queued_written
     batch: list[tuple[Memory, Memory]] = []
     for done, (namespace, created_at, _) in enumerate(sessions, start=1):
         turns = sorted(
