@@ -27,7 +27,7 @@ as an assistant saving the turn it just had, writes them inline as before.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
 from django.conf import settings
@@ -137,6 +137,7 @@ def refresh_or_queue(memories: Sequence[Memory]) -> int:
     if len(turns) <= settings.DIALOG_PASSAGES_INLINE_MAX:
         refresh(turns)
         return 0
+    turns = _in_sessions(turns)
     PendingTurn.objects.bulk_create(
         [PendingTurn(memory_id=m.pk, namespace_id=m.namespace_id) for m in turns],
         ignore_conflicts=True,
@@ -145,6 +146,33 @@ def refresh_or_queue(memories: Sequence[Memory]) -> int:
     for namespace_id in {m.namespace_id for m in turns}:
         transaction.on_commit(lambda n=namespace_id: _job_requested(n))
     return len(turns)
+
+
+def _in_sessions(turns: list[Memory]) -> list[Memory]:
+    """The turns that share their timestamp with another turn, of the same write or stored: the
+    others (notes with an id and a time of their own, an imported knowledge base) have no
+    previous turn and are not queued."""
+    count = Counter((m.namespace_id, m.created_at) for m in turns)
+    alone: dict[int, set] = defaultdict(set)
+    for m in turns:
+        if count[(m.namespace_id, m.created_at)] == 1:
+            alone[m.namespace_id].add(m.created_at)
+    stored = set()
+    for namespace_id, times in alone.items():
+        stored.update(
+            (namespace_id, created)
+            for created in Memory.objects.filter(
+                namespace_id=namespace_id, created_at__in=times, external_id__isnull=False
+            )
+            .exclude(pk__in=[m.pk for m in turns])
+            .values_list("created_at", flat=True)
+            .distinct()
+        )
+    return [
+        m
+        for m in turns
+        if count[(m.namespace_id, m.created_at)] > 1 or (m.namespace_id, m.created_at) in stored
+    ]
 
 
 def _job_requested(namespace_id: int) -> None:
