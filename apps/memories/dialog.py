@@ -132,7 +132,7 @@ def refresh(memories: Iterable[Memory], *, following: bool = True) -> int:
 def refresh_or_queue(memories: Sequence[Memory]) -> int:
     """After a create: refresh() the new turns now when they are few, otherwise queue them for
     the dialog_passages job (which refreshes them and the turns after them). Returns how many
-    were queued."""
+    were queued: the caller asks for the job after commit (apps/memories/jobs)."""
     turns = [m for m in memories if m.external_id]
     if len(turns) <= settings.DIALOG_PASSAGES_INLINE_MAX:
         refresh(turns)
@@ -143,8 +143,6 @@ def refresh_or_queue(memories: Sequence[Memory]) -> int:
         ignore_conflicts=True,
         batch_size=1000,
     )
-    for namespace_id in {m.namespace_id for m in turns}:
-        transaction.on_commit(lambda n=namespace_id: _job_requested(n))
     return len(turns)
 
 
@@ -175,18 +173,11 @@ def _in_sessions(turns: list[Memory]) -> list[Memory]:
     ]
 
 
-def _job_requested(namespace_id: int) -> None:
-    from apps.jobs.models import Job  # the jobs app names this one's models
-    from apps.jobs.triggers import job_requested
-
-    job_requested(Job.DIALOG_PASSAGES, namespace_id)
-
-
-def queued(namespace_id: int | None = None) -> int:
-    """How many turns wait for their previous-turn passage."""
+def queued(namespace_ids: Iterable[int] | None = None) -> int:
+    """How many turns wait for their previous-turn passage (in these namespaces)."""
     rows = PendingTurn.objects.all()
-    if namespace_id is not None:
-        rows = rows.filter(namespace_id=namespace_id)
+    if namespace_ids is not None:
+        rows = rows.filter(namespace_id__in=list(namespace_ids))
     return rows.count()
 
 

@@ -22,7 +22,7 @@ from django.db.models import Q
 
 from apps.access.services import token_create
 from apps.jobs.models import JobRun
-from apps.memories.models import Namespace
+from apps.memories.models import Namespace, Passage, PendingTurn
 from apps.queues.models import DuplicatePair
 from tests.api.live import free_port
 
@@ -108,6 +108,18 @@ def test_make_run_alone_counts_usage_ranks_links_and_queues_near_duplicates(embe
                 assert response.status_code == 201, response.text
                 return response.json()["memory"]["id"]
 
+            # A conversation of 20 turns in one batch: more than DIALOG_PASSAGES_INLINE_MAX,
+            # so the turns' previous-turn passages are left to the scheduler's job.
+            turns = [
+                {
+                    "content": f"Sam: on day {i} of the trip we hiked to lake number {i}.",
+                    "external_id": f"trip:D1:{i}",
+                    "created_at": "2024-07-01T09:00:00Z",
+                }
+                for i in range(1, 21)
+            ]
+            stored = client.post(f"{api}/memories/batch", json={"items": turns}, headers=headers)
+            assert stored.status_code == 201, stored.text
             first, second = (write(text) for text in TWINS)
             hub = write("Our staging cluster runs on two small VMs in Frankfurt.")
             notes = write("Release notes are written by whoever merges the last pull request.")
@@ -129,7 +141,9 @@ def test_make_run_alone_counts_usage_ranks_links_and_queues_near_duplicates(embe
             searched = time.monotonic()
 
             usage_after = pair_after = None
-            while time.monotonic() - searched < 180 and (usage_after is None or pair_after is None):
+            while time.monotonic() - searched < 180 and (
+                usage_after is None or pair_after is None or _previous_turns(namespace) < 19
+            ):
                 if (
                     pair_after is None
                     and DuplicatePair.objects.filter(
@@ -144,10 +158,14 @@ def test_make_run_alone_counts_usage_ranks_links_and_queues_near_duplicates(embe
             assert usage_after is not None and usage_after < 180, "usage counts never came"
             assert pair_after is not None and pair_after < 300, "the pair was never queued"
             assert body["access_count"] == 3
+            assert _previous_turns(namespace) == 19, "the queued dialog turns were never written"
+            assert not PendingTurn.objects.exists()
 
             health = client.get("/healthz").json()["jobs"]
             assert health["runner"] == "this server (no broker)"
-            assert {"decay", "near_duplicates", "pagerank"} <= set(health["last_runs"])
+            assert {"decay", "near_duplicates", "pagerank", "dialog_passages"} <= set(
+                health["last_runs"]
+            )
     finally:
         output = _stop(process)
     # One process of the two ran the schedule; both stopped with the command.
@@ -155,6 +173,10 @@ def test_make_run_alone_counts_usage_ranks_links_and_queues_near_duplicates(embe
     assert scheduled.exists()
     assert len(set(scheduled.values_list("worker", flat=True))) == 1, output[-3000:]
     assert "Traceback" not in output, output[-3000:]
+
+
+def _previous_turns(namespace: Namespace) -> int:
+    return Passage.objects.filter(memory__namespace=namespace, previous__isnull=False).count()
 
 
 def test_with_a_broker_serve_starts_a_worker_and_beat_and_stops_them_with_it():

@@ -26,6 +26,11 @@ def graph_changed(namespace_id: int) -> None:
     job_requested(Job.PAGERANK, namespace_id)
 
 
+def dialog_turns_queued(namespace_id: int) -> None:
+    """A write queued dialog turns for their previous-turn passages (apps/memories/dialog.py)."""
+    job_requested(Job.DIALOG_PASSAGES, namespace_id)
+
+
 def small_enough_to_run_inline(namespace_id: int) -> bool:
     """Without a worker, PageRank runs after the write only while it takes a few tens of
     milliseconds; larger namespaces wait for `manage.py run_job pagerank` or a worker."""

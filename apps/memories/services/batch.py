@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from .. import dialog, embeddings, nearest, passages, revisions, updates
 from ..copying import copy_rows
-from ..jobs import graph_changed
+from ..jobs import dialog_turns_queued, graph_changed
 from ..models import CausalEdge, Memory, Namespace, PossibleUpdate
 from ..supersession import close_validity, resolve_superseded
 from ..tags import infer_tags
@@ -212,7 +212,9 @@ class WriteBatch:
             _attach_tags(self.planned)
             copy_rows(Memory, rows)
         passages.add_passages(rows, self.passage_rows)
-        dialog.refresh_or_queue(rows)  # turns of an imported dialog session only
+        if dialog.refresh_or_queue(rows):  # turns of an imported dialog session only
+            namespace_id = self.namespace.pk
+            transaction.on_commit(lambda: dialog_turns_queued(namespace_id))
         self.changes += revisions.states_for_created([(p.row, p.tags) for p in self.planned])
         self.edges += chunk_edges(self.planned)
 

@@ -84,7 +84,7 @@ class Command(BaseCommand):
             )
         )
         targets = Namespace.objects.filter(name__in=stats.namespaces)
-        if waiting := sum(dialog.queued(n.pk) for n in targets):
+        if waiting := dialog.queued(targets.values_list("pk", flat=True)):
             self.stdout.write(
                 f"{waiting} dialog turns are searchable now; their previous-turn passages "
                 "(each turn read after the one before it) follow in the background: the worker "
