@@ -36,6 +36,8 @@ app.conf.beat_schedule = {
     # Turns whose previous-turn passages a large write queued while Redis was down, or whose
     # run stopped (a write asks for a run itself: apps/memories/dialog.py).
     "dialog-passages-every-minute": _job("dialog_passages", 60.0),
+    # Rows a large batch left outside the HNSW index, when the write's own request was lost.
+    "vector-index-every-minute": _job("vector_index", 60.0),
     "pagerank-hourly": _job("pagerank", crontab(minute=5)),
     "feedback-weights-every-15-min": _job("feedback_weights", 15 * 60.0),
     "decay-hourly": _job("decay", crontab(minute=35)),

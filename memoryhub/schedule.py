@@ -36,6 +36,8 @@ def server_schedule() -> list:
         ),
         # Previous-turn passages a large write of dialog turns queued (apps/memories/dialog.py).
         Entry("dialog-passages", recent, Job.DIALOG_PASSAGES, trigger="scheduler-recent"),
+        # Rows a large batch left outside the HNSW index (apps/memories/vector_index.py).
+        Entry("vector-index", recent, Job.VECTOR_INDEX, trigger="scheduler-recent"),
         Entry("pagerank", every(hours=1), Job.PAGERANK),
         Entry("feedback-weights", every(minutes=15), Job.FEEDBACK_WEIGHTS),
         Entry("decay", every(hours=1), Job.DECAY),

@@ -20,6 +20,7 @@ class Job(models.TextChoices):
     TRASH_PURGE = "trash_purge"
     NEAR_DUPLICATES = "near_duplicates"
     DIALOG_PASSAGES = "dialog_passages"
+    VECTOR_INDEX = "vector_index"
 
 
 class RunStatus(models.TextChoices):

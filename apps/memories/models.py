@@ -100,6 +100,12 @@ class Memory(models.Model):
     access_count = models.PositiveIntegerField(default=0)
     embedding = VectorField(dimensions=EMBEDDING_DIM, null=True, blank=True)
     embedding_model = models.CharField(max_length=200, blank=True, default="")
+    # Whether the vector is in the HNSW index yet. A large batch stores its rows outside it and
+    # the vector_index job adds them in the background (apps/memories/vector_index.py): an
+    # index insert into a graph of 400k vectors costs more than encoding the text. Until then
+    # a walk of the index meets them by an exact scan of the namespace's few rows outside it
+    # (apps/memories/nearest.py), so they are found from the moment they commit.
+    vector_indexed = models.BooleanField(default=True, db_default=True)
     search_vector = SearchVectorField(null=True, editable=False)
     content_hash = models.CharField(max_length=64, editable=False)
     archived = models.BooleanField(default=False)
@@ -133,6 +139,14 @@ class Memory(models.Model):
                 name="memory_embedding_half_hnsw",
                 m=16,
                 ef_construction=64,
+                condition=Q(vector_indexed=True),
+            ),
+            # The rows a batch left outside the HNSW index, per namespace: few, and read by
+            # every index walk (apps/memories/nearest.py) and the vector_index job.
+            models.Index(
+                name="memory_ns_unindexed",
+                fields=["namespace"],
+                condition=Q(vector_indexed=False),
             ),
             GinIndex(name="memory_search_vector_gin", fields=["search_vector"]),
             # category included: the analytics page's growth by category reads only the index.

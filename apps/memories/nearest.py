@@ -6,6 +6,10 @@ short or miss that namespace's nearest memories. There, comparing the namespace'
 exact and cheaper. A large namespace walks the index with iterative scan, which keeps reading
 until the filter has let enough of its own rows through.
 
+The index holds only the rows marked vector_indexed: a large batch leaves its rows outside it
+for the vector_index job (apps/memories/vector_index.py). A walk therefore also scans the
+namespace's rows outside it exactly (`walk_or_scan`), so they are found from their commit on.
+
 What counts as small depends on the caller's cost: a single query (search, the write path's
 near-duplicate check) compares up to SEARCH_EXACT_SCAN_MAX rows; the near-duplicate job, which
 compares every memory with every other, stops sooner (apps/queues/jobs.py).
@@ -57,6 +61,18 @@ def order_by(column: str, query: str, *, walk_index: bool) -> str:
     return hnsw_distance(column, query) if walk_index else f"{column} <=> {query}"
 
 
+def walk_or_scan(select: str, alias: str, index_order: str, exact_order: str, limit: str) -> str:
+    """A nearest-neighbour query that walks the HNSW index: `select` (SELECT ... FROM ... WHERE
+    ..., its parameters given twice by the caller) over the rows in the index, ordered by the
+    index's expression, and the same over the rows still outside it (few, found through the
+    partial index memory_ns_unindexed), ordered by the exact distance; each at most `limit`.
+    The caller orders the union and keeps what it needs."""
+    return (
+        f"({select} AND {alias}.vector_indexed ORDER BY {index_order} LIMIT {limit}) "
+        f"UNION ALL ({select} AND NOT {alias}.vector_indexed ORDER BY {exact_order} LIMIT {limit})"
+    )
+
+
 def prepare_walk(cursor, ef_search: int | None = None) -> None:
     """Settings for an index walk, for the current transaction only: iterative scan, and the
     candidate list size when given (pgvector's default, 40, otherwise)."""
@@ -85,25 +101,32 @@ def nearest_per_vector(
     if valid_at is not None:
         validity = "AND (m.valid_until IS NULL OR m.valid_until > %s)"
         params.append(valid_at)
+    select = (
+        "SELECT m.id, 1 - (m.embedding <=> q.vec) AS similarity, m.valid_until "
+        f"FROM {Memory._meta.db_table} m "
+        f"WHERE m.namespace_id = %s AND NOT m.archived AND m.embedding IS NOT NULL {validity}"
+    )
+    exact = "m.embedding <=> q.vec"
     with connection.cursor() as cur:
         walk = larger_than(cur, namespace_id, settings.SEARCH_EXACT_SCAN_MAX)
         if walk:
             prepare_walk(cur, ef_search=40)
-        order = order_by("m.embedding", "q.vec", walk_index=walk)
+            index_order = order_by("m.embedding", "q.vec", walk_index=True)
+            both = walk_or_scan(select, "m", index_order, exact, "%s")
+            per_vector = f"SELECT * FROM ({both}) u ORDER BY similarity DESC LIMIT %s"
+            where_params = params[1:]
+            params = [params[0], *where_params, limit, *where_params, limit, limit]
+        else:
+            per_vector = f"{select} ORDER BY {exact} LIMIT %s"
+            params = [*params, limit]
         cur.execute(
             f"""
             SELECT q.pos, nd.id, nd.similarity, nd.valid_until
               FROM unnest(%s::text[]::vector[]) WITH ORDINALITY AS q(vec, pos)
-              CROSS JOIN LATERAL (
-                    SELECT m.id, 1 - (m.embedding <=> q.vec) AS similarity, m.valid_until
-                      FROM {Memory._meta.db_table} m
-                     WHERE m.namespace_id = %s AND NOT m.archived AND m.embedding IS NOT NULL
-                           {validity}
-                     ORDER BY {order}
-                     LIMIT %s) nd
+              CROSS JOIN LATERAL ({per_vector}) nd
              WHERE nd.similarity >= %s
             """,
-            [*params, limit, min_similarity],
+            [*params, min_similarity],
         )
         rows = cur.fetchall()
     if with_validity:

@@ -50,16 +50,15 @@ EXACT_SCAN_MAX = 2_000
 SLICE = 1_000
 RECENT_MAX = 10_000
 
+_NEIGHBOURS_SQL = (
+    "SELECT o.id, o.embedding FROM {table} o "
+    "WHERE o.namespace_id = m.namespace_id AND NOT o.archived AND o.embedding IS NOT NULL "
+    "AND o.id <> m.id"
+)
 _PAIRS_SQL = """
 SELECT DISTINCT least(m.id, n.id), greatest(m.id, n.id), 1 - (m.embedding <=> n.embedding)
 FROM {table} m
-CROSS JOIN LATERAL (
-    SELECT o.id, o.embedding FROM {table} o
-    WHERE o.namespace_id = m.namespace_id AND NOT o.archived AND o.embedding IS NOT NULL
-      AND o.id <> m.id
-    ORDER BY {order}
-    LIMIT {neighbours}
-) n
+CROSS JOIN LATERAL ({neighbours}) n
 WHERE m.namespace_id = %s AND NOT m.archived AND m.embedding IS NOT NULL
   AND m.id = ANY(%s::uuid[]) {one_end} AND 1 - (m.embedding <=> n.embedding) >= %s
 """
@@ -77,11 +76,20 @@ def near_duplicate_pairs(
         walk = nearest.larger_than(cursor, namespace.pk, EXACT_SCAN_MAX)
         if walk:
             nearest.prepare_walk(cursor)
-        order = nearest.order_by("o.embedding", "m.embedding", walk_index=walk)
+        table = Memory._meta.db_table
+        select, exact = _NEIGHBOURS_SQL.format(table=table), "o.embedding <=> m.embedding"
+        if walk:
+            # With the rows a large batch left outside the index (apps/memories/nearest.py).
+            index_order = nearest.order_by("o.embedding", "m.embedding", walk_index=True)
+            both = nearest.walk_or_scan(select, "o", index_order, exact, str(NEIGHBOURS))
+            neighbours = (
+                f"SELECT * FROM ({both}) u ORDER BY u.embedding <=> m.embedding LIMIT {NEIGHBOURS}"
+            )
+        else:
+            neighbours = f"{select} ORDER BY {exact} LIMIT {NEIGHBOURS}"
         sql = _PAIRS_SQL.format(
-            table=Memory._meta.db_table,
-            order=order,
-            neighbours=NEIGHBOURS,
+            table=table,
+            neighbours=neighbours,
             one_end="AND m.id < n.id" if one_end else "",
         )
         cursor.execute(sql, [namespace.pk, [str(i) for i in ids], threshold])

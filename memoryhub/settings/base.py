@@ -300,6 +300,11 @@ MEMORY_BATCH_INLINE_MAX = env.int("MEMORY_BATCH_INLINE_MAX", default=100)
 # A write of more dialog turns leaves their previous-turn passages (a second encoding of each
 # turn, after the one before it) to the dialog_passages job (apps/memories/dialog.py).
 DIALOG_PASSAGES_INLINE_MAX = env.int("DIALOG_PASSAGES_INLINE_MAX", default=16)
+# A batch of at least VECTOR_INDEX_BEHIND_MIN new rows is stored outside the HNSW index, which
+# the vector_index job then adds them to, while at most VECTOR_INDEX_BEHIND_MAX rows of its
+# namespace wait there (every index walk compares those exactly; apps/memories/vector_index.py).
+VECTOR_INDEX_BEHIND_MIN = env.int("VECTOR_INDEX_BEHIND_MIN", default=64)
+VECTOR_INDEX_BEHIND_MAX = env.int("VECTOR_INDEX_BEHIND_MAX", default=5_000)
 
 # --- Import and export in the browser ---------------------------------------------------------
 # Largest file the import page accepts, and how much markdown a zip may unpack to.

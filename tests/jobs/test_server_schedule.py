@@ -22,7 +22,7 @@ from django.db.models import Q
 
 from apps.access.services import token_create
 from apps.jobs.models import JobRun
-from apps.memories.models import Namespace, Passage, PendingTurn
+from apps.memories.models import Memory, Namespace, Passage, PendingTurn
 from apps.queues.models import DuplicatePair
 from tests.api.live import free_port
 
@@ -96,7 +96,8 @@ def test_make_run_alone_counts_usage_ranks_links_and_queues_near_duplicates(embe
     namespace = Namespace.objects.create(name="newcomer")
     token = token_create(name="laptop", namespaces=[namespace])[1]
     port = free_port()
-    process = _serve(port)
+    # The 20-turn batch below is large enough to be stored outside the HNSW index.
+    process = _serve(port, VECTOR_INDEX_BEHIND_MIN="20")
     headers = {"Authorization": f"Bearer {token}"}
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
@@ -109,7 +110,8 @@ def test_make_run_alone_counts_usage_ranks_links_and_queues_near_duplicates(embe
                 return response.json()["memory"]["id"]
 
             # A conversation of 20 turns in one batch: more than DIALOG_PASSAGES_INLINE_MAX,
-            # so the turns' previous-turn passages are left to the scheduler's job.
+            # so the turns' previous-turn passages are left to the scheduler's job, and as many
+            # as VECTOR_INDEX_BEHIND_MIN, so their vectors wait for the vector_index job.
             turns = [
                 {
                     "content": f"Sam: on day {i} of the trip we hiked to lake number {i}.",
@@ -120,6 +122,7 @@ def test_make_run_alone_counts_usage_ranks_links_and_queues_near_duplicates(embe
             ]
             stored = client.post(f"{api}/memories/batch", json={"items": turns}, headers=headers)
             assert stored.status_code == 201, stored.text
+            assert _outside_index(namespace) == 20
             first, second = (write(text) for text in TWINS)
             hub = write("Our staging cluster runs on two small VMs in Frankfurt.")
             notes = write("Release notes are written by whoever merges the last pull request.")
@@ -142,7 +145,10 @@ def test_make_run_alone_counts_usage_ranks_links_and_queues_near_duplicates(embe
 
             usage_after = pair_after = None
             while time.monotonic() - searched < 180 and (
-                usage_after is None or pair_after is None or _previous_turns(namespace) < 19
+                usage_after is None
+                or pair_after is None
+                or _previous_turns(namespace) < 19
+                or _outside_index(namespace)
             ):
                 if (
                     pair_after is None
@@ -160,12 +166,12 @@ def test_make_run_alone_counts_usage_ranks_links_and_queues_near_duplicates(embe
             assert body["access_count"] == 3
             assert _previous_turns(namespace) == 19, "the queued dialog turns were never written"
             assert not PendingTurn.objects.exists()
+            assert _outside_index(namespace) == 0, "the batch never entered the HNSW index"
 
             health = client.get("/healthz").json()["jobs"]
             assert health["runner"] == "this server (no broker)"
-            assert {"decay", "near_duplicates", "pagerank", "dialog_passages"} <= set(
-                health["last_runs"]
-            )
+            ran = {"decay", "near_duplicates", "pagerank", "dialog_passages", "vector_index"}
+            assert ran <= set(health["last_runs"])
     finally:
         output = _stop(process)
     # One process of the two ran the schedule; both stopped with the command.
@@ -173,6 +179,10 @@ def test_make_run_alone_counts_usage_ranks_links_and_queues_near_duplicates(embe
     assert scheduled.exists()
     assert len(set(scheduled.values_list("worker", flat=True))) == 1, output[-3000:]
     assert "Traceback" not in output, output[-3000:]
+
+
+def _outside_index(namespace: Namespace) -> int:
+    return Memory.objects.filter(namespace=namespace, vector_indexed=False).count()
 
 
 def _previous_turns(namespace: Namespace) -> int:

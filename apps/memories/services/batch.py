@@ -17,9 +17,9 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from .. import dialog, embeddings, nearest, passages, revisions, updates
+from .. import dialog, embeddings, nearest, passages, revisions, updates, vector_index
 from ..copying import copy_rows
-from ..jobs import dialog_turns_queued, graph_changed
+from ..jobs import dialog_turns_queued, graph_changed, vectors_left_out
 from ..models import CausalEdge, Memory, Namespace, PossibleUpdate
 from ..supersession import close_validity, resolve_superseded
 from ..tags import infer_tags
@@ -204,6 +204,13 @@ class WriteBatch:
     def store(self) -> None:
         """The rows, their tag links and passages, and their creation revisions."""
         rows = [p.row for p in self.planned]
+        namespace_id = self.namespace.pk
+        if vector_index.write_behind(namespace_id, len(rows)):
+            # Outside the HNSW index until the vector_index job adds them: the index insert
+            # costs more than the encoder in a large database (apps/memories/vector_index.py).
+            for row in rows:
+                row.vector_indexed = False
+            transaction.on_commit(lambda: vectors_left_out(namespace_id))
         with unique_content_guard():
             # Tag links first (their foreign key to the memory is checked at commit), so the
             # row trigger computes each search vector with its tags on INSERT. The other order
@@ -213,7 +220,6 @@ class WriteBatch:
             copy_rows(Memory, rows)
         passages.add_passages(rows, self.passage_rows)
         if dialog.refresh_or_queue(rows):  # turns of an imported dialog session only
-            namespace_id = self.namespace.pk
             transaction.on_commit(lambda: dialog_turns_queued(namespace_id))
         self.changes += revisions.states_for_created([(p.row, p.tags) for p in self.planned])
         self.edges += chunk_edges(self.planned)

@@ -65,7 +65,8 @@ HNSW_INDEX = "memory_embedding_half_hnsw"
 VARIANT_COSINE = 0.989
 HNSW_SQL = (
     f"CREATE INDEX {HNSW_INDEX} ON memories_memory USING hnsw "
-    "((embedding::halfvec(384)) halfvec_cosine_ops) WITH (m = 16, ef_construction = 64)"
+    "((embedding::halfvec(384)) halfvec_cosine_ops) WITH (m = 16, ef_construction = 64) "
+    "WHERE vector_indexed"
 )
 
 

@@ -121,16 +121,21 @@ def few_tagged(tags: tuple[str, ...], most: int) -> bool:
 
 
 def hnsw_nearest(scope: Scope, literal: str, limit: int, ef_search: int) -> list[tuple[str, float]]:
-    """Approximate nearest rows in scope through the HNSW index (iterative scan)."""
+    """Approximate nearest rows in scope through the HNSW index (iterative scan), with the
+    scope's rows still outside the index (a large batch's, apps/memories/vector_index.py)
+    compared exactly."""
     where, params = scope.where(probe_tags=True)
-    sql = (
+    select = (
         f"SELECT m.id::text, 1 - (m.embedding <=> %s::vector) AS sim FROM {MEMORY} m "
-        f"WHERE {where} AND m.embedding IS NOT NULL ORDER BY {HNSW_ORDER} LIMIT %s"
+        f"WHERE {where} AND m.embedding IS NOT NULL"
     )
+    sql = nearest.walk_or_scan(select, "m", HNSW_ORDER, "sim DESC", "%s")
     with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
         nearest.prepare_walk(cursor, ef_search)
-        cursor.execute(sql, [literal] + params + [literal, limit])
-        return [(i, float(s)) for i, s in cursor.fetchall()]
+        cursor.execute(sql, [literal, *params, literal, limit, literal, *params, limit])
+        rows = [(i, float(s)) for i, s in cursor.fetchall()]
+    rows.sort(key=lambda r: -r[1])
+    return rows[:limit]
 
 
 def exact_nearest(

@@ -1,0 +1,127 @@
+"""A large batch is stored outside the HNSW index and the vector_index job adds it: the rows
+are found by every nearest-neighbour read from their commit on, walk or exact scan alike, and
+the job leaves the same answers with the rows inside the index."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from apps.core.health import run_checks
+from apps.memories import vector_index
+from apps.memories.embeddings import embed_query
+from apps.memories.models import Memory
+from apps.memories.services import memory_batch_create
+from apps.search.pipeline import retrieve
+from apps.search.pipeline.scope import Scope
+from apps.search.services import search
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+TOPICS = [
+    "Her puppy is a golden retriever called Max.",
+    "The staging cluster runs on two small VMs in Frankfurt.",
+    "Quarterly tax forms are due at the end of April.",
+    "He learned to bake sourdough bread during the winter.",
+    "The team moved the weekly sync to Thursday mornings.",
+    "Our invoices are exported to the accounting tool every night.",
+    "She ran her first marathon in Berlin last autumn.",
+    "The office plants are watered on Mondays by whoever arrives first.",
+    "The mobile app crashes when the camera permission is denied.",
+    "They adopted a grey cat from the shelter in March.",
+    "The database backups are copied to a second region hourly.",
+    "He is learning Portuguese before the trip to Lisbon.",
+]
+
+
+def _outside(namespace) -> int:
+    return Memory.objects.filter(namespace=namespace, vector_indexed=False).count()
+
+
+def _nearest(namespace, query: str, *, walk: bool) -> list[str]:
+    """The semantic strategy's top 5: through the index walk, or by the exact scan."""
+    hits, _ = retrieve.semantic_search(
+        Scope(namespace_id=namespace.id), embed_query(query), 5, -1.0,
+        exact_max=0 if walk else 10_000,
+    )  # fmt: skip
+    return [h.id for h in hits]
+
+
+def _walk_plan(namespace) -> str:
+    """The plan of the semantic walk: the index for the rows in it, the namespace's few rows
+    outside it through their own partial index."""
+    sql = (
+        "EXPLAIN SELECT m.id FROM memories_memory m WHERE m.namespace_id = %s "
+        "AND m.vector_indexed ORDER BY (m.embedding)::halfvec(384) <=> %s::halfvec(384) LIMIT 5"
+    )
+    literal = "[" + ",".join(["0.05"] * 384) + "]"
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(sql, [namespace.id, literal])
+        return "\n".join(r[0] for r in cursor.fetchall())
+
+
+def test_a_large_batch_is_found_before_the_index_holds_it_and_the_job_adds_it(
+    namespace, embedding_model, settings
+):
+    settings.VECTOR_INDEX_BEHIND_MIN = 8
+    settings.SEARCH_EXACT_SCAN_MAX = 0  # every read below walks the index
+    made = factories.memories(namespace, TOPICS)
+    assert _outside(namespace) == len(TOPICS)
+    assert run_checks()["vector_index"] == {"ok": True, "rows_waiting": len(TOPICS)}
+    (single,) = factories.memories(namespace, ["A single note goes into the index at once."])
+    assert Memory.objects.get(pk=single.pk).vector_indexed
+
+    queries = ["what kind of dog does she have", "where does staging run", "a pet from the shelter"]
+    before = {q: _nearest(namespace, q, walk=True) for q in queries}
+    for q in queries:
+        assert before[q] == _nearest(namespace, q, walk=False)  # the walk misses none of them
+    assert before[queries[0]][0] == str(made[0].id)
+    found = search(namespace=namespace, query="where does the staging cluster run?", log=False)
+    assert found.memories[0]["id"] == str(made[1].id)
+
+    # The write path's near-duplicate check walks too: it meets the row outside the index.
+    (again,) = memory_batch_create(
+        namespace=namespace,
+        items=[{"content": "The staging cluster runs on two small VMs in Frankfurt, Germany."}],
+        infer=False,
+    )
+    assert str(made[1].id) in [d["id"] for d in again.near_duplicates]
+
+    call_command("run_job", "vector_index", stdout=StringIO())
+    assert _outside(namespace) == 0
+    assert run_checks()["vector_index"]["rows_waiting"] == 0
+    assert "memory_embedding_half_hnsw" in _walk_plan(namespace)
+    for q in queries:
+        assert _nearest(namespace, q, walk=True) == _nearest(namespace, q, walk=False)
+    assert _nearest(namespace, queries[0], walk=True) == before[queries[0]]
+    stored = Memory.objects.get(pk=made[0].pk)
+    assert stored.version == 1 and stored.updated_at == made[0].updated_at  # no user change
+
+
+def test_the_rows_outside_the_index_stay_within_their_bound(namespace, embedding_model, settings):
+    settings.VECTOR_INDEX_BEHIND_MIN = 4
+    settings.VECTOR_INDEX_BEHIND_MAX = 10
+    factories.memories(namespace, TOPICS[:6])
+    assert _outside(namespace) == 6
+    # Six more would leave twelve outside: this batch goes into the index as it is written.
+    factories.memories(namespace, TOPICS[6:], start=factories.BASE_TIME.replace(year=2025))
+    assert _outside(namespace) == 6
+    # A batch smaller than VECTOR_INDEX_BEHIND_MIN always goes in at once.
+    factories.memories(namespace, ["One.", "Two."], start=factories.BASE_TIME.replace(year=2026))
+    assert _outside(namespace) == 6
+
+
+def test_the_job_adds_each_row_once_and_a_second_run_finds_nothing(
+    namespace, other_namespace, embedding_model, settings
+):
+    settings.VECTOR_INDEX_BEHIND_MIN = 4
+    factories.memories(namespace, TOPICS[:5])
+    factories.memories(other_namespace, TOPICS[5:])
+    assert vector_index.index_waiting(namespace) == {"rows_indexed": 5}
+    assert vector_index.index_waiting(namespace) == {"rows_indexed": 0}
+    assert _outside(other_namespace) == len(TOPICS) - 5  # one namespace per run
