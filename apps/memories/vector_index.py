@@ -11,7 +11,8 @@ worker or the server's scheduler.
 
 The exact scan bounds what may wait: at most VECTOR_INDEX_BEHIND_MAX rows of one namespace
 (the size search still scans exactly, SEARCH_EXACT_SCAN_MAX). A batch that would pass it is
-indexed as it is written, as every single write is.
+indexed as it is written, as every single write is. Each batch counts what waits in its own
+transaction, so writers running at once may pass the bound by a batch each.
 """
 
 from __future__ import annotations
