@@ -37,6 +37,11 @@ def behind(namespace_id: int, most: int | None = None) -> int:
         return cursor.fetchone()[0]
 
 
+def waiting(namespace_ids) -> int:
+    """How many rows of these namespaces wait outside the HNSW index (one count)."""
+    return Memory.objects.filter(namespace_id__in=list(namespace_ids), vector_indexed=False).count()
+
+
 def write_behind(namespace_id: int, rows: int) -> bool:
     """Whether a batch of `rows` new rows goes in outside the index: a large batch, while the
     namespace's rows outside stay within the bound."""

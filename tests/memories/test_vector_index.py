@@ -4,6 +4,7 @@ the job leaves the same answers with the rows inside the index."""
 
 from __future__ import annotations
 
+import json
 from io import StringIO
 
 import pytest
@@ -125,3 +126,17 @@ def test_the_job_adds_each_row_once_and_a_second_run_finds_nothing(
     assert vector_index.index_waiting(namespace) == {"rows_indexed": 5}
     assert vector_index.index_waiting(namespace) == {"rows_indexed": 0}
     assert _outside(other_namespace) == len(TOPICS) - 5  # one namespace per run
+
+
+def test_an_import_says_what_waits_for_the_index(embedding_model, settings, tmp_path):
+    settings.VECTOR_INDEX_BEHIND_MIN = 4
+    file = tmp_path / "notes.jsonl"
+    rows = [{"id": f"n{i}", "namespace": "notes", "content": t} for i, t in enumerate(TOPICS)]
+    file.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    out = StringIO()
+    call_command("import_memories", str(file), no_progress=True, stdout=out)
+    assert f"{len(TOPICS)} memories are searchable now" in out.getvalue()
+    call_command("run_job", "vector_index", stdout=StringIO())
+    out = StringIO()
+    call_command("import_memories", str(file), no_progress=True, stdout=out)  # all stored
+    assert "searchable now" not in out.getvalue()

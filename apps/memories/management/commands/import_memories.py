@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
 from apps.core.exceptions import ValidationFailed
-from apps.memories import dialog, importers
+from apps.memories import dialog, importers, vector_index
 from apps.memories.import_runs import problem_line
 from apps.memories.models import Namespace
 from apps.memories.parallel_import import default_workers, import_parallel
@@ -84,6 +84,12 @@ class Command(BaseCommand):
             )
         )
         targets = Namespace.objects.filter(name__in=stats.namespaces)
+        if outside := vector_index.waiting(targets.values_list("pk", flat=True)):
+            self.stdout.write(
+                f"{outside} memories are searchable now; their vectors enter the HNSW index in "
+                "the background: the worker or the running server adds them within a minute, "
+                "`manage.py run_job vector_index` now."
+            )
         if waiting := dialog.queued(targets.values_list("pk", flat=True)):
             self.stdout.write(
                 f"{waiting} dialog turns are searchable now; their previous-turn passages "
