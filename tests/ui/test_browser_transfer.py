@@ -89,7 +89,8 @@ def test_import_a_markdown_zip_and_an_mcp_memory_service_database(page, admin_us
     expect(page.locator("table.list")).to_contain_text(MCP_MEMORIES[1][0][:40])
 
 
-def test_export_then_import_is_lossless(page, admin_user, acme, tmp_path):
+def test_export_then_import_is_lossless(page, admin_user, acme, tmp_path, settings):
+    settings.VECTOR_INDEX_BEHIND_MIN = 4  # the import's rows wait for the HNSW index
     before = _snapshot(acme)
     login(page, "admin")
     page.goto("/ns/acme/transfer/")
@@ -111,6 +112,12 @@ def test_export_then_import_is_lossless(page, admin_user, acme, tmp_path):
     _upload(page, exported)
     _result(page, f"Imported: {len(before[0])} new, 0 already stored")
     assert _snapshot(acme) == before
+    waiting = Memory.objects.filter(namespace=acme, vector_indexed=False).count()
+    assert waiting == len(before[0])
+    expect(page.locator("#import-following")).to_contain_text(
+        f"{waiting} memories into the search index"
+    )
+    shoot(page, "transfer-import-following")
 
 
 def test_export_and_import_from_a_phone(phone, admin_user, acme, tmp_path):

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from apps.core.exceptions import ValidationFailed
 from apps.core.streaming import in_thread
-from apps.memories import import_runs, importers
+from apps.memories import dialog, import_runs, importers, vector_index
 from apps.memories.exporting import export_jsonl, export_markdown_zip, export_records
 from apps.memories.models import Memory, Namespace
 
@@ -89,9 +89,19 @@ def _run_response(request: HttpRequest, namespace: Namespace, run: dict) -> Http
         "rate": import_runs.rate(run),
         "percent": int(100 * run["done"] / run["total"]) if run["total"] else 0,
     }
+    if run["phase"] == "done":
+        context["following"] = _following(namespace)
     if request.htmx:
         return render(request, "ui/transfer/partials/run.html", context)
     return render(request, "ui/transfer/page.html", {**_context(request, namespace), **context})
+
+
+def _following(namespace: Namespace) -> dict | None:
+    """What a large import left to the background jobs of this namespace: dialog turns waiting
+    for their previous-turn passages, memories waiting for the HNSW index (docs/jobs.md)."""
+    turns = dialog.queued([namespace.pk])
+    vectors = vector_index.waiting([namespace.pk])
+    return {"turns": turns, "vectors": vectors} if turns or vectors else None
 
 
 def _selection(request: HttpRequest, namespace: Namespace):
