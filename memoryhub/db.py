@@ -26,9 +26,21 @@ import psycopg
 
 logger = logging.getLogger(__name__)
 
+
+def shared_buffers_mb(total_bytes: int | None = None) -> int:
+    """An eighth of the machine's memory, at least 256 MB and at most 2 GB, unless
+    EMBEDDED_SHARED_BUFFERS_MB says otherwise. At 413k memories
+    the HNSW index is 461 MB: with 256 MB of buffers an insert into it read most of its pages
+    from the OS cache (docs/benchmarks.md, "Scale")."""
+    if total_bytes is None and os.environ.get("EMBEDDED_SHARED_BUFFERS_MB"):
+        return int(os.environ["EMBEDDED_SHARED_BUFFERS_MB"])  # chosen by hand
+    total = psutil.virtual_memory().total if total_bytes is None else total_bytes
+    return max(256, min(2048, total // 8 // 2**20))
+
+
 SERVER_SETTINGS = {
-    # Modest, safe defaults for a 2-core laptop-class machine; durability settings untouched.
-    "shared_buffers": "256MB",
+    # Modest, safe defaults for a laptop-class machine; durability settings untouched.
+    "shared_buffers": f"{shared_buffers_mb()}MB",
     "work_mem": "16MB",
     "maintenance_work_mem": "256MB",
     "max_connections": "200",
@@ -142,13 +154,18 @@ def server_alive(pgdata: Path) -> bool:
 
 
 def _write_server_settings(pgdata: Path) -> None:
+    """Our settings as the last block of postgresql.conf (the last value of a setting wins),
+    rewritten when they changed (a release, or a machine with more memory); read at the next
+    start of the server. The block is ours: `ALTER SYSTEM` (postgresql.auto.conf, read after
+    this file) keeps a setting of your own."""
     conf = pgdata / "postgresql.conf"
     marker = "# memoryhub settings"
     text = conf.read_text()
-    if marker in text:
+    ours = "\n".join([marker] + [f"{key} = {value}" for key, value in SERVER_SETTINGS.items()])
+    before, found, block = text.partition(marker)
+    if found and block.strip() == ours.removeprefix(marker).strip():
         return
-    lines = [marker] + [f"{key} = {value}" for key, value in SERVER_SETTINGS.items()]
-    conf.write_text(text + "\n" + "\n".join(lines) + "\n")
+    conf.write_text(before.rstrip("\n") + "\n\n" + ours + "\n")
 
 
 def _start(pgdata: Path, attempts: int = 40) -> EmbeddedDatabase:
@@ -208,6 +225,8 @@ def embedded_database(var_dir: Path, name: str = "memoryhub") -> EmbeddedDatabas
             fresh = not (pgdata / "PG_VERSION").exists()
             if fresh:
                 _start_fresh(pgdata)
+            else:
+                _write_server_settings(pgdata)
             server = _start(pgdata)
             logger.info("embedded PostgreSQL ready at %s", server.socket_dir)
         _ensure_database(server, name)

@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from memoryhub.db import embedded_database, stop_embedded
+from memoryhub.db import embedded_database, shared_buffers_mb, stop_embedded
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -91,3 +91,29 @@ def test_committed_rows_survive_a_killed_server(var_dir):
     restarted = embedded_database(var_dir, name="crashtest")  # crash recovery, no clean-up
     with _connect(restarted) as conn:
         assert conn.execute("SELECT count(*) FROM kept").fetchone()[0] == 1000
+
+
+def _shared_buffers_mb(server) -> int:
+    with _connect(server) as conn:
+        row = conn.execute(
+            "SELECT setting::bigint * 8 / 1024 FROM pg_settings WHERE name = 'shared_buffers'"
+        ).fetchone()
+    return row[0]
+
+
+def test_the_server_settings_follow_the_release_and_the_machine(var_dir):
+    """shared_buffers is an eighth of the memory (256 MB to 2 GB); an install whose settings
+    block an earlier release wrote gets the current one at its next start, once."""
+    assert shared_buffers_mb(4 * 2**30) == 512
+    assert shared_buffers_mb(1 * 2**30) == 256 and shared_buffers_mb(64 * 2**30) == 2048
+    server = embedded_database(var_dir, name="crashtest")
+    assert _shared_buffers_mb(server) == shared_buffers_mb()
+    stop_embedded(var_dir / "pgdata")
+    conf = var_dir / "pgdata" / "postgresql.conf"
+    old = conf.read_text().replace(
+        f"shared_buffers = {shared_buffers_mb()}MB", "shared_buffers = 128MB"
+    )
+    conf.write_text(old)
+    restarted = embedded_database(var_dir, name="crashtest")
+    assert _shared_buffers_mb(restarted) == shared_buffers_mb()
+    assert conf.read_text().count("# memoryhub settings") == 1
