@@ -10,12 +10,14 @@ keeps cheap. The vector_index job then adds them, SLICE rows to a transaction, t
 worker or the server's scheduler.
 
 The exact scan bounds what may wait: at most VECTOR_INDEX_BEHIND_MAX rows of one namespace
-(the size search still scans exactly, SEARCH_EXACT_SCAN_MAX). A batch that would pass it is
+(about 10 ms more a walk at 5,000 rows, docs/jobs.md). A batch that would pass it is
 indexed as it is written, as every single write is. Each batch counts what waits in its own
 transaction, so writers running at once may pass the bound by a batch each.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -25,21 +27,13 @@ from .models import Memory, Namespace
 SLICE = 256
 
 
-def behind(namespace_id: int, most: int | None = None) -> int:
-    """How many of the namespace's rows wait outside the HNSW index (counting at most `most`)."""
-    limit = "" if most is None else f"LIMIT {int(most)}"
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT count(*) FROM (SELECT 1 FROM {Memory._meta.db_table} "
-            f"WHERE namespace_id = %s AND NOT vector_indexed {limit}) w",
-            [namespace_id],
-        )
-        return cursor.fetchone()[0]
-
-
-def waiting(namespace_ids) -> int:
-    """How many rows of these namespaces wait outside the HNSW index (one count)."""
-    return Memory.objects.filter(namespace_id__in=list(namespace_ids), vector_indexed=False).count()
+def waiting(namespace_ids: Iterable[int] | None = None) -> int:
+    """How many rows wait outside the HNSW index (in these namespaces), one count through the
+    partial index memory_ns_unindexed."""
+    rows = Memory.objects.filter(vector_indexed=False)
+    if namespace_ids is not None:
+        rows = rows.filter(namespace_id__in=list(namespace_ids))
+    return rows.count()
 
 
 def write_behind(namespace_id: int, rows: int) -> bool:
@@ -47,13 +41,12 @@ def write_behind(namespace_id: int, rows: int) -> bool:
     namespace's rows outside stay within the bound."""
     if rows < settings.VECTOR_INDEX_BEHIND_MIN:
         return False
-    most = settings.VECTOR_INDEX_BEHIND_MAX
-    return behind(namespace_id, most) + rows <= most
+    return waiting([namespace_id]) + rows <= settings.VECTOR_INDEX_BEHIND_MAX
 
 
 def health() -> dict:
     """For /healthz: rows waiting for the vector_index job, over every namespace."""
-    return {"rows_waiting": Memory.objects.filter(vector_indexed=False).count()}
+    return {"rows_waiting": waiting()}
 
 
 def index_waiting(namespace: Namespace, **options) -> dict:
