@@ -32,7 +32,9 @@ import dataclasses
 import logging
 import os
 import queue
+import sys
 import threading
+import traceback
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -152,6 +154,7 @@ class _Batcher:
                     logger.error("the embedding batcher thread had stopped; starting another")
                     self._thread = self._start()
         future: Future = Future()
+        future.batcher_thread = self._thread  # named in the log should the caller give up
         self.queue.put((texts, spans, future))
         return future
 
@@ -203,7 +206,16 @@ def wait_for(future: Future):
     try:
         return future.result(timeout=timeout)
     except FutureTimeout:
+        _log_stuck_batcher(getattr(future, "batcher_thread", None), timeout)
         raise EmbeddingTimeout(f"the embedding model gave no answer within {timeout:g} s") from None
+
+
+def _log_stuck_batcher(thread: threading.Thread | None, timeout: float) -> None:
+    """Where the batcher thread was when a caller gave up: a stuck encoder is rare and gone by
+    the time anyone looks, so the log keeps the one clue."""
+    frame = sys._current_frames().get(thread.ident) if thread is not None else None
+    stack = "".join(traceback.format_stack(frame)) if frame is not None else "(not running)\n"
+    logger.error("no embedding within %g s; the batcher thread was at:\n%s", timeout, stack)
 
 
 _lock = threading.Lock()

@@ -201,13 +201,16 @@ def test_an_encoder_that_dies_fails_its_callers_and_the_batcher_lives_on(setting
     assert np.allclose(embed_texts(["the nightly backup moved to 02:00"]), expected, atol=1e-5)
 
 
-def test_a_stuck_encoder_times_out_instead_of_hanging(settings, monkeypatch):
+def test_a_stuck_encoder_times_out_instead_of_hanging(settings, monkeypatch, caplog):
     settings.EMBEDDING_BACKEND = "onnx"
     settings.EMBEDDING_RESULT_TIMEOUT_S = 0.3
     embed_texts(["loaded"])
     _stall_encoder(monkeypatch, lambda: time.sleep(1.5))
     with pytest.raises(EmbeddingTimeout, match="no answer within 0.3 s"):
         embed_texts(["a write that meets a stuck encoder"])
+    # the log says where the encoder was stuck: here, in the stall this test put in its place
+    stuck = [r.getMessage() for r in caplog.records if "batcher thread was at" in r.getMessage()]
+    assert stuck and "_stall_encoder" in stuck[0], stuck
 
 
 def test_a_forked_child_embeds_with_its_own_encoder(settings):
