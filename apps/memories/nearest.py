@@ -97,10 +97,10 @@ def nearest_per_vector(
     if len(vectors) == 0:
         return []
     literals = [vector_literal(v) for v in vectors]
-    validity, params = "", [literals, namespace_id]
+    validity, where_params = "", [namespace_id]
     if valid_at is not None:
         validity = "AND (m.valid_until IS NULL OR m.valid_until > %s)"
-        params.append(valid_at)
+        where_params.append(valid_at)
     select = (
         "SELECT m.id, 1 - (m.embedding <=> q.vec) AS similarity, m.valid_until "
         f"FROM {Memory._meta.db_table} m "
@@ -114,11 +114,11 @@ def nearest_per_vector(
             index_order = order_by("m.embedding", "q.vec", walk_index=True)
             both = walk_or_scan(select, "m", index_order, exact, "%s")
             per_vector = f"SELECT * FROM ({both}) u ORDER BY similarity DESC LIMIT %s"
-            where_params = params[1:]
-            params = [params[0], *where_params, limit, *where_params, limit, limit]
+            # each branch of the union: its filters and its limit; then the union's limit
+            per_vector_params = [*where_params, limit, *where_params, limit, limit]
         else:
             per_vector = f"{select} ORDER BY {exact} LIMIT %s"
-            params = [*params, limit]
+            per_vector_params = [*where_params, limit]
         cur.execute(
             f"""
             SELECT q.pos, nd.id, nd.similarity, nd.valid_until
@@ -126,7 +126,7 @@ def nearest_per_vector(
               CROSS JOIN LATERAL ({per_vector}) nd
              WHERE nd.similarity >= %s
             """,
-            [*params, min_similarity],
+            [literals, *per_vector_params, min_similarity],
         )
         rows = cur.fetchall()
     if with_validity:
