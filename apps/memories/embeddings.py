@@ -134,7 +134,10 @@ class _Batcher:
         self.encoder = encoder
         self.threads = _threads(conf.query_threads)
         self.window = conf.batch_window_ms / 1000
-        self.queue: queue.SimpleQueue[tuple[list[str], list | None, Future]] = queue.SimpleQueue()
+        # queue.Queue, not SimpleQueue: Python 3.11's SimpleQueue.get(timeout) recomputes its
+        # wait after a signal (or a wake-up on an empty queue) and, once past the deadline,
+        # waits for the next put instead of raising Empty; CI saw a write hang on it.
+        self.queue: queue.Queue[tuple[list[str], list | None, Future]] = queue.Queue()
         self._guard = threading.Lock()
         self._thread = self._start()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -211,6 +212,33 @@ def test_a_stuck_encoder_times_out_instead_of_hanging(settings, monkeypatch, cap
     # the log says where the encoder was stuck: here, in the stall this test put in its place
     stuck = [r.getMessage() for r in caplog.records if "batcher thread was at" in r.getMessage()]
     assert stuck and "_stall_encoder" in stuck[0], stuck
+
+
+def test_signals_at_the_batcher_thread_never_leave_a_caller_waiting(settings):
+    """CI saw a write wait 120 s on a batcher that sat in its 1 ms batching window: Python
+    3.11's SimpleQueue.get(timeout), interrupted past its deadline, waits for the next put
+    instead of giving up. Here signals rain on the batcher thread while writes are served."""
+    settings.EMBEDDING_BACKEND = "onnx"
+    settings.EMBEDDING_RESULT_TIMEOUT_S = 10
+    embed_texts(["loaded"])
+    batcher = embeddings._load(embeddings.EncoderSettings.current())[1]
+    previous = signal.signal(signal.SIGUSR1, lambda *args: None)
+    stop = threading.Event()
+
+    def rain():
+        while not stop.is_set():
+            signal.pthread_kill(batcher._thread.ident, signal.SIGUSR1)
+            time.sleep(0.0002)
+
+    rainer = threading.Thread(target=rain, daemon=True)
+    rainer.start()
+    try:
+        for n in range(40):
+            assert embed_texts([f"write number {n} while signals arrive"]).shape[0] == 1
+    finally:
+        stop.set()
+        rainer.join()
+        signal.signal(signal.SIGUSR1, previous)
 
 
 def test_a_forked_child_embeds_with_its_own_encoder(settings):
