@@ -134,9 +134,9 @@ class _Batcher:
         self.encoder = encoder
         self.threads = _threads(conf.query_threads)
         self.window = conf.batch_window_ms / 1000
-        # queue.Queue, not SimpleQueue: Python 3.11's SimpleQueue.get(timeout) recomputes its
-        # wait after a signal (or a wake-up on an empty queue) and, once past the deadline,
-        # waits for the next put instead of raising Empty; CI saw a write hang on it.
+        # queue.Queue, not SimpleQueue: when a signal interrupts Python 3.11's
+        # SimpleQueue.get(timeout) past its deadline, it waits for the next put instead of
+        # raising Empty; CI saw a write hang on it for 120 s.
         self.queue: queue.Queue[tuple[list[str], list | None, Future]] = queue.Queue()
         self._guard = threading.Lock()
         self._thread = self._start()
