@@ -61,15 +61,19 @@ def order_by(column: str, query: str, *, walk_index: bool) -> str:
     return hnsw_distance(column, query) if walk_index else f"{column} <=> {query}"
 
 
-def walk_or_scan(select: str, alias: str, index_order: str, exact_order: str, limit: str) -> str:
+def walk_or_scan(
+    select: str, alias: str, index_order: str, exact_order: str, limit: str, union_order: str
+) -> str:
     """A nearest-neighbour query that walks the HNSW index: `select` (SELECT ... FROM ... WHERE
     ..., its parameters given twice by the caller) over the rows in the index, ordered by the
     index's expression, and the same over the rows still outside it (few, found through the
-    partial index memory_ns_unindexed), ordered by the exact distance; each at most `limit`.
-    The caller orders the union and keeps what it needs."""
+    partial index memory_ns_unindexed), ordered by the exact distance; each at most `limit`,
+    then the union ordered by `union_order` (over the columns `select` names, as `u`) and cut
+    to `limit` (so `limit`, when a placeholder, is given three times)."""
     return (
-        f"({select} AND {alias}.vector_indexed ORDER BY {index_order} LIMIT {limit}) "
-        f"UNION ALL ({select} AND NOT {alias}.vector_indexed ORDER BY {exact_order} LIMIT {limit})"
+        f"SELECT * FROM (({select} AND {alias}.vector_indexed ORDER BY {index_order} "
+        f"LIMIT {limit}) UNION ALL ({select} AND NOT {alias}.vector_indexed "
+        f"ORDER BY {exact_order} LIMIT {limit})) u ORDER BY {union_order} LIMIT {limit}"
     )
 
 
@@ -112,8 +116,9 @@ def nearest_per_vector(
         if walk:
             prepare_walk(cur, ef_search=40)
             index_order = order_by("m.embedding", "q.vec", walk_index=True)
-            both = walk_or_scan(select, "m", index_order, exact, "%s")
-            per_vector = f"SELECT * FROM ({both}) u ORDER BY similarity DESC LIMIT %s"
+            per_vector = walk_or_scan(
+                select, "m", index_order, exact, "%s", union_order="u.similarity DESC"
+            )
             # each branch of the union: its filters and its limit; then the union's limit
             per_vector_params = [*where_params, limit, *where_params, limit, limit]
         else:

@@ -81,10 +81,10 @@ def near_duplicate_pairs(
         if walk:
             # With the rows a large batch left outside the index (apps/memories/nearest.py).
             index_order = nearest.order_by("o.embedding", "m.embedding", walk_index=True)
-            both = nearest.walk_or_scan(select, "o", index_order, exact, str(NEIGHBOURS))
-            neighbours = (
-                f"SELECT * FROM ({both}) u ORDER BY u.embedding <=> m.embedding LIMIT {NEIGHBOURS}"
-            )
+            neighbours = nearest.walk_or_scan(
+                select, "o", index_order, exact, str(NEIGHBOURS),
+                union_order="u.embedding <=> m.embedding",
+            )  # fmt: skip
         else:
             neighbours = f"{select} ORDER BY {exact} LIMIT {NEIGHBOURS}"
         sql = _PAIRS_SQL.format(

@@ -139,3 +139,22 @@ def test_an_import_says_what_waits_for_the_index(embedding_model, settings, tmp_
     out = StringIO()
     call_command("import_memories", str(file), no_progress=True, stdout=out)  # all stored
     assert "searchable now" not in out.getvalue()
+
+
+def test_the_near_duplicates_job_walks_the_index_and_meets_rows_outside_it(
+    namespace, embedding_model, settings, monkeypatch
+):
+    """In a namespace past the job's exact-scan size, its pair search walks the index; a
+    near-duplicate written in a large batch (outside the index yet) is still paired."""
+    from apps.queues import jobs
+    from apps.queues.models import DuplicatePair
+
+    monkeypatch.setattr(jobs, "EXACT_SCAN_MAX", 0)
+    settings.VECTOR_INDEX_BEHIND_MIN = 8
+    (indexed,) = factories.memories(namespace, [TOPICS[1]])
+    twin = "The staging cluster runs on two small VMs in Frankfurt, Germany."
+    batch = factories.memories(namespace, [twin, *TOPICS[2:9]])
+    assert Memory.objects.get(pk=indexed.pk).vector_indexed and _outside(namespace) == len(batch)
+    jobs.near_duplicates_update(namespace)
+    pair = DuplicatePair.objects.get(namespace=namespace)
+    assert {pair.first_id, pair.second_id} == {indexed.pk, batch[0].pk}

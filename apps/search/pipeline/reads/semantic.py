@@ -129,8 +129,7 @@ def hnsw_nearest(scope: Scope, literal: str, limit: int, ef_search: int) -> list
         f"SELECT m.id::text, 1 - (m.embedding <=> %s::vector) AS sim FROM {MEMORY} m "
         f"WHERE {where} AND m.embedding IS NOT NULL"
     )
-    both = nearest.walk_or_scan(select, "m", HNSW_ORDER, "sim DESC", "%s")
-    sql = f"SELECT * FROM ({both}) u ORDER BY sim DESC LIMIT %s"
+    sql = nearest.walk_or_scan(select, "m", HNSW_ORDER, "sim DESC", "%s", union_order="u.sim DESC")
     with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
         nearest.prepare_walk(cursor, ef_search)
         cursor.execute(sql, [literal, *params, literal, limit, literal, *params, limit, limit])
