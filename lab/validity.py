@@ -7,6 +7,12 @@ Two labelled sets under data/:
 - heldout_changes.jsonl / heldout_related.jsonl: 24 changed facts with a question each, and 24
   related true pairs, written before any tuning and never tuned on; `heldout_scores` checks
   the acceptance criteria on them (search with supersedes, as_of, possible_updates).
+- train_contradictions.txt / heldout_contradictions.jsonl: pairs where one side negates the
+  other ("Never commit API tokens" / "Commit the API tokens"): a contradiction to resolve, never
+  an update to confirm with one click. heldout_related_more.jsonl: 40 more related true pairs
+  (change words inside other words, lists that share a subject, negations that both hold),
+  with heldout_related.jsonl the extended set of 64. All written before the detector's cues
+  were changed for them (docs/benchmarks.md).
 
 Each measurement writes into namespaces of its own and removes them afterwards; a write whose
 answer is all we need is rolled back, so every pair meets the same stored memories.
@@ -75,13 +81,32 @@ def _store(namespace: Namespace, texts: list[str], created_at: str) -> dict[str,
     return {item["content"]: str(r.memory.pk) for item, r in zip(items, results, strict=True)}
 
 
-def _names(namespace: Namespace, text: str, wanted: str | None) -> tuple[bool, bool]:
-    """(names the wanted id, names anything) for writing `text` without supersedes."""
+@dataclass(frozen=True)
+class Named:
+    """What writing a text (without supersedes) put in the conflicts queue."""
+
+    updates: tuple[str, ...]  # ids named as possible updates
+    contradictions: tuple[str, ...]  # ids named as possible contradictions
+
+    @property
+    def anything(self) -> bool:
+        return bool(self.updates or self.contradictions)
+
+
+def _named(namespace: Namespace, text: str) -> Named:
     result = answer_then_forget(
         lambda: memory_create(namespace=namespace, content=text, created_at=NEW_TIME)
     )
-    ids = [u["id"] for u in result.possible_updates]
-    return (wanted in ids, bool(ids))
+    return Named(
+        tuple(u["id"] for u in result.possible_updates),
+        tuple(c["id"] for c in getattr(result, "possible_contradictions", [])),
+    )
+
+
+def _names(namespace: Namespace, text: str, wanted: str | None) -> tuple[bool, bool]:
+    """(names the wanted id as an update, puts anything in the queue)."""
+    named = _named(namespace, text)
+    return (wanted in named.updates, named.anything)
 
 
 @dataclass
@@ -166,7 +191,44 @@ def heldout_scores() -> dict:
         possible_updates_named=detector.found,
         possible_updates_fired_on_related=detector.fired_on_related,
     )
+    more = [(r["first"], r["second"]) for r in read_jsonl("heldout_related_more.jsonl")]
+    out["extended_related"] = len(pairs) + len(more)
+    out["fired_on_extended_related"] = detector.fired_on_related + related_fired(
+        more, "heldout-more"
+    )
+    contradictions = [(c["older"], c["newer"]) for c in read_jsonl("heldout_contradictions.jsonl")]
+    out.update(contradiction_scores(contradictions, "heldout").as_dict())
     return out
+
+
+def related_fired(related: list[tuple[str, str]], tag: str) -> int:
+    """Related true pairs whose second text put anything in the conflicts queue."""
+    with scratch_namespace(f"{tag}-related") as namespace:
+        _store(namespace, [first for first, _ in related], OLD_TIME)
+        return sum(_named(namespace, second).anything for _, second in related)
+
+
+@dataclass
+class ContradictionScores:
+    contradictions: int
+    as_contradiction: int  # the negated fact named as a contradiction, not as an update
+    as_update: int  # named as a possible update (offered for a one-click supersede)
+
+    def as_dict(self) -> dict:
+        return {f"negation_{k}": v for k, v in self.__dict__.items()}
+
+
+def contradiction_scores(pairs: list[tuple[str, str]], tag: str) -> ContradictionScores:
+    """Each older text stored; each newer one, which negates it, written in turn (rolled
+    back): is the pair queued as a contradiction, and never as an update?"""
+    as_contradiction = as_update = 0
+    with scratch_namespace(f"{tag}-negations") as namespace:
+        ids = _store(namespace, [old for old, _ in pairs], OLD_TIME)
+        for old, new in pairs:
+            named = _named(namespace, new)
+            as_contradiction += ids[old] in named.contradictions
+            as_update += ids[old] in named.updates
+    return ContradictionScores(len(pairs), as_contradiction, as_update)
 
 
 def _search(namespace: Namespace, query: str, **extra) -> list[dict]:

@@ -35,6 +35,14 @@ class Command(BaseCommand):
                 f"(named the older fact {scores.found}, named only others "
                 f"{scores.wrong_on_updates}, fired on related {scores.fired_on_related})"
             )
+            negations = validity.contradiction_scores(
+                validity.read_pairs("train_contradictions.txt"), "train"
+            )
+            report["train"].update(negations.as_dict())
+            self.stdout.write(
+                f"training negation pairs: {negations.contradictions}; queued as contradictions "
+                f"{negations.as_contradiction}, offered as updates {negations.as_update}"
+            )
         if heldout or both:
             held = validity.heldout_scores()
             report["heldout"] = held
@@ -44,7 +52,11 @@ class Command(BaseCommand):
                 f"{held['search_current']}/{n}; as_of between, old top-3 and update left out "
                 f"{held['search_as_of']}/{n}; possible_updates named the old fact "
                 f"{held['possible_updates_named']}/{n}; fired on related true pairs "
-                f"{held['possible_updates_fired_on_related']}/{held['related']}"
+                f"{held['possible_updates_fired_on_related']}/{held['related']}; extended "
+                f"related set: anything queued {held['fired_on_extended_related']}/"
+                f"{held['extended_related']}; negation pairs queued as contradictions "
+                f"{held['negation_as_contradiction']}/{held['negation_contradictions']}, "
+                f"offered as updates {held['negation_as_update']}"
             )
             for miss in held["search_misses"]:
                 self.stdout.write(f"  miss: {miss}")
