@@ -28,6 +28,8 @@ from pathlib import Path
 
 from django.db import transaction
 
+from apps.memories import updates as detector
+from apps.memories.embeddings import embed_texts
 from apps.memories.models import Memory, Namespace
 from apps.memories.services import memory_batch_create, memory_create
 from apps.search.services import search
@@ -99,7 +101,7 @@ def _named(namespace: Namespace, text: str) -> Named:
     )
     return Named(
         tuple(u["id"] for u in result.possible_updates),
-        tuple(c["id"] for c in getattr(result, "possible_contradictions", [])),
+        tuple(c["id"] for c in result.possible_contradictions),
     )
 
 
@@ -233,3 +235,32 @@ def contradiction_scores(pairs: list[tuple[str, str]], tag: str) -> Contradictio
 
 def _search(namespace: Namespace, query: str, **extra) -> list[dict]:
     return search(namespace=namespace, query=query, limit=10, log=False, **extra).memories
+
+
+def cue_contributions(updates: list[tuple[str, str]], related: list[tuple[str, str]]) -> list[dict]:
+    """Each change cue's worth on the training pairs, judged pair by pair (the two texts'
+    cosine, no other stored memories): update pairs found only with it, related pairs
+    flagged as updates only because of it. Cues that never decide a pair are left out."""
+
+    def verdicts(pairs, ignore=frozenset()):
+        return [detector.judge_pair(o, n, s, ignore_cues=ignore).is_update for (o, n), s in pairs]
+
+    def with_similarity(pairs):
+        first = embed_texts([a for a, _ in pairs])
+        second = embed_texts([b for _, b in pairs])
+        return list(zip(pairs, (first * second).sum(axis=1).tolist(), strict=True))
+
+    scored_updates, scored_related = with_similarity(updates), with_similarity(related)
+    found, fired = verdicts(scored_updates), verdicts(scored_related)
+    out = []
+    for cue in detector.CHANGE_CUES:
+        ignore = frozenset([cue])
+        without_updates = verdicts(scored_updates, ignore)
+        without_related = verdicts(scored_related, ignore)
+        lost = sum(a and not b for a, b in zip(found, without_updates, strict=True))
+        spared = sum(a and not b for a, b in zip(fired, without_related, strict=True))
+        if lost or spared:
+            out.append({"cue": cue, "updates_found_only_with_it": lost, "false_alarms": spared})
+    return sorted(
+        out, key=lambda c: (c["false_alarms"] - c["updates_found_only_with_it"], c["cue"])
+    )

@@ -136,6 +136,16 @@ class PossibleUpdateOut(serializers.Serializer):
     )
 
 
+class PossibleContradictionOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    title = serializers.CharField()
+    why = serializers.CharField(
+        help_text="Why this stored memory reads as negated by the new one (the same claim, "
+        "one side says not). Neither replaces the other: a person decides which holds in the "
+        "conflicts queue."
+    )
+
+
 class ReplacedOut(serializers.Serializer):
     id = serializers.UUIDField()
     title = serializers.CharField(allow_blank=True)
@@ -155,6 +165,7 @@ class WriteResultOut(serializers.Serializer):
         child=serializers.UUIDField(), help_text="Memories whose validity this one ended."
     )
     possible_updates = PossibleUpdateOut(many=True)
+    possible_contradictions = PossibleContradictionOut(many=True)
 
 
 class BatchResultOut(serializers.Serializer):
@@ -188,7 +199,7 @@ class BatchJobOut(serializers.Serializer):
         allow_null=True,
         help_text="Once done, one per item in order: id, created, duplicate_of, "
         "near_duplicates, chunks, inferred_tags, valid_from, valid_until, supersedes, "
-        "possible_updates.",
+        "possible_updates, possible_contradictions.",
     )
     status_url = serializers.CharField(help_text="Where to poll this job.")
 

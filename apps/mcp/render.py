@@ -104,4 +104,12 @@ def write_result_markdown(result) -> str:
             "relation supersedes); otherwise nothing to do, a person can decide in the "
             "conflicts queue."
         )
+    if result.possible_contradictions:
+        listed = "; ".join(
+            f'`{u["id"]}` "{u["title"]}" ({u["why"]})' for u in result.possible_contradictions
+        )
+        text += (
+            f" Says the opposite of: {listed}. Neither replaces the other: a person decides "
+            "which holds in the conflicts queue; tell the user about the contradiction."
+        )
     return text

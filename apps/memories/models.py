@@ -348,13 +348,18 @@ class CausalEdge(models.Model):
 
 
 class PossibleUpdate(models.Model):
-    """A new memory that read like an update of a stored one when it was written
-    (apps/memories/updates.py), waiting in the conflicts queue for a person to confirm
-    (supersede) or dismiss. One row per (newer, older)."""
+    """A new memory that read like an update of a stored one when it was written, or that
+    negates it (apps/memories/updates.py), waiting in the conflicts queue for a person to
+    confirm (supersede, for an update) or decide which holds. One row per (newer, older)."""
+
+    class Kind(models.TextChoices):
+        UPDATE = "update"
+        CONTRADICTION = "contradiction"
 
     namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="+")
     newer = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
     older = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.UPDATE)
     why = models.CharField(max_length=500)
     score = models.FloatField()
     found_at = models.DateTimeField(default=timezone.now)

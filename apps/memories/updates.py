@@ -3,10 +3,14 @@
 "Our CI runs on Jenkins." then "CI was migrated from Jenkins to GitHub Actions.": the same
 subject with a different value. No language model: the stored memories close in meaning are
 the candidates, and the pair's texts are read for the signals an update leaves: words that say
-something changed ("migrated", "now", "no longer", "took over"), numbers or versions that differ
-("PostgreSQL 14" / "16"), a negation on one side only (the contradiction stage's rule), and
-shared names (the same subject). Each signal adds to the pair's score; a pair at or above
-UPDATE_SCORE is reported as a possible update, never superseded silently.
+something changed ("migrated", "now", "no longer", "took over"; whole words only), numbers or
+versions that differ ("PostgreSQL 14" / "16"), a negation on one side only (the contradiction
+stage's rule), and shared names (the same subject). Each signal adds to the pair's score; a
+pair at or above UPDATE_SCORE is reported as a possible update, never superseded silently.
+
+A pair whose only difference is a negation of the same claim ("Never commit API tokens to the
+repository." / "Commit the API tokens to the repository.") is not an update: the newer text is
+no more likely to be right. It is reported as a possible contradiction, for a person to decide.
 
 The weights were set on the labelled pairs in lab/data (docs/benchmarks.md).
 """
@@ -26,19 +30,63 @@ CANDIDATE_MIN = 0.45  # cosine below which two memories are not about the same t
 CANDIDATES = 5
 UPDATE_SCORE = 0.9
 
-# Words that say a value changed, in the newer text.
+# Words that say a value changed, in the newer text: each cue with the inflections it counts
+# in, matched as whole words only ("changelog" and "migrations reviewed" say nothing changed).
+# A cue stays only while it finds more training updates than it flags related pairs
+# (`evaluate_validity --cues`): "joined", "sold" and "increased" did not.
+CHANGE_CUES: dict[str, tuple[str, ...]] = {
+    "now": ("now", "from now on"),
+    "no longer": ("no longer", "no more", "anymore", "any more"),
+    "instead": ("instead",),
+    "again": ("again",),
+    "replace": ("replace", "replaced", "replaces", "replacing", "superseded", "supersedes"),
+    "switch": ("switched", "switching", "switch to", "switches to"),
+    "migrate": ("migrate", "migrated", "migrates", "migrating"),
+    "move": ("moved", "moves", "moving"),
+    "relocate": ("relocate", "relocated", "relocates", "relocating"),
+    "take over": ("took over", "taken over", "takes over", "take over", "took the"),
+    "change": ("change", "changed", "changes", "changing"),
+    "upgrade": ("upgrade", "upgraded", "upgrades", "upgrading"),
+    "downgrade": ("downgrade", "downgraded", "downgrades", "downgrading"),
+    "rename": ("rename", "renamed", "renames", "renaming", "rebrand", "rebranded", "rebrands"),
+    "become": ("became", "become", "becomes"),
+    "succeed": ("succeeded", "succeeds", "successor"),
+    "as of": ("as of",),
+    "drop": ("dropped", "dropping"),
+    "retire": ("retire", "retired", "retires", "retiring"),
+    "deprecate": ("deprecate", "deprecated", "deprecates", "deprecating"),
+    "abandon": ("abandon", "abandoned", "abandons", "ditch", "ditched", "ditches"),
+    "raise": ("raised", "raises", "lowered", "lowers"),
+    "decrease": ("decrease", "decreased", "decreases", "decreasing"),
+    "reduce": ("reduce", "reduced", "reduces", "reducing", "cut", "halved", "down to"),
+    "extend": ("extend", "extended", "extends", "extending", "shortened", "shortens"),
+    "scale": ("scaled",),
+    "resign": ("resign", "resigned", "resigns", "stepped down", "appointed", "elected"),
+    "rewrite": ("rewrote", "rewritten", "rewrite", "rewrites", "ported"),
+    "transfer": ("transferred", "transfers", "handed over"),
+    "acquire": ("acquired", "acquires", "acquisition"),
+    "buy": ("bought",),
+    "close": ("closed", "closes", "closing", "shut"),
+    "stop": ("stopped", "stops", "stopping", "ended", "ends", "discontinued", "phased out"),
+    "remove": ("removed", "withdrew", "withdrawn", "withdraws"),
+    "collapse": ("collapsed", "bankrupt", "bankruptcy", "dissolved"),
+    "add": ("added", "adds"),
+    "ban": ("legalised", "legalized", "banned", "abolished"),
+    "pass": ("passed", "overtook", "overtaken"),
+    "shrink": ("shrunk", "shrank"),
+    "return": ("returned",),
+    "postpone": ("postponed",),
+    "expand": ("expand", "expanded", "expands", "expanding"),
+    "grow": ("grew", "doubled"),
+    "revise": ("revised",),
+    "rise": ("rose", "risen", "rises", "fell", "fallen"),
+    "leave": ("left",),
+}
+_CUE_OF = {form: cue for cue, forms in CHANGE_CUES.items() for form in forms}
 CHANGE_WORDS = re.compile(
-    r"\b(?:now|no longer|any ?more|anymore|instead|again|replac\w*|switch\w*|migrat\w*"
-    r"|mov(?:ed|es|ing)|relocat\w*|took over|taken over|takes over|chang\w*|upgrad\w*"
-    r"|downgrad\w*|renam\w*|rebrand\w*|became|become|becomes|succeed\w*|successor"
-    r"|from now on|as of|dropp\w*|retir\w*|deprecat\w*|abandon\w*|ditch\w*|rais(?:ed|es)"
-    r"|lower(?:ed|s)|increas\w*|decreas\w*|reduc\w*|extend\w*|shorten\w*|cut|scaled"
-    r"|resign\w*|stepped down|appointed|elected|rewr\w*|ported|transferr\w*"
-    r"|handed over|acquir\w*|acquisition|bought|sold|clos(?:ed|es|ing)|shut|stopp\w*"
-    r"|ended|ends|removed|withdr\w*|collaps\w*|bankrupt\w*|dissolv\w*|added|adds"
-    r"|legali[sz]ed|banned|abolished|joined|passed|overt(?:ook|aken)|shrunk|shrank|returned"
-    r"|discontinued|phased out|postponed|expand\w*|grew|doubled|halved|revised|down to"
-    r"|overtook|no more|took the|supersed\w*|rose|risen|rises|fell|fallen|left(?!-))\b",
+    r"\b(?:"
+    + "|".join(re.escape(f).replace(r"\ ", r"\s+") for f in sorted(_CUE_OF, key=len, reverse=True))
+    + r")\b(?![-'’]\w)",
     re.IGNORECASE,
 )
 NEGATION = re.compile(
@@ -119,17 +167,51 @@ W_VALUE = 0.25
 W_NEGATION = 0.15
 W_SUBJECT = 0.1
 W_NO_SUBJECT = -0.3
+# A negation on one side only is a contradiction when the two texts make the same claim: at
+# least this share of the shorter one's content words in the other (set on the training pairs:
+# negated pairs 0.8-1.0, related pairs with a negation 0.2-0.6).
+SAME_CLAIM = 0.75
+
+
+class Kind:
+    UPDATE = "update"  # the newer text replaces the older: a person confirms with supersede
+    CONTRADICTION = "contradiction"  # one side negates the other: a person decides which holds
 
 
 @dataclass(frozen=True)
 class Verdict:
     score: float
     reasons: tuple[str, ...]
-    changed: bool  # a change word, a different value or a negation: not only the same topic
+    changed: bool  # a change word or a different value: not only the same topic
+    negated: bool = False  # a negation on one side only
+
+    @property
+    def kind(self) -> str | None:
+        """An update when the newer text says something changed; a contradiction when all
+        that differs is a negation ("Never commit API tokens" / "Commit the API tokens"),
+        which is no reason to replace one with the other."""
+        if self.score < UPDATE_SCORE:
+            return None
+        if self.changed:
+            return Kind.UPDATE
+        return Kind.CONTRADICTION if self.negated else None
 
     @property
     def is_update(self) -> bool:
-        return self.changed and self.score >= UPDATE_SCORE
+        return self.kind == Kind.UPDATE
+
+
+def change_cues(text: str) -> dict[str, str]:
+    """The change cues a text states: cue -> the words that said it. A capitalised word
+    inside a sentence is a name ("Rose leads design"), not a cue."""
+    found: dict[str, str] = {}
+    for match in CHANGE_WORDS.finditer(text):
+        words = match.group(0)
+        before = text[: match.start()].rstrip()
+        if words[0].isupper() and before and before[-1] not in ".!?:;\n\"'(":
+            continue
+        found.setdefault(_CUE_OF[" ".join(words.lower().split())], words.lower())
+    return found
 
 
 def _numbers(text: str) -> set[str]:
@@ -148,18 +230,31 @@ def _words(text: str) -> set[str]:
     return {w.strip(".") for w in WORD.findall(text.lower())} - STOP
 
 
-def judge_pair(older: str, newer: str, similarity: float) -> Verdict:
-    """How much `newer` reads as an update of `older`, with the reasons in words."""
+def _claim_words(text: str) -> set[str]:
+    return {w.rstrip("s") for w in _words(NEGATION.sub(" ", text))}
+
+
+def claim_overlap(first: str, second: str) -> float:
+    """The share of the shorter text's content words (negations left out) that the other
+    text has too: 1.0 for "Never commit API tokens" / "Commit the API tokens"."""
+    a, b = _claim_words(first), _claim_words(second)
+    return len(a & b) / max(1, min(len(a), len(b)))
+
+
+def judge_pair(
+    older: str, newer: str, similarity: float, *, ignore_cues: frozenset[str] = frozenset()
+) -> Verdict:
+    """How much `newer` reads as an update of `older`, with the reasons in words.
+    `ignore_cues` leaves change cues out (lab/validity.py measures each one's worth)."""
     score = W_SIMILARITY * similarity
     reasons = [f"similar meaning ({similarity:.2f})"]
-    changed = False
-    said = {m.lower() for m in CHANGE_WORDS.findall(newer)} - {
-        m.lower() for m in CHANGE_WORDS.findall(older)
-    }
+    changed = negated = False
+    old_cues, new_cues = change_cues(older), change_cues(newer)
+    said = sorted(new_cues[cue] for cue in new_cues.keys() - old_cues.keys() - ignore_cues)
     if newer.lower().startswith("since "):  # "Since 1982 the penny is made of zinc."
-        said.add("since")
+        said.append("since")
     if said:
-        change = min(said)
+        change = said[0]
         changed = True
         score += W_CHANGE
         reasons.append(f"says it changed ({change!r})")
@@ -171,7 +266,9 @@ def judge_pair(older: str, newer: str, similarity: float) -> Verdict:
         came = ", ".join(sorted(new_numbers - old_numbers)) or "?"
         reasons.append(f"a different value ({gone} -> {came})")
     if bool(NEGATION.search(older)) != bool(NEGATION.search(newer)):
-        changed = True
+        # Only the same claim negated is a contradiction; "The API does not accept XML" and
+        # "The API accepts JSON" both hold.
+        negated = claim_overlap(older, newer) >= SAME_CLAIM
         score += W_NEGATION
         reasons.append("a negation on one side only")
     shared = (_names(older) & _names(newer)) or (_words(older) & _words(newer))
@@ -180,7 +277,7 @@ def judge_pair(older: str, newer: str, similarity: float) -> Verdict:
         reasons.append("same subject (" + ", ".join(sorted(shared)[:3]) + ")")
     else:
         score += W_NO_SUBJECT
-    return Verdict(round(score, 4), tuple(reasons), changed)
+    return Verdict(round(score, 4), tuple(reasons), changed, negated)
 
 
 def candidates(namespace_id: int, vectors: np.ndarray) -> list[list[tuple[Memory, float]]]:
@@ -202,17 +299,19 @@ def candidates(namespace_id: int, vectors: np.ndarray) -> list[list[tuple[Memory
 
 
 def possible_updates(text: str, found: list[tuple[Memory, float]]) -> list[dict]:
-    """The candidates `text` looks like an update of, best first: id, title, why."""
+    """The candidates `text` looks like an update of, or contradicts, best first: id, title,
+    why, score and kind (Kind.UPDATE or Kind.CONTRADICTION)."""
     out = []
     for memory, similarity in found:
         verdict = judge_pair(memory.content, text, similarity)
-        if verdict.is_update:
+        if verdict.kind is not None:
             out.append(
                 {
                     "id": str(memory.pk),
                     "title": memory.title or memory.content[:80],
                     "why": "; ".join(verdict.reasons),
                     "score": verdict.score,
+                    "kind": verdict.kind,
                 }
             )
     return sorted(out, key=lambda u: -u["score"])

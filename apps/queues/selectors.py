@@ -58,9 +58,16 @@ class Conflict:
     linked: bool  # joined by a `contradicts` link
     flagged: int  # how many searches flagged the pair
     last_flagged: datetime | None
-    # Noticed at write time as a possible update: the newer memory's id and why (else None).
+    # Noticed at write time as a possible update or a negation of the other: the newer
+    # memory's id, why, and which of the two (PossibleUpdate.Kind) it is (else None).
     newer_id: str | None = None
     why: str = ""
+    noticed_as: str | None = None
+
+    @property
+    def is_update(self) -> bool:
+        """Offered for a supersede: noticed as an update, never as a negation."""
+        return self.noticed_as == PossibleUpdate.Kind.UPDATE
 
     @property
     def newer(self) -> Memory | None:
@@ -86,9 +93,11 @@ WITH flagged AS (
     SELECT DISTINCT least(source_id, target_id) AS a, greatest(source_id, target_id) AS b
     FROM {edge} WHERE namespace_id = %(ns)s AND relation = %(rel)s
 ), updates AS (
-    -- possible updates noticed at write time, until one supersedes the other
+    -- possible updates (and negations) noticed at write time, until one supersedes the
+    -- other; one row per unordered pair, whichever side was written first
     SELECT DISTINCT ON (1, 2) least(u.newer_id, u.older_id) AS a,
-           greatest(u.newer_id, u.older_id) AS b, u.newer_id AS newer, u.why AS why
+           greatest(u.newer_id, u.older_id) AS b, u.newer_id AS newer, u.why AS why,
+           u.kind AS kind
     FROM {update} u
     WHERE u.namespace_id = %(ns)s AND NOT EXISTS (
         SELECT 1 FROM {edge} s WHERE s.source_id = u.newer_id AND s.target_id = u.older_id
@@ -101,7 +110,7 @@ WITH flagged AS (
 ), pairs AS (
     SELECT coalesce(k.a, u.a) AS a, coalesce(k.b, u.b) AS b, coalesce(k.linked, false) AS linked,
            coalesce(k.n, 0) AS n, k.last AS last, u.newer::text AS newer,
-           coalesce(u.why, '') AS why
+           coalesce(u.why, '') AS why, u.kind AS kind
     FROM both_kinds k FULL OUTER JOIN updates u ON k.a = u.a AND k.b = u.b
 )
 SELECT {select}
@@ -135,7 +144,7 @@ def open_conflicts(*, namespace: Namespace, limit: int = 50, offset: int = 0) ->
     """Open conflicts, linked ones first, then the most often flagged; memories loaded in one
     query."""
     sql = _conflicts_sql(
-        "pairs.a, pairs.b, pairs.linked, pairs.n, pairs.last, pairs.newer, pairs.why",
+        "pairs.a, pairs.b, pairs.linked, pairs.n, pairs.last, pairs.newer, pairs.why, pairs.kind",
         "ORDER BY pairs.linked DESC, pairs.n DESC, pairs.last DESC NULLS LAST, pairs.a, pairs.b "
         "LIMIT %(limit)s OFFSET %(offset)s",
     )
@@ -145,8 +154,8 @@ def open_conflicts(*, namespace: Namespace, limit: int = 50, offset: int = 0) ->
     ids = {x for row in rows for x in row[:2]}
     memories = Memory.objects.filter(pk__in=ids).prefetch_related("tags").in_bulk()
     return [
-        Conflict(memories[a], memories[b], linked, n, last, newer, why)
-        for a, b, linked, n, last, newer, why in rows
+        Conflict(memories[a], memories[b], linked, n, last, newer, why, kind)
+        for a, b, linked, n, last, newer, why, kind in rows
         if a in memories and b in memories
     ]
 

@@ -11,7 +11,7 @@ from apps.access.permissions import Action, can
 from apps.core.exceptions import PermissionDenied, ValidationFailed
 from apps.history.models import MemoryRevision
 from apps.history.selectors import revision_state_before
-from apps.memories.models import CausalEdge, Memory, Relation
+from apps.memories.models import CausalEdge, Memory, Relation, Tier
 from apps.memories.revisions import TRACKED, Change, memory_state, record
 from apps.memories.revisions import Action as Revision
 from apps.memories.services import (
@@ -30,6 +30,18 @@ from .models import ConflictDecision, ConflictStatus, DuplicatePair, PairStatus
 def _may_change(namespace_id: int, actor) -> None:
     if actor is not None and not can(actor, namespace_id, Action.CHANGE):
         raise PermissionDenied("You may not change memories in this namespace.")
+
+
+def _constitutional_guard(replaced: Memory, confirmed: bool) -> None:
+    """A constitutional memory (a rule the namespace holds to) is never replaced, merged away
+    or archived by one click from a queue: the person confirms it explicitly."""
+    if replaced.tier == Tier.CONSTITUTIONAL and not confirmed:
+        raise ValidationFailed(
+            {
+                "confirm_constitutional": "This would replace a constitutional memory: "
+                "confirm it explicitly to go ahead."
+            }
+        )
 
 
 def _check(pair: DuplicatePair, actor) -> None:
@@ -59,13 +71,20 @@ def pair_keep_both(*, pair: DuplicatePair, actor=None, door: str = "system") -> 
 
 @transaction.atomic
 def pair_merge(
-    *, pair: DuplicatePair, keep_id, content: str | None = None, actor=None, door: str = "system"
+    *,
+    pair: DuplicatePair,
+    keep_id,
+    content: str | None = None,
+    confirm_constitutional: bool = False,
+    actor=None,
+    door: str = "system",
 ) -> Memory:
     """Keep one memory: it gains the other's tags and links and supersedes it (archived), via
     memories_merge; with `content`, the kept memory's text becomes that combined text (a
     second revision). Undone by `merge_undo` on the kept memory's merge revision."""
     _check(pair, actor)
     keep, other = _kept_and_other(pair.first, pair.second, keep_id)
+    _constitutional_guard(other, confirm_constitutional)
     kept = memories_merge(keep=keep, others=[other], move_edges=True, actor=actor, door=door)
     if content is not None and content.strip() and content != kept.content:
         kept = memory_update(memory=kept, content=content, actor=actor, door=door)
@@ -75,11 +94,19 @@ def pair_merge(
 
 
 @transaction.atomic
-def pair_supersede(*, pair: DuplicatePair, newer_id, actor=None, door: str = "system") -> Memory:
+def pair_supersede(
+    *,
+    pair: DuplicatePair,
+    newer_id,
+    confirm_constitutional: bool = False,
+    actor=None,
+    door: str = "system",
+) -> Memory:
     """Mark one memory as superseding the other: a `supersedes` link, the older one archived
     (two revisions; unlink and "restore this version" undo them). Tags and links stay."""
     _check(pair, actor)
     newer, older = _kept_and_other(pair.first, pair.second, newer_id, field="newer")
+    _constitutional_guard(older, confirm_constitutional)
     archived = supersede(newer=newer, older=older, actor=actor, door=door)
     pair.status = PairStatus.SUPERSEDED
     pair.save(update_fields=["status"])
@@ -158,10 +185,17 @@ def _conflict_pair(first: Memory, second: Memory, actor) -> None:
 
 @transaction.atomic
 def conflict_keep_one(
-    *, keep: Memory, other: Memory, note: str = "", actor=None, door: str = "system"
+    *,
+    keep: Memory,
+    other: Memory,
+    note: str = "",
+    confirm_constitutional: bool = False,
+    actor=None,
+    door: str = "system",
 ) -> ConflictDecision:
     """The kept memory holds: it supersedes the other (link + archive, both revisions)."""
     _conflict_pair(keep, other, actor)
+    _constitutional_guard(other, confirm_constitutional)
     decision = _decide(keep, other, ConflictStatus.KEPT_ONE, note, actor)
     archived = supersede(newer=keep, older=other, actor=actor, door=door)
     found = conflict_decision(decision, kept=keep, archived=archived)
@@ -171,12 +205,19 @@ def conflict_keep_one(
 
 @transaction.atomic
 def conflict_supersede(
-    *, newer: Memory, older: Memory, note: str = "", actor=None, door: str = "system"
+    *,
+    newer: Memory,
+    older: Memory,
+    note: str = "",
+    confirm_constitutional: bool = False,
+    actor=None,
+    door: str = "system",
 ) -> ConflictDecision:
     """The newer memory replaces the older one (a possible update confirmed): a `supersedes`
     link ends the older one's validity, which stays in history and in searches as of the
     past; nothing is archived. Undone like any decision (the link goes, validity re-opens)."""
     _conflict_pair(newer, older, actor)
+    _constitutional_guard(older, confirm_constitutional)
     decision = _decide(newer, older, ConflictStatus.SUPERSEDED, note, actor)
     edge_create(source=newer, target=older, relation=Relation.SUPERSEDES, actor=actor, door=door)
     _record_decision(conflict_decision(decision, kept=newer), actor=actor, door=door)

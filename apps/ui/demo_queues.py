@@ -5,7 +5,9 @@ missed-searches queue, grouped by meaning), one scratch note left lying for a wh
 stale queue; the old conversation turns are there already, unused since 2023), two notes that
 say the same thing in other words (the near-duplicate job pairs them), and a team rule with a
 note that says the opposite, which a search returns together (the search flags the
-contradiction; the conflicts queue also lists the demo's `contradicts` link).
+contradiction, which the write had already queued as one; the conflicts queue also lists the
+demo's `contradicts` link), and a fact with the later note that it changed (a possible update
+the conflicts queue offers to supersede).
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ DUPLICATES = [
 ]
 RULE = "Never commit API tokens to the repository."
 AGAINST_RULE = "Commit the API tokens to the repository."
+# A fact, then the note that it changed: the conflicts queue offers the supersede.
+CI_BEFORE = "Our CI runs on Jenkins."
+CI_AFTER = "We moved CI from Jenkins to GitHub Actions."
 MISSED_QUESTIONS = [
     "What is the guest wifi password in the office?",
     "office wifi password for guests",
@@ -56,6 +61,8 @@ def seed_queues(namespace: Namespace) -> None:
     near_duplicates_update(namespace)
     services.memory_create(namespace=namespace, content=RULE, tier="constitutional", door="cli")
     services.memory_create(namespace=namespace, content=AGAINST_RULE, door="cli")
+    services.memory_create(namespace=namespace, content=CI_BEFORE, tags=["ci"], door="cli")
+    services.memory_create(namespace=namespace, content=CI_AFTER, tags=["ci"], door="cli")
     search(namespace=namespace, query="commit API tokens to the repository")
     for question in MISSED_QUESTIONS:
         search(namespace=namespace, query=question)

@@ -61,3 +61,18 @@ def test_bad_validity_input_is_a_400_naming_the_field(api, tokens, embedding_mod
     assert backwards.status_code == 400 and "valid_until" in backwards.json()["errors"]
     bad_as_of = api.post("/search/", json={"query": "x", "as_of": "soon"}, headers=auth)
     assert bad_as_of.status_code == 400 and "as_of" in bad_as_of.json()["errors"]
+
+
+def test_a_negated_rule_is_answered_as_a_possible_contradiction(api, tokens, embedding_model):
+    auth = bearer(tokens.alpha_rw)
+    rule = api.post(
+        "/memories/", json={"content": "Never commit API tokens to the repository."}, headers=auth
+    ).json()["memory"]
+    against = api.post(
+        "/memories/", json={"content": "Commit the API tokens to the repository."}, headers=auth
+    )
+    assert against.status_code == 201, against.text
+    answer = against.json()
+    assert answer["possible_updates"] == []
+    assert [c["id"] for c in answer["possible_contradictions"]] == [rule["id"]]
+    assert "negation" in answer["possible_contradictions"][0]["why"]

@@ -52,3 +52,23 @@ def test_possible_update_then_confirm_with_supersedes(asgi_server, tokens, embed
     past = structured(then)["memories"]
     assert [m["id"] for m in past] == [old_id]  # nothing learnt after April
     assert bad.is_error and "as_of" in text_of(bad)
+
+
+def test_remember_says_a_negated_rule_is_a_contradiction(asgi_server, tokens, embedding_model):
+    async def scenario():
+        async with http_client(asgi_server, tokens.alpha_rw) as client:
+            rule = await client.call_tool(
+                "remember", {"content": "Never commit API tokens to the repository."}
+            )
+            against = await client.call_tool(
+                "remember", {"content": "Commit the API tokens to the repository."}
+            )
+            return rule, against
+
+    rule, against = run(scenario)
+    rule_id = structured(rule)["id"]
+    assert structured(against)["possible_updates"] == []
+    assert [c["id"] for c in structured(against)["possible_contradictions"]] == [rule_id]
+    text = text_of(against)
+    assert "Says the opposite of" in text and rule_id in text
+    assert "supersedes=" not in text  # no invitation to replace the rule

@@ -16,6 +16,7 @@ from apps.memories.selectors import stale_counts
 from apps.queues.selectors import conflict_count, duplicate_count, open_conflicts
 from apps.search.models import QueryLog
 from apps.search.selectors import missed_count
+from apps.ui.demo_queues import AGAINST_RULE, CI_AFTER, CI_BEFORE, RULE
 
 from .conftest import make_user
 
@@ -58,3 +59,20 @@ def test_seed_demo(tmp_path, embedding_model):
     count = memories.count()
     call_command("seed_demo", source=str(tmp_path), conversation="conv-1")
     assert memories.count() == count
+
+
+def test_the_demo_conflicts_queue_holds_a_handful_of_meaningful_pairs(embedding_model):
+    """`make demo` as a newcomer runs it (the real LoCoMo conversation from shared/): fewer
+    than ten conflicts, no update flagged for a change word inside another word, the negated
+    rule a contradiction (no supersede), the moved CI an update."""
+    make_user("boss", superuser=True)
+    call_command("seed_demo")
+    demo = Namespace.objects.get(name="demo")
+    conflicts = open_conflicts(namespace=demo, limit=100)
+    assert 2 <= conflict_count(namespace=demo) < 10
+    for conflict in conflicts:
+        assert "changelog" not in conflict.why and "migrations" not in conflict.why
+    texts = {frozenset((c.first.content, c.second.content)): c for c in conflicts}
+    rule = texts[frozenset((RULE, AGAINST_RULE))]
+    assert rule.noticed_as == "contradiction" and not rule.is_update
+    assert texts[frozenset((CI_BEFORE, CI_AFTER))].is_update

@@ -48,6 +48,9 @@ def write_result_data(result) -> dict:
         "possible_updates": [
             {k: u[k] for k in ("id", "title", "why")} for u in result.possible_updates
         ],
+        "possible_contradictions": [
+            {k: u[k] for k in ("id", "title", "why")} for u in result.possible_contradictions
+        ],
     }
 
 

@@ -240,7 +240,10 @@ class WriteBatch:
             if p.item in self.superseded:
                 self._close(p.row, self.superseded[p.item], result)
             for update in self.maybe.get(p.item, []):
-                result.possible_updates.append(update)
+                if update["kind"] == PossibleUpdate.Kind.CONTRADICTION:
+                    result.possible_contradictions.append(update)
+                else:
+                    result.possible_updates.append(update)
                 queued.append(_queued_update(self.namespace, p.row, update))
             stored_near = [d["id"] for d in self.near.get(p.item, []) if d["id"] != str(p.row.pk)]
             if self.on_duplicate == "supersede" and stored_near:
@@ -333,6 +336,7 @@ def _queued_update(namespace: Namespace, newer: Memory, update: dict) -> Possibl
         older_id=update["id"],
         why=update["why"][:500],
         score=update["score"],
+        kind=update["kind"],
     )
 
 

@@ -23,6 +23,9 @@ class WriteResult:
     # Stored memories this one reads like an update of (id, title, why): not superseded,
     # queued for a person; the writer confirms with `supersedes`.
     possible_updates: list[dict] = field(default_factory=list)
+    # Stored memories this one negates (id, title, why): queued as contradictions for a person
+    # to decide which holds; never offered as an update.
+    possible_contradictions: list[dict] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)  # ids whose validity this one ended
 
     def to_dict(self) -> dict:
@@ -38,6 +41,9 @@ class WriteResult:
             "supersedes": self.superseded,
             "possible_updates": [
                 {k: u[k] for k in ("id", "title", "why")} for u in self.possible_updates
+            ],
+            "possible_contradictions": [
+                {k: u[k] for k in ("id", "title", "why")} for u in self.possible_contradictions
             ],
         }
 

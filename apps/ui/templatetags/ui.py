@@ -69,3 +69,10 @@ def memory_title(memory) -> str:
     if hasattr(memory, "content"):  # a trash entry keeps the deleted memory's text
         return shown_title(getattr(memory, "title", "") or "", memory.content or "")
     return str(memory or "")
+
+
+@register.filter
+def constitutional_side(first, second):
+    """Which of a pair is a constitutional memory (the side a queue action may only replace
+    with an explicit confirmation), or None."""
+    return next((m for m in (first, second) if m.tier == "constitutional"), None)

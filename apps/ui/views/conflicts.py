@@ -1,8 +1,10 @@
 """The conflicts queue: memories joined by a `contradicts` link, and pairs that searches flagged
-as contradicting when they returned both (recorded on QueryLog, read here), and possible
-updates noticed when a memory was written (one click supersedes the older). Actions: keep one
-(the other is superseded and archived), edit either memory, or mark the conflict resolved with
-a note. Memory changes are revisions; a decided conflict does not come back.
+as contradicting when they returned both (recorded on QueryLog, read here), possible updates
+noticed when a memory was written (one click supersedes the older), and new memories that
+negate a stored one (contradictions: no supersede is offered). Actions: keep one (the other is
+superseded and archived), edit either memory, or mark the conflict resolved with a note; a
+constitutional memory is replaced only with the confirmation box ticked. Memory changes are
+revisions; a decided conflict does not come back.
 """
 
 from __future__ import annotations
@@ -53,18 +55,31 @@ def conflicts_act(request: HttpRequest, namespace: Namespace) -> HttpResponse:
     first, second = pair
     action, _, keep_id = request.POST.get("do", "").partition(":")
     note = request.POST.get("note", "")
+    confirmed = request.POST.get("confirm_constitutional") == "1"
     try:
         if action == "keep":
             if keep_id not in (str(first.pk), str(second.pk)):
                 raise ValidationFailed({"keep": "Choose one of the two memories."})
             keep, other = (first, second) if keep_id == str(first.pk) else (second, first)
-            services.conflict_keep_one(keep=keep, other=other, note=note, **writer(request))
+            services.conflict_keep_one(
+                keep=keep,
+                other=other,
+                note=note,
+                confirm_constitutional=confirmed,
+                **writer(request),
+            )
             messages.success(request, "Kept one; the other is superseded and archived.")
         elif action == "supersede":
             if keep_id not in (str(first.pk), str(second.pk)):
                 raise ValidationFailed({"newer": "Choose one of the two memories."})
             newer, older = (first, second) if keep_id == str(first.pk) else (second, first)
-            services.conflict_supersede(newer=newer, older=older, note=note, **writer(request))
+            services.conflict_supersede(
+                newer=newer,
+                older=older,
+                note=note,
+                confirm_constitutional=confirmed,
+                **writer(request),
+            )
             messages.success(
                 request, "Superseded: the older memory's validity ended; it stays in history."
             )

@@ -61,11 +61,16 @@ def duplicates_act(request: HttpRequest, namespace: Namespace) -> HttpResponse:
     if pair is None:
         raise Http404("No such pair in this namespace.")
     action, chosen = _requested(request)
+    confirmed = request.POST.get("confirm_constitutional") == "1"
     try:
         if action == "merge":
             content = request.POST.get("content")
             kept = services.pair_merge(
-                pair=pair, keep_id=chosen, content=content, **writer(request)
+                pair=pair,
+                keep_id=chosen,
+                content=content,
+                confirm_constitutional=confirmed,
+                **writer(request),
             )
             messages.success(
                 request,
@@ -78,7 +83,9 @@ def duplicates_act(request: HttpRequest, namespace: Namespace) -> HttpResponse:
             services.pair_keep_both(pair=pair, **writer(request))
             messages.success(request, "Kept both; this pair will not be suggested again.")
         elif action == "supersede":
-            services.pair_supersede(pair=pair, newer_id=chosen, **writer(request))
+            services.pair_supersede(
+                pair=pair, newer_id=chosen, confirm_constitutional=confirmed, **writer(request)
+            )
             messages.success(
                 request, "Marked as superseding; the older memory is archived (see its history)."
             )

@@ -71,6 +71,12 @@ def create_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
                 f"This looks like an update of “{update['title']}” ({update['why']}). "
                 "Confirm it in the conflicts queue to supersede the old one.",
             )
+        for contradiction in result.possible_contradictions:
+            messages.warning(
+                request,
+                f"This says the opposite of “{contradiction['title']}” ({contradiction['why']}). "
+                "Decide which holds in the conflicts queue.",
+            )
         return redirect("ui:memory", memory_id=result.memory.pk)
     status = 400 if request.method == "POST" else 200
     return render(request, "ui/memory/form.html", context, status=status)

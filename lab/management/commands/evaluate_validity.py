@@ -19,11 +19,26 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--train", action="store_true", help="Only the training pairs.")
         parser.add_argument("--heldout", action="store_true", help="Only the held-out set.")
+        parser.add_argument(
+            "--cues", action="store_true", help="Each change cue's worth on the training pairs."
+        )
         parser.add_argument("--json", dest="json_path", type=Path, help="Write the report here.")
 
-    def handle(self, *args, train: bool, heldout: bool, json_path: Path | None, **options):
-        both = not (train or heldout)
+    def handle(
+        self, *args, train: bool, heldout: bool, cues: bool, json_path: Path | None, **options
+    ):
+        both = not (train or heldout or cues)
         report = {}
+        if cues:
+            rows = validity.cue_contributions(
+                validity.read_pairs("train_updates.txt"), validity.read_pairs("train_related.txt")
+            )
+            report["cues"] = rows
+            self.stdout.write("cue: training updates found only with it / related pairs it flags")
+            for row in rows:
+                self.stdout.write(
+                    f"  {row['cue']}: {row['updates_found_only_with_it']} / {row['false_alarms']}"
+                )
         if train or both:
             updates = validity.read_pairs("train_updates.txt")
             related = validity.read_pairs("train_related.txt")
