@@ -55,14 +55,34 @@ def test_a_wrong_pkce_verifier_is_refused(setup):
     assert "access_token" not in wrong.json()
 
 
-def test_a_code_used_twice_is_refused(setup):
+def test_a_code_used_twice_is_refused_and_revokes_what_it_issued(setup):
     base, person, client_id, session = setup
     code, verifier = code_for(session, base, client_id, namespaces=[person.alpha.pk])
     first = exchange(base, client_id, code, verifier)
     assert first.status_code == 200
+    tokens = first.json()
+    assert mcp_status(base, tokens["access_token"]) == 200
     second = exchange(base, client_id, code, verifier)
     assert second.status_code == 400
     assert second.json()["error"] == "invalid_grant"
+    assert "access_token" not in second.json()
+    # RFC 6749 4.1.2: the code leaked, so what it issued stops working.
+    assert mcp_status(base, tokens["access_token"]) == 401
+    assert refresh(base, client_id, tokens["refresh_token"]).status_code == 400
+
+
+def test_a_reused_code_also_ends_the_tokens_refreshed_from_it(setup):
+    base, person, client_id, session = setup
+    code, verifier = code_for(session, base, client_id, namespaces=[person.alpha.pk])
+    tokens = exchange(base, client_id, code, verifier).json()
+    rotated = refresh(base, client_id, tokens["refresh_token"]).json()
+    assert mcp_status(base, rotated["access_token"]) == 200
+    # Another connection of the same person with the same app is not touched.
+    other = tokens_for(session, base, client_id, namespaces=[person.alpha.pk])
+    assert exchange(base, client_id, code, verifier).status_code == 400
+    assert mcp_status(base, rotated["access_token"]) == 401
+    assert refresh(base, client_id, rotated["refresh_token"]).json()["error"] == "invalid_grant"
+    assert mcp_status(base, other["access_token"]) == 200
 
 
 def test_an_unregistered_redirect_uri_is_refused_without_redirecting(setup):
