@@ -11,10 +11,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
+from django.core.management import call_command
 from django.utils import timezone
-from oauth2_provider.models import AccessToken, Grant
+from oauth2_provider.models import AccessToken, Grant, RefreshToken
 
 from apps.access.models import OAuthConnection
+from apps.oauth.models import RedeemedCode
 
 from .dance import (
     MCP_HEADERS,
@@ -83,6 +85,17 @@ def test_a_reused_code_also_ends_the_tokens_refreshed_from_it(setup):
     assert mcp_status(base, rotated["access_token"]) == 401
     assert refresh(base, client_id, rotated["refresh_token"]).json()["error"] == "invalid_grant"
     assert mcp_status(base, other["access_token"]) == 200
+
+
+def test_the_record_of_an_exchanged_code_goes_with_its_refresh_token(setup):
+    base, person, client_id, session = setup
+    tokens_for(session, base, client_id, namespaces=[person.alpha.pk])
+    mine = RedeemedCode.objects.filter(application__client_id=client_id)
+    assert mine.count() == 1
+    long_ago = timezone.now() - timedelta(days=31)  # past the 30-day refresh lifetime
+    RefreshToken.objects.filter(user=person.user).update(revoked=long_ago)
+    call_command("cleartokens")
+    assert not mine.exists()
 
 
 def test_an_unregistered_redirect_uri_is_refused_without_redirecting(setup):
