@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from oauth2_provider.models import Application
 
 from apps.core.exceptions import ValidationFailed
+from apps.core.values import text_problem
 
 LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1"}
 MAX_REDIRECT_URIS = 10
@@ -26,6 +27,10 @@ def _string_list(data: dict, field: str, default: list[str]) -> list[str]:
     value = data.get(field, default)
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValidationFailed({field: "must be an array of strings."})
+    for item in value:
+        problem = text_problem(item)
+        if problem:
+            raise ValidationFailed({field: problem})
     return value
 
 
@@ -59,7 +64,7 @@ def client_register(data: Any) -> Application:
     # A client asking for a secret gets none: RFC 7591 lets the server substitute its own
     # value, and the answer says "none", so such a client still connects, as a public one.
     method = data.get("token_endpoint_auth_method", "none")
-    if method not in SUBSTITUTED_AUTH_METHODS:
+    if not isinstance(method, str) or method not in SUBSTITUTED_AUTH_METHODS:
         raise ValidationFailed(
             {
                 "token_endpoint_auth_method": f"'{method}' is not supported: clients are public "
@@ -79,6 +84,9 @@ def client_register(data: Any) -> Application:
     name = data.get("client_name", "")
     if not isinstance(name, str) or len(name) > MAX_NAME:
         raise ValidationFailed({"client_name": f"must be a string of at most {MAX_NAME} chars."})
+    problem = text_problem(name)
+    if problem:
+        raise ValidationFailed({"client_name": problem})
     application = Application(
         name=name.strip(),
         client_type=Application.CLIENT_PUBLIC,

@@ -17,6 +17,8 @@ from apps.access.permissions import Action, namespaces_for
 from apps.core.exceptions import ValidationFailed
 from apps.memories.models import Namespace
 
+from .models import RedeemedCode
+
 logger = logging.getLogger(__name__)
 
 MCP_SCOPE = "mcp"
@@ -60,6 +62,52 @@ def connection_revoke(*, connection: OAuthConnection) -> None:
     IDToken.objects.filter(**mine).delete()
     Grant.objects.filter(**mine).delete()
     connection.delete()
+
+
+def _code_checksum(code: str) -> str:
+    return hashlib.sha256(code.encode()).hexdigest()
+
+
+def code_redeemed(*, application: Application, code: str, refresh_token: RefreshToken) -> None:
+    """Remember that `code` was exchanged for `refresh_token` (and its access token)."""
+    RedeemedCode.objects.get_or_create(
+        code_checksum=_code_checksum(code),
+        defaults={"application": application, "refresh_token": refresh_token},
+    )
+
+
+@transaction.atomic
+def code_reused(*, application: Application, code: str, also: RefreshToken | None = None) -> int:
+    """A code came back after it was exchanged: revoke every token it led to (the refresh
+    token it issued, the ones rotated from it, their access tokens). Returns how many refresh
+    tokens were revoked."""
+    families = set(
+        RedeemedCode.objects.filter(
+            code_checksum=_code_checksum(code), application=application
+        ).values_list("refresh_token__token_family", flat=True)
+    )
+    if also is not None:
+        families.add(also.token_family)
+    families.discard(None)
+    if not families:
+        return 0
+    live = list(
+        RefreshToken.objects.select_for_update().filter(
+            application=application, token_family__in=families, revoked__isnull=True
+        )
+    )
+    for refresh_token in live:
+        refresh_token.revoke()  # ends its access token too
+    # Access tokens whose refresh token was already rotated away stay bound to it by source.
+    AccessToken.objects.filter(
+        application=application, source_refresh_token__token_family__in=families
+    ).delete()
+    logger.warning(
+        "authorization code of application %s used again: %d token chain(s) revoked",
+        application.pk,
+        len(families),
+    )
+    return len(live)
 
 
 def connections_of(user: AbstractBaseUser) -> list[OAuthConnection]:

@@ -12,24 +12,24 @@ from . import views
 protocol_patterns = [
     path(
         ".well-known/oauth-authorization-server",
-        dot.OAuthServerMetadataView.as_view(),
+        views.oauth_endpoint(dot.OAuthServerMetadataView.as_view(), methods=("GET", "HEAD")),
         name="oauth-server-metadata",
     ),
     path(
         ".well-known/oauth-protected-resource",
-        views.ProtectedResourceMetadata.as_view(),
+        views.oauth_endpoint(views.ProtectedResourceMetadata.as_view(), methods=("GET", "HEAD")),
         name="oauth-resource-metadata",
     ),
     # RFC 9728's form for a resource with a path: the metadata of /mcp.
     path(
         ".well-known/oauth-protected-resource/mcp",
-        views.ProtectedResourceMetadata.as_view(),
+        views.oauth_endpoint(views.ProtectedResourceMetadata.as_view(), methods=("GET", "HEAD")),
         name="oauth-resource-metadata-mcp",
     ),
     path("oauth/authorize", views.ConsentView.as_view(), name="authorize"),
-    path("oauth/token", dot.TokenView.as_view(), name="token"),
-    path("oauth/revoke", dot.RevokeTokenView.as_view(), name="revoke-token"),
-    path("oauth/register", views.register, name="dcr-register"),
+    path("oauth/token", views.oauth_endpoint(dot.TokenView.as_view()), name="token"),
+    path("oauth/revoke", views.oauth_endpoint(dot.RevokeTokenView.as_view()), name="revoke-token"),
+    path("oauth/register", views.oauth_endpoint(views.register), name="dcr-register"),
 ]
 
 page_patterns = [

@@ -1,10 +1,13 @@
 """The authorization server's doors: metadata (RFC 8414, RFC 9728), client registration
 (RFC 7591), the consent page, and the people's list of connected apps. The token, revocation
-and code mechanics are django-oauth-toolkit's views, used as they are (urls.py)."""
+and code mechanics are django-oauth-toolkit's views, used as they are (urls.py) behind
+oauth_endpoint, which answers what they cannot take with an RFC 6749 error instead of a 500."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from functools import wraps
 from urllib.parse import parse_qs, urlsplit
 
 from django.conf import settings
@@ -26,6 +29,7 @@ from apps.access.models import OAuthConnection
 from apps.core.exceptions import ValidationFailed
 
 from .forms import ConsentForm
+from .parameters import parameter_problem
 from .registration import InvalidRedirectUri, client_register, registration_response
 from .resource import issuer, mcp_resource, public_base, same_resource
 from .services import connection_grant, connection_revoke, connections_of
@@ -52,8 +56,33 @@ class ProtectedResourceMetadata(OAuthProtectedResourceMetadataView):
         return response
 
 
-@csrf_exempt
-@require_POST
+MAX_REGISTRATION_BYTES = 64 * 1024
+
+
+def oauth_endpoint(view: Callable, methods: tuple[str, ...] = ("POST",)) -> Callable:
+    """A protocol endpoint answered in RFC 6749's error shape whatever comes in: another
+    method, or parameters the library or the database cannot take, get a 4xx JSON error
+    naming what is wrong before the view runs. No cookie authenticates these endpoints, so
+    they are CSRF-exempt (a form post elsewhere would otherwise get Django's HTML 403)."""
+    allowed = (*methods, "OPTIONS")
+
+    @csrf_exempt
+    @wraps(view)
+    def guarded(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if request.method not in allowed:
+            response = _oauth_error(
+                "invalid_request", f"Use {' or '.join(methods)} here.", status=405
+            )
+            response["Allow"] = ", ".join(allowed)
+            return response
+        problem = parameter_problem(request)
+        if problem is not None:
+            return _oauth_error(problem.error, problem.description)
+        return view(request, *args, **kwargs)
+
+    return guarded
+
+
 def register(request: HttpRequest) -> JsonResponse:
     """RFC 7591 registration of a public client, rate-limited per address."""
     address = request.META.get("REMOTE_ADDR", "")
@@ -66,9 +95,13 @@ def register(request: HttpRequest) -> JsonResponse:
         )
         response["Retry-After"] = str(verdict.retry_after)
         return response
+    if len(request.body) > MAX_REGISTRATION_BYTES:
+        return _oauth_error(
+            "invalid_client_metadata", f"body: at most {MAX_REGISTRATION_BYTES} bytes."
+        )
     try:
         data = json.loads(request.body or b"null")
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python parses
         return _oauth_error("invalid_client_metadata", "body: must be JSON client metadata.")
     try:
         application = client_register(data)
@@ -89,6 +122,28 @@ class ConsentView(AuthorizationView):
 
     template_name = "oauth/authorize.html"
     form_class = ConsentForm
+
+    def dispatch(self, request, *args, **kwargs):
+        problem = parameter_problem(request)
+        if problem is not None:
+            return _error_page(request, problem.error, problem.description)
+        return super().dispatch(request, *args, **kwargs)
+
+    def get(self, request, *args, **kwargs):
+        try:
+            return super().get(request, *args, **kwargs)
+        except _ConsentNotGiven:
+            # The library would have issued a code without asking (approval_prompt=auto with
+            # a live token, or an application marked skip_authorization): ask instead.
+            return self.render_to_response(self.get_context_data(**self.oauth2_data))
+
+    def create_authorization_response(self, request, scopes, credentials, allow):
+        """A code comes only from the person's answer on the consent page (a POST): the
+        same app with another loopback port, another PKCE challenge or another redirect URI
+        is someone else until they allow it."""
+        if request.method != "POST":
+            raise _ConsentNotGiven
+        return super().create_authorization_response(request, scopes, credentials, allow)
 
     def validate_authorization_request(self, request):
         scopes, credentials = super().validate_authorization_request(request)
@@ -119,7 +174,9 @@ class ConsentView(AuthorizationView):
     def form_valid(self, form):
         if not form.cleaned_data.get("allow"):
             return super().form_valid(form)  # the client hears access_denied
-        application = Application.objects.get(client_id=form.cleaned_data["client_id"])
+        application = Application.objects.filter(client_id=form.cleaned_data["client_id"]).first()
+        if application is None:
+            return _error_page(self.request, "invalid_request", "client_id: unknown application.")
         # The grant and the code are written together or not at all: if the library refuses
         # the request after all (a tampered hidden field), no connection is left behind.
         with transaction.atomic():
@@ -140,9 +197,18 @@ class ConsentView(AuthorizationView):
         return response
 
     def form_invalid(self, form):
+        # The hidden fields carry the client's request: an error there is no choice the person
+        # can correct on the page, so the page says what was wrong instead of offering it again.
+        broken = [
+            f"{name}: {' '.join(errors)}"
+            for name, errors in form.errors.items()
+            if name in form.fields and form.fields[name].widget.is_hidden and name != "resource"
+        ]
+        if broken:
+            return _error_page(self.request, "invalid_request", " ".join(broken))
         application = Application.objects.filter(client_id=form.data.get("client_id")).first()
         if application is None:
-            return _oauth_error("invalid_request", "client_id: unknown application.")
+            return _error_page(self.request, "invalid_request", "client_id: unknown application.")
         context = self.get_context_data(form=form, application=application)
         return self.render_to_response(context, status=400)
 
@@ -156,6 +222,17 @@ class ConsentView(AuthorizationView):
             parts = urlsplit(uri)
             response._csp_update = {"form-action": [f"{parts.scheme}://{parts.netloc}"]}
         return response
+
+
+class _ConsentNotGiven(Exception):
+    """A code was about to be issued without the consent page."""
+
+
+def _error_page(request: HttpRequest, error: str, description: str) -> HttpResponse:
+    """The consent page's own error: the browser flow cannot go on and nothing is redirected
+    (the client's redirect URI is not known to be safe)."""
+    context = {"error": {"error": error, "description": description}}
+    return render(request, ConsentView.template_name, context, status=400)
 
 
 def _refusal(credentials: dict, error: str, description: str) -> OAuthToolkitError:

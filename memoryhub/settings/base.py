@@ -479,6 +479,11 @@ OAUTH2_PROVIDER_GRANT_MODEL = "oauth2_provider.Grant"
 OAUTH2_PROVIDER_DEVICE_GRANT_MODEL = "oauth2_provider.DeviceGrant"
 OAUTH_REGISTRATION_RATE_LIMIT = env("OAUTH_REGISTRATION_RATE_LIMIT", default="30/hour")
 OAUTH2_PROVIDER = {
+    # A code used twice also revokes the tokens issued on it (RFC 6749 4.1.2).
+    "OAUTH2_VALIDATOR_CLASS": "apps.oauth.validators.MemoryhubOAuth2Validator",
+    # Consent is asked at every authorization; a client's approval_prompt cannot skip it
+    # (apps/oauth/views.py ConsentView).
+    "REQUEST_APPROVAL_PROMPT": "force",
     "SCOPES": {"mcp": "Use memoryhub's MCP tools in the namespaces you choose"},
     "DEFAULT_SCOPES": ["mcp"],
     # Short-lived access tokens; refresh tokens rotate and a reused one ends its whole family.

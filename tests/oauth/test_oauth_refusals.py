@@ -11,10 +11,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
+from django.core.management import call_command
 from django.utils import timezone
-from oauth2_provider.models import AccessToken, Grant
+from oauth2_provider.models import AccessToken, Grant, RefreshToken
 
 from apps.access.models import OAuthConnection
+from apps.oauth.models import RedeemedCode
 
 from .dance import (
     MCP_HEADERS,
@@ -55,14 +57,45 @@ def test_a_wrong_pkce_verifier_is_refused(setup):
     assert "access_token" not in wrong.json()
 
 
-def test_a_code_used_twice_is_refused(setup):
+def test_a_code_used_twice_is_refused_and_revokes_what_it_issued(setup):
     base, person, client_id, session = setup
     code, verifier = code_for(session, base, client_id, namespaces=[person.alpha.pk])
     first = exchange(base, client_id, code, verifier)
     assert first.status_code == 200
+    tokens = first.json()
+    assert mcp_status(base, tokens["access_token"]) == 200
     second = exchange(base, client_id, code, verifier)
     assert second.status_code == 400
     assert second.json()["error"] == "invalid_grant"
+    assert "access_token" not in second.json()
+    # RFC 6749 4.1.2: the code leaked, so what it issued stops working.
+    assert mcp_status(base, tokens["access_token"]) == 401
+    assert refresh(base, client_id, tokens["refresh_token"]).status_code == 400
+
+
+def test_a_reused_code_also_ends_the_tokens_refreshed_from_it(setup):
+    base, person, client_id, session = setup
+    code, verifier = code_for(session, base, client_id, namespaces=[person.alpha.pk])
+    tokens = exchange(base, client_id, code, verifier).json()
+    rotated = refresh(base, client_id, tokens["refresh_token"]).json()
+    assert mcp_status(base, rotated["access_token"]) == 200
+    # Another connection of the same person with the same app is not touched.
+    other = tokens_for(session, base, client_id, namespaces=[person.alpha.pk])
+    assert exchange(base, client_id, code, verifier).status_code == 400
+    assert mcp_status(base, rotated["access_token"]) == 401
+    assert refresh(base, client_id, rotated["refresh_token"]).json()["error"] == "invalid_grant"
+    assert mcp_status(base, other["access_token"]) == 200
+
+
+def test_the_record_of_an_exchanged_code_goes_with_its_refresh_token(setup):
+    base, person, client_id, session = setup
+    tokens_for(session, base, client_id, namespaces=[person.alpha.pk])
+    mine = RedeemedCode.objects.filter(application__client_id=client_id)
+    assert mine.count() == 1
+    long_ago = timezone.now() - timedelta(days=31)  # past the 30-day refresh lifetime
+    RefreshToken.objects.filter(user=person.user).update(revoked=long_ago)
+    call_command("cleartokens")
+    assert not mine.exists()
 
 
 def test_an_unregistered_redirect_uri_is_refused_without_redirecting(setup):
