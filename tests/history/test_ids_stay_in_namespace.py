@@ -23,6 +23,7 @@ from django.test import Client
 
 from apps.access.models import NamespaceMembership, Role
 from apps.history.models import MemoryRevision, TrashEntry
+from apps.history.purge import trash_purge
 from apps.memories import import_runs, services
 from apps.memories.exporting import export_markdown_zip, export_records
 from apps.memories.models import CausalEdge, Memory
@@ -344,3 +345,27 @@ def test_trash_restore_variation_beta_cannot_restore_or_block_alphas_entry(
     restored = ann.post(f"/ns/alpha/trash/{entry.pk}/restore/")
     assert restored.status_code == 302 and restored.url == f"/memories/{memory_id}/"
     assert Memory.objects.get(pk=memory_id).content == SECRET
+
+
+def test_deleting_and_purging_a_row_sharing_an_id_leaves_alphas_trash_and_history(
+    api, tokens, alpha_deleted
+):
+    memory_id, entry = alpha_deleted
+    alpha_history = set(
+        MemoryRevision.objects.filter(namespace=tokens.alpha).values_list("pk", flat=True)
+    )
+    _legacy_shared_id(tokens, memory_id)
+    beta = bearer(tokens.beta_rw)
+    assert api.delete(f"/memories/{memory_id}/", headers=beta).status_code == 204
+
+    kept = TrashEntry.objects.get(pk=entry.pk)
+    assert kept.namespace == tokens.alpha and kept.content == SECRET
+    assert TrashEntry.objects.filter(memory_id=memory_id).count() == 2
+    assert api.get("/trash/", headers=beta).json()["count"] == 1
+    assert "4242" not in api.get("/trash/", headers=beta).text
+
+    trash_purge(older_than_days=0, namespace=tokens.beta)
+    assert TrashEntry.objects.filter(pk=entry.pk).exists()
+    assert alpha_history <= set(MemoryRevision.objects.values_list("pk", flat=True))
+    back = api.post(f"/trash/{entry.pk}/restore/", headers=bearer(tokens.alpha_rw))
+    assert back.status_code == 200 and back.json()["memory"]["content"] == SECRET
