@@ -86,7 +86,7 @@ class TrashEntry(models.Model):
     """A deleted memory's last version, restorable with the same id until purged.
 
     One entry per namespace and memory id: a row of another namespace that carries the same id
-    (an import before issue 42 could make one) never overwrites or purges this namespace's.
+    (older imports could make one) never overwrites or purges this namespace's.
 
     `snapshot` holds every column needed to put the row back (embedding included, so a restore
     needs no model); `tags` the tag names; `edges` the causal edges it had in either direction,
