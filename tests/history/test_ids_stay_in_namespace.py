@@ -316,6 +316,21 @@ def test_link_variation_answers_alike_for_alphas_ids_and_free_ones(
         return texts
 
     assert len(run(over_mcp)) == 1
+
+    bea = _member("bea", tokens.beta)
+    pages = set()
+    for other in (live, trashed, free):
+        for direction in ("out", "in"):
+            form = {"target": other, "relation": "caused", "direction": direction}
+            response = bea.post(f"/memories/{mine}/link/", form)
+            pages.add((response.status_code, response.content.replace(other.encode(), b"ID")))
+        dragged = bea.post(
+            "/ns/beta/graph/link/", {"source": mine, "target": other, "relation": "caused"}
+        )
+        assert dragged.status_code == 404 and dragged.json() == {
+            "errors": {"target": ["No such memory in this namespace."]}
+        }
+    assert len(pages) == 1 and next(iter(pages))[0] == 404
     assert CausalEdge.objects.count() == 0
     assert not MemoryRevision.objects.filter(namespace=tokens.alpha, action="link").exists()
 
