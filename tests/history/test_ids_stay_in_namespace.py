@@ -105,13 +105,21 @@ def test_beta_importing_alphas_deleted_id_learns_and_changes_nothing_of_alpha(
     alpha_revisions = list(
         MemoryRevision.objects.filter(memory_id=memory_id).values_list("pk", flat=True)
     )
+    # REST and MCP writes take no id at all: the field is refused by name.
+    beta = bearer(tokens.beta_rw)
+    for path, body in [
+        ("/memories/", {"id": memory_id, "content": "bait"}),
+        ("/memories/batch/", {"items": [{"id": memory_id, "content": "bait"}]}),
+    ]:
+        refused = api.post(path, json=body, headers=beta)
+        assert refused.status_code == 400 and "id" in refused.text, refused.text
+
     _import_cli(_jsonl(tmp_path / "bait.jsonl", [{"id": memory_id, "content": "bait"}]), "beta")
     bait = Memory.objects.get(namespace=tokens.beta, content="bait")
     assert str(bait.pk) != memory_id and bait.external_id == memory_id
 
     # REST: alpha's id is not found for beta, beta's memory has only its own history, and
     # none of alpha's revisions can be restored into it.
-    beta = bearer(tokens.beta_rw)
     foreign = api.get(f"/memories/{memory_id}/revisions/", headers=beta)
     assert foreign.status_code == 404 and "4242" not in foreign.text
     own = api.get(f"/memories/{bait.pk}/revisions/", headers=beta).json()
@@ -128,9 +136,11 @@ def test_beta_importing_alphas_deleted_id_learns_and_changes_nothing_of_alpha(
         async with http_client(asgi_server, tokens.beta_rw) as client:
             theirs = await client.call_tool("memory_history", {"memory_id": memory_id})
             mine = await client.call_tool("memory_history", {"memory_id": str(bait.pk)})
-        return theirs, mine
+            remembered = await client.call_tool("remember", {"id": memory_id, "content": "x"})
+        return theirs, mine, remembered
 
-    theirs, mine = run(over_mcp)
+    theirs, mine, remembered = run(over_mcp)
+    assert remembered.is_error and not Memory.objects.filter(content="x").exists()
     assert theirs.is_error and "4242" not in text_of(theirs) and "0000" not in text_of(theirs)
     assert [r["action"] for r in structured(mine)["revisions"]] == ["create"]
 
