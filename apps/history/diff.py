@@ -72,6 +72,6 @@ def revision_diff(revision: MemoryRevision) -> list[FieldDiff]:
 
 def revisions_diff(older: MemoryRevision, newer: MemoryRevision) -> list[FieldDiff]:
     """What changed from the version after `older` to the version after `newer`."""
-    if older.memory_id != newer.memory_id:
+    if (older.namespace_id, older.memory_id) != (newer.namespace_id, newer.memory_id):
         raise ValueError("Both revisions must belong to one memory.")
     return states_diff(revision_state(older), revision_state(newer))

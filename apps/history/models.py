@@ -85,12 +85,15 @@ class MemoryRevision(models.Model):
 class TrashEntry(models.Model):
     """A deleted memory's last version, restorable with the same id until purged.
 
+    One entry per namespace and memory id: a row of another namespace that carries the same id
+    (older imports could make one) never overwrites or purges this namespace's.
+
     `snapshot` holds every column needed to put the row back (embedding included, so a restore
     needs no model); `tags` the tag names; `edges` the causal edges it had in either direction,
     as {"source", "target", "relation", "strength", "created_at"}.
     """
 
-    memory_id = models.UUIDField(unique=True)
+    memory_id = models.UUIDField(db_index=True)
     namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="trash")
     snapshot = models.JSONField()
     tags = models.JSONField(default=list)
@@ -105,6 +108,9 @@ class TrashEntry(models.Model):
         ordering = ["-deleted_at", "-id"]
         verbose_name_plural = "trash entries"
         indexes = [models.Index(name="trash_ns_deleted", fields=["namespace", "-deleted_at"])]
+        constraints = [
+            models.UniqueConstraint(fields=["namespace", "memory_id"], name="trash_ns_memory_uniq")
+        ]
 
     def __str__(self) -> str:
         text = self.snapshot.get("title") or self.snapshot.get("content", "")

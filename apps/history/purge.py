@@ -6,6 +6,7 @@ path (which itself queues jobs).
 
 from __future__ import annotations
 
+from collections import defaultdict
 from datetime import timedelta
 
 from django.db import transaction
@@ -30,14 +31,22 @@ def trash_purge(*, older_than_days: int | None = None, namespace: Namespace | No
     entries = TrashEntry.objects.filter(deleted_at__lt=timezone.now() - timedelta(days=days))
     if namespace is not None:
         entries = entries.filter(namespace=namespace)
-    ids = list(entries.select_for_update(skip_locked=True).values_list("memory_id", flat=True))
-    if not ids:
+    found = list(
+        entries.select_for_update(skip_locked=True).values_list("pk", "namespace_id", "memory_id")
+    )
+    if not found:
         return 0
-    MemoryRevision.objects.filter(memory_id__in=ids).exclude(
-        memory_id__in=Memory.objects.filter(pk__in=ids).values("pk")
-    ).delete()
-    TrashEntry.objects.filter(memory_id__in=ids).delete()
-    return len(ids)
+    # By namespace and id: revisions another namespace wrote under the same id are its own.
+    by_namespace = defaultdict(list)
+    for _, namespace_id, memory_id in found:
+        by_namespace[namespace_id].append(memory_id)
+    for namespace_id, ids in by_namespace.items():
+        live = Memory.objects.filter(namespace_id=namespace_id, pk__in=ids).values("pk")
+        MemoryRevision.objects.filter(namespace_id=namespace_id, memory_id__in=ids).exclude(
+            memory_id__in=live
+        ).delete()
+    TrashEntry.objects.filter(pk__in=[pk for pk, _, _ in found]).delete()
+    return len(found)
 
 
 def trash_purge_update(*, namespace: Namespace, **_options) -> dict:

@@ -77,8 +77,8 @@ def trash_put(memory: Memory, *, actor: Actor, door: str) -> TrashEntry:
     edges = list(CausalEdge.objects.touching([memory.pk]))
     entry, _ = TrashEntry.objects.update_or_create(
         memory_id=memory.pk,
+        namespace_id=memory.namespace_id,
         defaults={
-            "namespace_id": memory.namespace_id,
             "snapshot": snapshot,
             "tags": state["tags"],
             "edges": [edge_dict(e) for e in edges],

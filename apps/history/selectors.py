@@ -24,9 +24,17 @@ def _memory_id(memory: Memory | TrashEntry | uuid.UUID | str) -> uuid.UUID:
     return memory if isinstance(memory, uuid.UUID) else uuid.UUID(str(memory))
 
 
-def revisions_for_memory(memory: Memory | TrashEntry | uuid.UUID | str) -> QuerySet:
-    """A memory's revisions, newest first (also of a memory waiting in the trash)."""
-    return MemoryRevision.objects.filter(memory_id=_memory_id(memory)).order_by(
+def revisions_for_memory(memory: Memory | TrashEntry) -> QuerySet:
+    """A memory's revisions, newest first (also of a memory waiting in the trash).
+
+    By namespace and id: the memory (or trash entry) was found through the caller's access to
+    its namespace, and revisions another namespace wrote under the same id are never its own.
+    """
+    return revisions_in(memory.namespace_id, _memory_id(memory))
+
+
+def revisions_in(namespace_id: int, memory_id: uuid.UUID) -> QuerySet:
+    return MemoryRevision.objects.filter(namespace_id=namespace_id, memory_id=memory_id).order_by(
         "-created_at", "-id"
     )
 
@@ -36,7 +44,7 @@ def trash_for_namespace(namespace: Namespace) -> QuerySet:
     return TrashEntry.objects.filter(namespace=namespace).order_by("-deleted_at", "-id")
 
 
-def revision_of_memory(memory: Memory | TrashEntry | uuid.UUID | str, revision_id: int):
+def revision_of_memory(memory: Memory | TrashEntry, revision_id: int):
     """One revision of this memory, or None (a revision id of another memory is not found)."""
     return revisions_for_memory(memory).filter(pk=revision_id).first()
 
@@ -73,13 +81,14 @@ def revision_state(revision: MemoryRevision) -> dict[str, Any]:
     Rebuilt backwards from what is there now (the memory, or its trash entry) by undoing every
     later revision's `before`, so it is right even for memories older than the history.
     """
-    memory = Memory.objects.filter(pk=revision.memory_id).first()
+    same = {"namespace_id": revision.namespace_id}
+    memory = Memory.objects.filter(pk=revision.memory_id, **same).first()
     if memory is not None:
         state = memory_state(memory)
     else:
-        entry = TrashEntry.objects.filter(memory_id=revision.memory_id).first()
+        entry = TrashEntry.objects.filter(memory_id=revision.memory_id, **same).first()
         state = {k: v for k, v in (entry.snapshot if entry else {}).items() if k in TRACKED}
-    later = revisions_for_memory(revision.memory_id).filter(
+    later = revisions_in(revision.namespace_id, revision.memory_id).filter(
         Q(created_at__gt=revision.created_at)
         | Q(created_at=revision.created_at, id__gt=revision.pk)
     )

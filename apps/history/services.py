@@ -36,13 +36,22 @@ def change_undoable(revision: MemoryRevision, current: dict) -> bool:
     return all(current.get(k) == v for k, v in after.items())
 
 
+def _memory_of(revision: MemoryRevision) -> Memory | None:
+    """The revision's memory, locked: in the revision's own namespace, never another's row
+    that happens to carry the same id."""
+    found = Memory.objects.select_for_update().filter(
+        pk=revision.memory_id, namespace_id=revision.namespace_id
+    )
+    return found.first()
+
+
 @transaction.atomic
 def revision_restore(*, revision: MemoryRevision, actor: Actor = None, door: str) -> Memory:
     """Make the memory look as it did right after `revision`; recorded as a "restore" revision.
 
     A no-op (and no revision) when the memory already looks like that.
     """
-    memory = Memory.objects.select_for_update().filter(pk=revision.memory_id).first()
+    memory = _memory_of(revision)
     if memory is None:
         raise ValidationFailed(
             {"revision": "The memory was deleted; restore it from the trash first."}
@@ -61,7 +70,7 @@ def revision_restore(*, revision: MemoryRevision, actor: Actor = None, door: str
 def revision_undo(*, revision: MemoryRevision, actor: Actor = None, door: str) -> Memory:
     """Put back the fields `revision` changed (an archive is unarchived, a promotion goes one
     tier back, an edit's text returns); recorded as a revision of its own."""
-    memory = Memory.objects.select_for_update().filter(pk=revision.memory_id).first()
+    memory = _memory_of(revision)
     if memory is None:
         raise ValidationFailed({"revision": "The memory was deleted; restore it from the trash."})
     if not change_undoable(revision, memory_state(memory)):

@@ -199,16 +199,16 @@ def history(
     """A memory's revisions, newest first; also of a deleted memory still in the trash."""
     wanted = namespace_for(token, namespace) if namespace else None
     try:
-        memory = memory_for(token, memory_id)
-        ns, deleted = memory.namespace, False
+        found = memory_for(token, memory_id)
+        ns, deleted = found.namespace, False
     except NotFound:
-        entry = history_selectors.trash_entry_of_memory(token, memory_id)
-        if entry is None:
+        found = history_selectors.trash_entry_of_memory(token, memory_id)
+        if found is None:
             raise
-        ns, deleted = entry.namespace, True
+        ns, deleted = found.namespace, True
     if wanted is not None and wanted.pk != ns.pk:
         raise NotFound(f"Memory {memory_id} does not exist in namespace '{wanted.name}'.")
-    revisions = list(history_selectors.revisions_for_memory(memory_id)[:limit])
+    revisions = list(history_selectors.revisions_for_memory(found)[:limit])
     lines = [
         f"History of memory `{memory_id}` in '{ns.name}'"
         + (" (deleted; restorable from the trash)" if deleted else "")

@@ -5,8 +5,10 @@ wrote it, "updated_at", "title", "category", "file_path", "source", "trigger_phr
 "importance", "archived", "valid_from", "valid_until" (when set) and "edges" ([{"target",
 "relation", "strength", "created_at"}], the record's outgoing edges). An imported record may
 also name "supersedes": [ids of memories already stored in its namespace]. Export then import
-restores all of it, ids included: a uuid id becomes the primary key again, any other id is kept
-in `external_id`. Export lives in apps/memories/exporting.py.
+restores all of it, ids included: a record's id is kept as the memory's `external_id` (its
+public id, written back as "id" by an export) and the memory gets a fresh uuid, unless the id
+is already a memory of the namespace (then the record is already stored). Export lives in
+apps/memories/exporting.py.
 
 An import is one transaction: a bad record anywhere (reported by line) leaves nothing written.
 Records already stored are skipped and counted: one whose id exists in its namespace, or one
@@ -261,31 +263,40 @@ def check_records(
                 errors[key] = [str(exc)]
         if len(errors) >= MAX_REPORTED:
             break
-    _keep_ids_used_elsewhere_as_external(by_namespace)
+    _give_fresh_ids_to_uuids_not_held_here(by_namespace)
     if errors:
         raise ValidationFailed(dict(list(errors.items())[:MAX_REPORTED]))
     return by_namespace
 
 
-def _keep_ids_used_elsewhere_as_external(by_namespace) -> None:
-    """A uuid id is a primary key: one held by a memory of another namespace cannot be reused.
-    Such a record gets a new uuid and keeps its own as external id (found again by it, links to
-    it still resolve), exactly as if the id were free: an import must not tell whether a
-    memory with some id exists in a namespace the importer cannot see."""
+def _give_fresh_ids_to_uuids_not_held_here(by_namespace) -> None:
+    """A uuid id becomes a primary key only where it already is one: a record whose uuid is
+    not a memory of its own namespace gets a new uuid and keeps its id as external id (found
+    again by it, links to it still resolve, an export writes it back as the id).
+
+    Whether the uuid is free, held by another namespace, waiting in a trash or only named by
+    old revisions, the answer is the same: an import must neither tell whether some memory
+    exists where the importer cannot see, nor take over an id whose history, trash entry or
+    links belong to another namespace. A record whose uuid is a memory of its own namespace
+    is left alone: it is skipped as already stored."""
     for name, numbered in by_namespace.items():
-        wanted = {}
+        wanted = defaultdict(list)
         for _, record in numbered:
             try:
-                wanted[uuid.UUID(str(record.get("id")))] = record
+                wanted[uuid.UUID(str(record.get("id")))].append(record)
             except ValueError:
                 continue
         if not wanted:
             continue
-        clash = Memory.objects.filter(pk__in=list(wanted)).exclude(namespace__name=name)
-        for pk in clash.values_list("pk", flat=True):
-            record = wanted[pk]
-            record["external_id"] = str(record["id"])
-            record[NEW_UUID] = True
+        held_here = set(
+            Memory.objects.filter(pk__in=list(wanted), namespace__name=name).values_list(
+                "pk", flat=True
+            )
+        )
+        for pk, records in wanted.items():
+            for record in records if pk not in held_here else ():
+                record["external_id"] = str(record["id"])
+                record[NEW_UUID] = True
 
 
 # Marks a record whose uuid id is kept as external id (see above); never a field of a memory.

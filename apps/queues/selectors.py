@@ -152,7 +152,9 @@ def open_conflicts(*, namespace: Namespace, limit: int = 50, offset: int = 0) ->
         cursor.execute(sql, _params(namespace, limit=limit, offset=offset))
         rows = cursor.fetchall()
     ids = {x for row in rows for x in row[:2]}
-    memories = Memory.objects.filter(pk__in=ids).prefetch_related("tags").in_bulk()
+    memories = (
+        Memory.objects.filter(namespace=namespace, pk__in=ids).prefetch_related("tags").in_bulk()
+    )
     return [
         Conflict(memories[a], memories[b], linked, n, last, newer, why, kind)
         for a, b, linked, n, last, newer, why, kind in rows

@@ -136,7 +136,11 @@ def merge_undo(*, revision: MemoryRevision, actor=None, door: str = "system") ->
     the queue had merged opens again. Every step is a revision."""
     if not merge_revision(revision):
         raise ValidationFailed({"revision": "This revision is not a merge."})
-    keep = Memory.objects.select_for_update().filter(pk=revision.memory_id).first()
+    keep = (
+        Memory.objects.select_for_update()
+        .filter(pk=revision.memory_id, namespace_id=revision.namespace_id)
+        .first()
+    )
     if keep is None:
         raise ValidationFailed({"revision": "The kept memory was deleted."})
     _may_change(keep.namespace_id, actor)
@@ -305,16 +309,21 @@ def decision_undoable(revision: MemoryRevision) -> bool:
     )
     if not decision:
         return False
+    # The pair or conflict is looked up in the revision's own namespace, as is all it touches.
+    here = {"namespace_id": revision.namespace_id}
     if decision["queue"] == "duplicates":
         in_effect = DuplicatePair.objects.filter(
-            pk=decision["ref"], status=decision["outcome"]
+            pk=decision["ref"], status=decision["outcome"], **here
         ).exists()
     else:
-        in_effect = ConflictDecision.objects.filter(pk=decision["ref"]).exists()
+        in_effect = ConflictDecision.objects.filter(pk=decision["ref"], **here).exists()
     if not in_effect:
         return False
     later = MemoryRevision.objects.filter(
-        memory_id=revision.memory_id, action=Revision.DECISION, created_at__gte=revision.created_at
+        namespace_id=revision.namespace_id,
+        memory_id=revision.memory_id,
+        action=Revision.DECISION,
+        created_at__gte=revision.created_at,
     ).exclude(pk=revision.pk)
     return not any(
         (r.before or {}).get("decision", {}).get("ref") == decision["ref"]
@@ -330,24 +339,25 @@ def decision_undo(*, revision: MemoryRevision, actor=None, door: str = "system")
     if not decision_undoable(revision):
         raise ValidationFailed({"revision": "This decision was already undone or changed since."})
     decision = revision.after["decision"]
-    _may_change(decision["namespace"], actor)
+    _may_change(revision.namespace_id, actor)
+    here = {"namespace_id": revision.namespace_id}
     kept = decision.get("kept")
     others = [m for m in decision["memories"] if m != kept] if kept else []
     if kept:
         for edge in CausalEdge.objects.filter(
-            source_id=kept, target_id__in=others, relation=Relation.SUPERSEDES
+            source_id=kept, target_id__in=others, relation=Relation.SUPERSEDES, **here
         ):
             edge_delete(edge=edge, actor=actor, door=door)
     if decision.get("archived") and others:
         memories_archive(
-            memories=Memory.objects.filter(pk__in=others, archived=True),
+            memories=Memory.objects.filter(pk__in=others, archived=True, **here),
             archived=False,
             actor=actor,
             door=door,
         )
     if decision["queue"] == "duplicates":
-        DuplicatePair.objects.filter(pk=decision["ref"]).update(status=PairStatus.OPEN)
+        DuplicatePair.objects.filter(pk=decision["ref"], **here).update(status=PairStatus.OPEN)
     else:
-        ConflictDecision.objects.filter(pk=decision["ref"]).delete()
+        ConflictDecision.objects.filter(pk=decision["ref"], **here).delete()
     _record_decision(decision, actor=actor, door=door, undo=True)
     return decision

@@ -169,3 +169,24 @@ def test_if_match_refuses_a_stale_version_with_412(api, tokens):
     gone = api.delete(f"/memories/{pk}/", headers={**auth, "If-Match": '"1"'})
     assert gone.status_code == 412 and Memory.objects.filter(pk=pk).exists()
     assert api.delete(f"/memories/{pk}/", headers={**auth, "If-Match": '"2"'}).status_code == 204
+
+
+def test_if_match_compares_strongly_so_a_weak_tag_is_refused(api, tokens):
+    """RFC 9110 13.1.1: If-Match uses the strong comparison, under which a weak tag never
+    matches, even one naming the current version."""
+    auth = bearer(tokens.alpha_rw)
+    pk = _new_memory(api, auth, "Strong tags: the backup runs at night.")
+    for sent in ['W/"1"', 'w/"1"', "1", '"1', '"0x1"']:
+        refused = api.patch(
+            f"/memories/{pk}/", json={"title": "weakly matched"}, headers={**auth, "If-Match": sent}
+        )
+        assert refused.status_code == 412, sent
+        assert "If-Match" in refused.json()["detail"], sent
+    weak = api.delete(f"/memories/{pk}/", headers={**auth, "If-Match": 'W/"1"'})
+    assert weak.status_code == 412 and "weak entity tag" in weak.json()["detail"]
+    stored = Memory.objects.get(pk=pk)
+    assert stored.title == "" and stored.version == 1
+    ok = api.patch(
+        f"/memories/{pk}/", json={"title": "strong"}, headers={**auth, "If-Match": '"1"'}
+    )
+    assert ok.status_code == 200 and ok.headers["ETag"] == '"2"'

@@ -46,7 +46,7 @@ def test_delete_keeps_last_version_tags_and_edges_in_the_trash(namespace, linked
         (str(a.pk), "caused", str(b_id)),
         (str(b_id), "depends_on", str(c.pk)),
     }
-    assert revisions_for_memory(b_id).first().action == Action.DELETE
+    assert revisions_for_memory(entry).first().action == Action.DELETE
     assert revisions_for_memory(a).first().action == Action.UNLINK
 
 

@@ -88,7 +88,8 @@ def test_mcp_memory_service_database_with_tags_types_dates_and_links(tmp_path):
 def test_mem0_export(tmp_path):
     call_command("import_memories", str(MEM0_EXPORT), namespace="mem0", no_progress=True)
     first = Memory.objects.get(content="Prefers morning meetings and async updates")
-    assert str(first.pk) == "0b6f2a3e-1c55-4f7a-9f0e-2d1c7e8a9b10"
+    # mem0's id is kept as the public id; the memory gets an id of its own (issue 42).
+    assert first.public_id == first.external_id == "0b6f2a3e-1c55-4f7a-9f0e-2d1c7e8a9b10"
     assert sorted(first.tags.values_list("name", flat=True)) == ["preferences", "work"]
     assert first.metadata["type"] == "preference"
     assert first.metadata["mem0"]["user_id"] == "arjun"

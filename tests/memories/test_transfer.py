@@ -67,7 +67,10 @@ def test_export_then_import_is_lossless(namespace, tmp_path):
     call_command("import_memories", str(out), no_progress=True)
 
     assert _snapshot() == before
-    assert Memory.objects.get(pk=a.pk).embedding is not None  # uuids come back as primary keys
+    # The uuids come back as public ids (what an export writes); each memory has a fresh
+    # primary key, as any id not already the namespace's own gets (issue 42).
+    restored = Memory.objects.get(external_id=str(a.pk))
+    assert restored.pk != a.pk and restored.embedding is not None
 
 
 def test_import_keeps_foreign_ids_and_is_safe_to_repeat(tmp_path):

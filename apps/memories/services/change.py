@@ -312,14 +312,19 @@ def memories_unmerge(
     for old, new in merge_after.get("edges_moved", []):
         if new is not None:
             CausalEdge.objects.filter(
-                source_id=new["source"], target_id=new["target"], relation=new["relation"]
+                namespace_id=keep.namespace_id,
+                source_id=new["source"],
+                target_id=new["target"],
+                relation=new["relation"],
             ).delete()
             changes = [
                 revisions.Change(end, keep.namespace_id, revisions.Action.UNLINK, {"edge": new})
                 for end in (new["source"], new["target"])
             ]
             revisions.record(changes, actor=actor, door=door)
-        ends = Memory.objects.filter(pk__in=[old["source"], old["target"]])
+        ends = Memory.objects.filter(
+            pk__in=[old["source"], old["target"]], namespace_id=keep.namespace_id
+        )
         if ends.count() == 2:
             edge_create(
                 source=ends.get(pk=old["source"]),

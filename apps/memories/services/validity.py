@@ -24,7 +24,11 @@ def supersede_undoable(revision, memory: Memory) -> bool:
 def supersede_undo(*, revision, actor: revisions.Actor = None, door: str = "system") -> Memory:
     """Re-open a superseded memory: the `supersedes` link from its successor goes and its
     valid_until returns to what it was (each a revision of its own)."""
-    memory = Memory.objects.select_for_update().filter(pk=revision.memory_id).first()
+    memory = (
+        Memory.objects.select_for_update()
+        .filter(pk=revision.memory_id, namespace_id=revision.namespace_id)
+        .first()
+    )
     if memory is None or not supersede_undoable(revision, memory):
         raise ValidationFailed({"revision": "This supersession was already undone or changed."})
     edge = CausalEdge.objects.filter(

@@ -124,9 +124,10 @@ def _named_edge(edge: dict | None, names: dict[str, str]) -> dict | None:
     }
 
 
-def _mentioned(revisions: list[MemoryRevision]) -> dict[str, str]:
+def _mentioned(revisions: list[MemoryRevision], namespace_id: int) -> dict[str, str]:
     """id -> title of every memory the revisions mention (link ends, merged memories), in one
-    query; memories deleted since are left out (shown by their short id)."""
+    query; memories deleted since, or of another namespace, are left out (shown by their short
+    id)."""
     ids = set()
     for r in revisions:
         for state in (r.before or {}, r.after or {}):
@@ -136,7 +137,9 @@ def _mentioned(revisions: list[MemoryRevision]) -> dict[str, str]:
     ids = [i for i in ids if is_uuid(i)]
     if not ids:
         return {}
-    rows = Memory.objects.filter(pk__in=ids).only("id", "title", "content")
+    rows = Memory.objects.filter(pk__in=ids, namespace_id=namespace_id).only(
+        "id", "title", "content"
+    )
     return {str(m.pk): m.display_title for m in rows}
 
 
@@ -153,7 +156,7 @@ def _decision_text(decision: dict | None, *, undone: bool = False) -> str | None
 def history_rows(memory: Memory, limit: int) -> list[dict]:
     revisions = list(revisions_for_memory(memory)[:limit])
     current = memory_state(memory)
-    names = _mentioned(revisions)
+    names = _mentioned(revisions, memory.namespace_id)
     rows = []
     for r in revisions:
         kind = _undo_kind(r, current, memory)
