@@ -48,7 +48,10 @@ def server_schedule() -> list:
         Entry("trash-purge", every(days=1), Job.TRASH_PURGE),
         Entry("analytics-rollup", every(days=1), call=analytics_rollup_task),
         # Bounded tables (docs/operations.md): the same cleanups as beat's.
-        Entry("access-cleanup", settings.ACCESS_CLEANUP_SECONDS, call=access_cleanup_task),
+        # A few DELETEs: quick, so an hour of re-embedding does not hold them up.
+        Entry(
+            "access-cleanup", settings.ACCESS_CLEANUP_SECONDS, call=access_cleanup_task, quick=True
+        ),
         Entry("oauth-cleartokens", every(hours=1), call=oauth_cleartokens_task),
         # Batches a stopped process left half-encoded (a live one wakes its own runner).
         Entry("batch-jobs", every(minutes=1), call=write_batch_jobs),
