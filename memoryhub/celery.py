@@ -49,6 +49,16 @@ app.conf.beat_schedule = {
         "schedule": crontab(hour=0, minute=20),
     },
     "near-duplicates-daily": _job("near_duplicates", crontab(hour=3, minute=45)),
+    # Rate counters of finished windows, login attempts past their bound (apps/access/cleanup.py)
+    # and expired OAuth grants and tokens (DOT's cleartokens): bounded tables, docs/operations.md.
+    "access-cleanup": {
+        "task": "apps.access.tasks.access_cleanup_task",
+        "schedule": float(os.environ.get("ACCESS_CLEANUP_SECONDS", "300")),
+    },
+    "oauth-cleartokens-hourly": {
+        "task": "apps.oauth.tasks.oauth_cleartokens_task",
+        "schedule": crontab(minute=50),
+    },
     # Batches kept for the background whose runner stopped (apps/memories/batch_jobs.py).
     "batch-jobs-every-minute": {
         "task": "apps.memories.tasks.write_batch_jobs_task",

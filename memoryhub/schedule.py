@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from apps.access.tasks import access_cleanup_task
 from apps.jobs.models import Job
 from apps.jobs.scheduler import Entry, every
 from apps.memories.batch_jobs import drain as write_batch_jobs
+from apps.oauth.tasks import oauth_cleartokens_task
 from apps.search.tasks import analytics_rollup_task
 
 
@@ -45,6 +47,12 @@ def server_schedule() -> list:
         Entry("near-duplicates", every(days=1), Job.NEAR_DUPLICATES),
         Entry("trash-purge", every(days=1), Job.TRASH_PURGE),
         Entry("analytics-rollup", every(days=1), call=analytics_rollup_task),
+        # Bounded tables (docs/operations.md): the same cleanups as beat's.
+        # A few DELETEs: quick, so an hour of re-embedding does not hold them up.
+        Entry(
+            "access-cleanup", settings.ACCESS_CLEANUP_SECONDS, call=access_cleanup_task, quick=True
+        ),
+        Entry("oauth-cleartokens", every(hours=1), call=oauth_cleartokens_task),
         # Batches a stopped process left half-encoded (a live one wakes its own runner).
         Entry("batch-jobs", every(minutes=1), call=write_batch_jobs),
     ]

@@ -35,6 +35,8 @@ APP_ENV = {
     "CELERY_BROKER_URL": "redis://{redis_host}:{redis_port}/2",
     # Read-your-writes pins shared by every web process.
     "ROUTING_CACHE_URL": "redis://{redis_host}:{redis_port}/2",
+    # Rate limit counters shared by every web process, never a write on the primary.
+    "RATE_LIMIT_CACHE_URL": "redis://{redis_host}:{redis_port}/2",
     # The proxy whose X-Forwarded-For names the client: rate limits and login lockouts count
     # per real client address, not once for everyone behind nginx.
     "TRUSTED_PROXIES": "{trusted_proxies}",

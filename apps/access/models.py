@@ -91,8 +91,9 @@ class OAuthConnection(models.Model):
 
 
 class RateCounter(models.Model):
-    """One window's count of one rate limit (apps/access/ratelimit.py), in the database so that
-    every web process counts against the same number; rows of past windows are swept."""
+    """One window's count of one rate limit (apps/access/ratelimit.py) when no shared cache is
+    configured, in the database so that every web process counts against the same number; rows
+    of past windows are deleted by the scheduled cleanup (apps/access/cleanup.py)."""
 
     key = models.CharField(max_length=200, primary_key=True)
     count = models.PositiveIntegerField(default=0)

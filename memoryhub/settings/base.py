@@ -92,6 +92,13 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_VERBOSE = False
+# Bounded tables (apps/access/cleanup.py, docs/operations.md "Bounded tables"): the scheduled
+# cleanup, every ACCESS_CLEANUP_SECONDS, deletes attempts older than the cool-off, keeps only
+# the newest LOGIN_UNKNOWN_ATTEMPTS_MAX attempts for usernames no account has, the login log
+# for LOGIN_LOG_DAYS, and rate counters of finished windows.
+LOGIN_UNKNOWN_ATTEMPTS_MAX = env.int("LOGIN_UNKNOWN_ATTEMPTS_MAX", default=500)
+LOGIN_LOG_DAYS = env.int("LOGIN_LOG_DAYS", default=90)
+ACCESS_CLEANUP_SECONDS = env.int("ACCESS_CLEANUP_SECONDS", default=300)
 
 # Content-Security-Policy (django-csp): the UI loads only its own files (htmx is vendored).
 # The API's Swagger page (an inline bootstrap script) is under /api/ and exempt.
@@ -163,6 +170,17 @@ CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "routing": env.cache_url("ROUTING_CACHE_URL", default="locmemcache://routing"),
 }
+# Rate limit counters (apps/access/ratelimit.py) in a cache every web process shares
+# (redis://...): no write to the database per request, so a replica serves reads alone while
+# the primary is down. Unset (the embedded default, one process): counted in the database.
+RATE_LIMIT_CACHE_URL = env("RATE_LIMIT_CACHE_URL", default="")
+if RATE_LIMIT_CACHE_URL:
+    CACHES["ratelimit"] = env.cache_url("RATE_LIMIT_CACHE_URL")
+    CACHES["ratelimit"]["KEY_PREFIX"] = "ratelimit"
+    # A Redis that does not answer costs a request half a second, then is left alone a second.
+    CACHES["ratelimit"].setdefault("OPTIONS", {}).update(
+        {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}
+    )
 
 # Requests one web process works on at once; more wait in line on its event loop, searches and
 # other reads first, every WEB_WRITE_EVERY-th place going to a waiting write
@@ -342,10 +360,13 @@ SEARCH_QUESTION_KEYWORD = env.float("SEARCH_QUESTION_KEYWORD", default=1.0)
 # SPEC's entity rule (keyword x1.5) for a query whose entities are all tags of the namespace:
 # neutral here, since the entity boost already lifts the tagged memories (docs/benchmarks.md).
 SEARCH_TAG_ENTITY_KEYWORD = env.float("SEARCH_TAG_ENTITY_KEYWORD", default=1.0)
-# True: the QueryLog row is committed before the search answers, so a query_log_id a client
-# holds always has its row (feedback never meets a 404 after a crash). False moves the insert
-# to a background thread (bench/evaluate speed), at the price of losing queued rows on a kill.
-SEARCH_QUERYLOG_SYNC = env.bool("SEARCH_QUERYLOG_SYNC", default=True)
+# False (the default): a search reserves its QueryLog id (one `nextval`, no commit) and a
+# background thread inserts the row just after, so no search waits for a commit, and with the
+# primary down (a replica serving) the log is dropped with a warning instead of failing the
+# search. The price: rows still queued when the process is killed are lost, and feedback that
+# reaches another web process within those milliseconds waits for nothing it can flush (404).
+# True commits the row before the search answers (every query_log_id survives a crash).
+SEARCH_QUERYLOG_SYNC = env.bool("SEARCH_QUERYLOG_SYNC", default=False)
 # Stages named here are switched off (comma separated), e.g. "mmr,coactivation". "wordforms"
 # (other forms of the query's words for the keyword strategy) is off by default: it raised
 # nDCG@10 on both halves of locomo-dev but not recall@10 (docs/benchmarks.md, "Stages and

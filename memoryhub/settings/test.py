@@ -6,6 +6,9 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CELERY_TASK_ALWAYS_EAGER = True
 # Tests run jobs when they mean to; a server they start must not run them on a schedule.
 JOBS_SCHEDULER = "off"
+# A test's transaction never commits, so a log row queued for after the commit would never be
+# written: tests log inline (tests/search/test_querylog_writes.py covers the background path).
+SEARCH_QUERYLOG_SYNC = True
 
 # A second connection to the test database under the replica alias, for the router's tests
 # (tests/core/test_db_router.py); nothing is routed to it unless a test installs the router.

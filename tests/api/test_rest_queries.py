@@ -12,13 +12,6 @@ from apps.memories.models import Namespace
 from apps.memories.services import edge_create, memory_batch_create
 
 
-@pytest.fixture(autouse=True)
-def no_rate_counter_sweep(monkeypatch):
-    """The rate limiter sweeps old windows on about one request in 500 (a query more): the
-    counts below are of a request without it, so they do not fail at random."""
-    monkeypatch.setattr("apps.access.ratelimit.SWEEP_EVERY", float("inf"))
-
-
 @pytest.fixture
 def page_of(db, embedding_model):
     namespace = Namespace.objects.create(name="many")

@@ -1,0 +1,63 @@
+"""A search's own writes (its log row, a missed query's vector) never hold up its answer: by
+default (SEARCH_QUERYLOG_SYNC=False) the search reserves the row's id and a background thread
+inserts the row; with the primary unavailable behind a replica the log is dropped with a
+warning and the search still answers. Committed data (a transactional test): the writer thread
+has a connection of its own."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from django.db import OperationalError, connections
+from django.test.utils import CaptureQueriesContext
+
+from apps.search import querylog
+from apps.search.models import QueryLog
+from apps.search.services import search
+from memoryhub import db_router
+from tests import factories
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def notes(embedding_model):
+    ns = factories.namespace("log-ns")
+    factories.memories(ns, ["Deploys need the migration run first.", "Lunch is at noon."])
+    return ns
+
+
+def test_a_search_answers_before_its_log_row_is_written(notes, settings):
+    settings.SEARCH_QUERYLOG_SYNC = False
+    with CaptureQueriesContext(connections["default"]) as queries:
+        response = search(namespace="log-ns", query="deploy migration")
+    assert response.memories[0]["content"] == "Deploys need the migration run first."
+    statements = [q["sql"].lstrip().split(None, 1)[0].upper() for q in queries.captured_queries]
+    # No INSERT, so no commit to wait for: the log's id is a `nextval`.
+    assert not {"INSERT", "UPDATE", "DELETE"} & set(statements)
+    querylog.flush()
+    logged = QueryLog.objects.get(pk=response.query_log_id)
+    assert (logged.namespace_id, logged.query) == (notes.pk, "deploy migration")
+
+
+@pytest.mark.parametrize("sync", [False, True])
+def test_with_the_primary_down_a_search_answers_and_its_log_is_dropped(
+    notes, settings, monkeypatch, caplog, sync
+):
+    settings.SEARCH_QUERYLOG_SYNC = sync
+    settings.DATABASE_ROUTERS = [db_router.ROUTER]  # a replica serves reads
+
+    def primary_down(*args, **kwargs):
+        # What a caller meets when memoryhub.pg_backend refuses a primary marked down.
+        raise OperationalError("database 'default' is unavailable")
+
+    monkeypatch.setattr(querylog, "reserve_id", primary_down)
+    monkeypatch.setattr(querylog, "_write", primary_down)
+    with caplog.at_level(logging.WARNING, logger="apps.search.services"):
+        response = search(namespace="log-ns", query="deploy migration")
+    assert response.memories[0]["content"] == "Deploys need the migration run first."
+    assert response.query_log_id is None
+    assert "search log not written" in caplog.text
+    querylog.flush()
+    assert not QueryLog.objects.exists()
