@@ -136,9 +136,7 @@ class PossibleUpdateOut(serializers.Serializer):
     )
 
 
-class PossibleContradictionOut(serializers.Serializer):
-    id = serializers.UUIDField()
-    title = serializers.CharField()
+class PossibleContradictionOut(PossibleUpdateOut):
     why = serializers.CharField(
         help_text="Why this stored memory reads as negated by the new one (the same claim, "
         "one side says not). Neither replaces the other: a person decides which holds in the "

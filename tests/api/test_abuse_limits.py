@@ -4,21 +4,17 @@ a test."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import httpx
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.db import connection
 from django.test import override_settings
 
 from apps.access.models import ApiToken, RateCounter
 
 from .live import bearer
+from .other_process import spend_in_another_process
 
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 LIST_TOOLS = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
@@ -105,25 +101,7 @@ def test_a_forged_forwarded_for_changes_nothing_without_a_trusted_proxy(asgi_ser
 def test_a_token_limit_counts_requests_of_every_process_together(asgi_server, tokens):
     token = ApiToken.objects.get(name="a-rw")
     # Another process (its own interpreter and database connection) spends 3 of the 5.
-    other = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import django; django.setup(); from apps.access import ratelimit; "
-            f"print([ratelimit.token_request({token.pk}).allowed for _ in range(3)])",
-        ],
-        env={
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "memoryhub.settings.base",
-            "EMBEDDED_DATABASE_NAME": connection.settings_dict["NAME"],
-            "API_RATE_LIMIT": "5/hour",
-        },
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert other.returncode == 0, other.stderr[-2000:]
-    assert other.stdout.strip().endswith("[True, True, True]")
+    spend_in_another_process(token.pk, 3, API_RATE_LIMIT="5/hour")
     url = f"{asgi_server}/api/v1/namespaces/"
     statuses = [httpx.get(url, headers=bearer(tokens.alpha_rw)).status_code for _ in range(3)]
     assert statuses == [200, 200, 429]

@@ -6,21 +6,18 @@ database 11 (emptied before and after); "unreachable" is a port nobody listens o
 from __future__ import annotations
 
 import logging
-import os
-import subprocess
-import sys
 
 import httpx
 import pytest
 import redis
 from django.conf import settings
-from django.db import connection
 from django.test import override_settings
 
 from apps.access import ratelimit
 from apps.access.models import ApiToken, RateCounter
 
 from .live import bearer
+from .other_process import spend_in_another_process
 
 REDIS_URL = "redis://127.0.0.1:6379/11"
 CLOSED_PORT_URL = "redis://127.0.0.1:1/11"
@@ -77,26 +74,7 @@ def test_guessed_tokens_meet_429_and_a_valid_token_still_passes(asgi_server, tok
 @override_settings(API_RATE_LIMIT="5/hour")
 def test_every_process_counts_against_the_same_cache(asgi_server, tokens, shared_redis):
     token = ApiToken.objects.get(name="a-rw")
-    other = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import django; django.setup(); from apps.access import ratelimit; "
-            f"print([ratelimit.token_request({token.pk}).allowed for _ in range(3)])",
-        ],
-        env={
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "memoryhub.settings.base",
-            "EMBEDDED_DATABASE_NAME": connection.settings_dict["NAME"],
-            "RATE_LIMIT_CACHE_URL": REDIS_URL,
-            "API_RATE_LIMIT": "5/hour",
-        },
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert other.returncode == 0, other.stderr[-2000:]
-    assert other.stdout.strip().endswith("[True, True, True]")
+    spend_in_another_process(token.pk, 3, RATE_LIMIT_CACHE_URL=REDIS_URL, API_RATE_LIMIT="5/hour")
     url = f"{asgi_server}/api/v1/namespaces/"
     with override_settings(CACHES=_caches(REDIS_URL)):
         statuses = [httpx.get(url, headers=bearer(tokens.alpha_rw)).status_code for _ in range(3)]
