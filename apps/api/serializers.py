@@ -84,6 +84,14 @@ class MemoryFilterIn(serializers.Serializer):
     )
 
 
+class RecheckMarkOut(serializers.Serializer):
+    basis = serializers.UUIDField(source="basis_id", help_text="What changed.")
+    basis_title = serializers.CharField(allow_blank=True)
+    reason = serializers.ChoiceField(choices=["superseded", "deleted", "edited"])
+    marked_at = serializers.DateTimeField(help_text="When it changed.")
+    depth = serializers.IntegerField(help_text="Links between this memory and what changed.")
+
+
 class MemoryOut(serializers.ModelSerializer):
     namespace = serializers.SlugRelatedField(slug_field="name", read_only=True)
     valid_from = serializers.DateTimeField(
@@ -93,6 +101,13 @@ class MemoryOut(serializers.ModelSerializer):
         read_only=True, allow_null=True, help_text="When it stopped (superseded), or null."
     )
     tags = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
+    needs_recheck = RecheckMarkOut(
+        source="recheck_marks",
+        many=True,
+        read_only=True,
+        help_text="Why this memory waits for re-check: what it rests on that changed (empty "
+        "when nothing did, or once confirmed).",
+    )
 
     class Meta:
         model = Memory
@@ -118,6 +133,7 @@ class MemoryOut(serializers.ModelSerializer):
             "version",
             "valid_from",
             "valid_until",
+            "needs_recheck",
         ]
         read_only_fields = fields
 
@@ -152,6 +168,13 @@ class ReplacedOut(serializers.Serializer):
     valid_until = serializers.DateTimeField(allow_null=True)
 
 
+class BasisChangedOut(serializers.Serializer):
+    basis = serializers.UUIDField(help_text="The memory this one rests on that changed.")
+    basis_title = serializers.CharField(allow_blank=True)
+    reason = serializers.ChoiceField(choices=["superseded", "deleted", "edited"])
+    on = serializers.DateTimeField(help_text="When it changed.")
+
+
 class WriteResultOut(serializers.Serializer):
     memory = MemoryOut()
     created = serializers.BooleanField(help_text="False when identical content already existed.")
@@ -161,6 +184,12 @@ class WriteResultOut(serializers.Serializer):
     inferred_tags = serializers.ListField(child=serializers.CharField())
     supersedes = serializers.ListField(
         child=serializers.UUIDField(), help_text="Memories whose validity this one ended."
+    )
+    caused_by = serializers.ListField(
+        child=serializers.UUIDField(), help_text="Memories now linked to it by `caused`."
+    )
+    depends_on = serializers.ListField(
+        child=serializers.UUIDField(), help_text="Memories it now links to by `depends_on`."
     )
     possible_updates = PossibleUpdateOut(many=True)
     possible_contradictions = PossibleContradictionOut(many=True)
@@ -197,7 +226,7 @@ class BatchJobOut(serializers.Serializer):
         allow_null=True,
         help_text="Once done, one per item in order: id, created, duplicate_of, "
         "near_duplicates, chunks, inferred_tags, valid_from, valid_until, supersedes, "
-        "possible_updates, possible_contradictions.",
+        "caused_by, depends_on, possible_updates, possible_contradictions.",
     )
     status_url = serializers.CharField(help_text="Where to poll this job.")
 
@@ -222,6 +251,11 @@ class SearchHitOut(serializers.Serializer):
     current = serializers.BooleanField(help_text="Valid at the search's time (now, or as_of).")
     superseded_by = serializers.UUIDField(allow_null=True)
     supersedes = ReplacedOut(many=True, help_text="What this memory replaced, and when.")
+    basis_changed = BasisChangedOut(
+        allow_null=True,
+        help_text="Set while the memory waits for re-check: something it rests on "
+        "(depends_on, or what caused it) was superseded, deleted or edited.",
+    )
     score = serializers.FloatField()
     why = serializers.DictField(help_text="Per-strategy ranks and the boosts that applied.")
     flags = serializers.ListField(

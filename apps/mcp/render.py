@@ -9,6 +9,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from mcp_types import CallToolResult, TextContent
 
 from apps.memories.models import CausalEdge, Memory
+from apps.memories.recheck import mark_dict
 
 
 def json_safe(value: Any) -> Any:
@@ -40,6 +41,7 @@ def memory_to_dict(memory: Memory, *, with_edges: bool = False) -> dict[str, Any
         "created_at": memory.created_at,
         "updated_at": memory.updated_at,
         "version": memory.version,
+        "needs_recheck": [mark_dict(m) for m in memory.recheck_marks.all()],
     }
     if with_edges:
         data["edges"] = [edge_to_dict(e) for e in _edges_of(memory)]
@@ -71,6 +73,11 @@ def memory_markdown(memory: Memory, *, heading: str = "") -> str:
         + (" · archived" if memory.archived else "")
     )
     lines.append(f"created: {memory.created_at:%Y-%m-%d %H:%M} UTC · version {memory.version}")
+    for mark in memory.recheck_marks.all():
+        lines.append(
+            f"**Re-check:** its basis changed on {mark.marked_at:%Y-%m-%d} "
+            f'(`{mark.basis_id}` "{mark.basis_title[:120]}" was {mark.reason}).'
+        )
     lines.append("")
     lines.append(memory.content)
     return "\n".join(lines)
@@ -93,6 +100,11 @@ def write_result_markdown(result) -> str:
     if result.superseded:
         ended = ", ".join(f"`{i}`" for i in result.superseded)
         text += f" Supersedes {ended}: their validity ends where this one begins."
+    if result.caused_by:
+        text += f" Caused by {', '.join(f'`{i}`' for i in result.caused_by)}."
+    if result.depends_on:
+        listed = ", ".join(f"`{i}`" for i in result.depends_on)
+        text += f" Depends on {listed}: re-checked when one of them changes."
     if result.possible_updates:
         listed = "; ".join(
             f'`{u["id"]}` "{u["title"]}" ({u["why"]})' for u in result.possible_updates

@@ -63,7 +63,12 @@ async def remember(
     namespace: NamespaceArg = None,
 ) -> CallToolResult:
     """Store one memory. Identical content is not stored twice (the existing id is returned);
-    near-duplicates are reported so you can update or link instead."""
+    near-duplicates are reported so you can update or link instead. When you store a decision
+    or a conclusion, name its reason: `caused_by` with the ids of the memories that led to it
+    (an incident, a finding). When it only holds while another fact holds (a runbook step on
+    the version it assumes), name that fact in `depends_on`: it is then marked for re-check
+    when that fact is superseded, deleted or edited. `supersedes` is for a newer version of
+    the same fact."""
     token = await current_token(ctx)
     return await run_sync(
         ops.remember, token, namespace=namespace, on_duplicate=on_duplicate, **memory.model_dump()

@@ -15,6 +15,7 @@ import yaml
 from django.db.models import F, QuerySet
 from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan
 
+from . import recheck
 from .models import CausalEdge, Memory, Namespace
 
 EXPORT_BATCH = 1000
@@ -58,8 +59,12 @@ def export_records(
             if not page:
                 break
             edges = _edges_of(page, selection)
+            marks = recheck.marks_for_export(page)
             for memory in page:
-                yield _record(memory, name, edges.get(memory.pk))
+                record = _record(memory, name, edges.get(memory.pk))
+                if memory.pk in marks:
+                    record["needs_recheck"] = marks[memory.pk]
+                yield record
             after = (page[-1].created_at, page[-1].pk)
             if len(page) < batch:
                 break

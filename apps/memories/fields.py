@@ -82,12 +82,28 @@ class MemoryCreate(BaseModel):
             "this one's begins and search stops returning them as current."
         ),
     )
+    caused_by: Strings(20, 200, nonblank=False) | None = Field(
+        None,
+        description=(
+            "Ids of memories that led to this one (the incident behind a decision, the finding "
+            "behind a rule): each gets a `caused` link to it, so asking why finds them."
+        ),
+    )
+    depends_on: Strings(20, 200, nonblank=False) | None = Field(
+        None,
+        description=(
+            "Ids of memories this one rests on (a runbook step on the fact it assumes): when "
+            "one of them is superseded, deleted or edited, this memory is marked for re-check."
+        ),
+    )
     external_id: Text(200) | None = Field(
         None, description="Your own id for this memory (e.g. from another system)."
     )
 
 
-CREATE_ONLY = frozenset({"created_at", "supersedes", "external_id"})
+# Links a write may draw from the memory it creates: field -> (relation, new memory is source).
+WRITE_LINKS = {"caused_by": ("caused", False), "depends_on": ("depends_on", True)}
+CREATE_ONLY = frozenset({"created_at", "supersedes", "external_id", *WRITE_LINKS})
 
 
 class MemoryImport(MemoryCreate):

@@ -347,6 +347,48 @@ class CausalEdge(models.Model):
         return f"{self.source_id} -{self.relation}-> {self.target_id}"
 
 
+class RecheckReason(models.TextChoices):
+    SUPERSEDED = "superseded"
+    DELETED = "deleted"
+    EDITED = "edited"
+
+
+class RecheckMark(models.Model):
+    """`memory` rests on `basis` (a `depends_on` link to it, or it was `caused` by it, directly
+    or within MEMORY_RECHECK_DEPTH links), and `basis` changed: superseded, deleted or its
+    content edited. The mark is written in the same transaction as the change
+    (apps/memories/recheck.py); while a memory has one it waits in the Re-check queue.
+
+    `basis` is a plain id, not a foreign key, so a mark outlives its deleted basis. `token`
+    says which change made the mark, so taking that change back clears exactly its marks: the
+    successor's id (superseded), the basis's content hash before the edit (edited), "" for a
+    delete.
+    """
+
+    namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="+")
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="recheck_marks")
+    basis_id = models.UUIDField()
+    basis_title = models.CharField(max_length=300, blank=True, default="")
+    reason = models.CharField(max_length=12, choices=RecheckReason.choices)
+    token = models.CharField(max_length=64, blank=True, default="")
+    depth = models.PositiveSmallIntegerField(default=1)
+    marked_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["memory", "basis_id", "reason"], name="recheckmark_uniq"
+            ),
+        ]
+        indexes = [
+            models.Index(name="recheckmark_basis", fields=["basis_id", "reason"]),
+            models.Index(name="recheckmark_ns", fields=["namespace", "marked_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.memory_id} rests on {self.basis_id} ({self.reason})"
+
+
 class PossibleUpdate(models.Model):
     """A new memory that read like an update of a stored one when it was written, or that
     negates it (apps/memories/updates.py), waiting in the conflicts queue for a person to

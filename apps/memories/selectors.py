@@ -46,7 +46,9 @@ def memory_list(
     if file_path:
         memories = memories.filter(file_path=file_path)
     return (
-        memories.select_related("namespace").prefetch_related("tags").order_by("-created_at", "id")
+        memories.select_related("namespace")
+        .prefetch_related("tags", "recheck_marks")
+        .order_by("-created_at", "id")
     )
 
 

@@ -18,7 +18,7 @@ from django.utils import timezone
 from apps.core.exceptions import ValidationFailed
 from apps.core.values import is_uuid
 
-from . import revisions
+from . import recheck, revisions
 from .models import CausalEdge, Memory, Namespace, Relation
 from .validation import MemoryInput
 
@@ -119,7 +119,10 @@ def close_validity(
     the caller saves the edges and records the changes in its own transaction."""
     ids = [m.pk if isinstance(m, Memory) else m for m in older]
     edges, changes = [], []
-    for memory in Memory.objects.select_for_update().filter(pk__in=ids).order_by("pk"):
+    locked = list(Memory.objects.select_for_update().filter(pk__in=ids).order_by("pk"))
+    # What rests on the replaced facts is marked for re-check in the same transaction.
+    recheck.mark(recheck.superseded(memory, newer) for memory in locked)
+    for memory in locked:
         ended = end_validity(memory, newer)
         if ended is not None:
             changes.append(ended)

@@ -2,13 +2,14 @@
 
 A record: {"id", "namespace", "content", "created_at", "tags", "metadata"} plus, when memoryhub
 wrote it, "updated_at", "title", "category", "file_path", "source", "trigger_phrases", "tier",
-"importance", "archived", "valid_from", "valid_until" (when set) and "edges" ([{"target",
-"relation", "strength", "created_at"}], the record's outgoing edges). An imported record may
-also name "supersedes": [ids of memories already stored in its namespace]. Export then import
-restores all of it, ids included: a record's id is kept as the memory's `external_id` (its
-public id, written back as "id" by an export) and the memory gets a fresh uuid, unless the id
-is already a memory of the namespace (then the record is already stored). Export lives in
-apps/memories/exporting.py.
+"importance", "archived", "valid_from", "valid_until" (when set), "edges" ([{"target",
+"relation", "strength", "created_at"}], the record's outgoing edges) and "needs_recheck" (its
+re-check marks: [{"basis", "basis_title", "reason", "marked_at", "depth", "token"}]). An
+imported record may also name "supersedes", "caused_by" or "depends_on": [ids of memories
+already stored in its namespace]. Export then import restores all of it, ids included: a
+record's id is kept as the memory's `external_id` (its public id, written back as "id" by an
+export) and the memory gets a fresh uuid, unless the id is already a memory of the namespace
+(then the record is already stored). Export lives in apps/memories/exporting.py.
 
 An import is one transaction: a bad record anywhere (reported by line) leaves nothing written.
 Records already stored are skipped and counted: one whose id exists in its namespace, or one
@@ -32,7 +33,7 @@ from tqdm import tqdm
 from apps.core.dates import parse_instant
 from apps.core.exceptions import ValidationFailed
 
-from . import importers, revisions
+from . import importers, recheck, revisions
 from .jobs import graph_changed
 from .models import CausalEdge, Memory, Namespace
 from .services import memories_archive, memory_batch_create, namespace_get_or_create
@@ -249,6 +250,7 @@ def check_records(
             validate_memory_input(_memory_fields(record), prefix=f"{label}.")
         except ValidationFailed as exc:
             errors.update(exc.errors)
+        errors.update(recheck.check_exported(record.get("needs_recheck"), label))
         edges = record.get("edges")
         if edges is not None and not isinstance(edges, list):
             errors[f"{label}.edges"] = ["Must be a list."]
@@ -304,7 +306,11 @@ NEW_UUID = "\x00new-uuid"
 
 
 def _memory_fields(record: dict) -> dict:
-    fields = {k: v for k, v in record.items() if k not in {"namespace", "edges", "archived"}}
+    fields = {
+        k: v
+        for k, v in record.items()
+        if k not in {"namespace", "edges", "archived", "needs_recheck"}
+    }
     if fields.pop(NEW_UUID, False):
         fields.pop("id", None)
     return fields
@@ -333,10 +339,12 @@ def _import_edges(
     changes: list[revisions.Change] = []
     for name, numbered in by_namespace.items():
         wanted = [(n, r) for n, r in numbered if r.get("edges")]
-        if not wanted:
+        marked = [r for _, r in numbered if r.get("needs_recheck")]
+        if not wanted and not marked:
             continue
         namespace = targets[name]
         lookup = _id_lookup(namespace)
+        recheck.marks_import(namespace.pk, marked, lookup)
         edges = []
         for number, record in wanted:
             source = lookup.get(str(record.get("id")))

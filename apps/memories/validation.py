@@ -36,6 +36,8 @@ class MemoryInput:
     valid_from: datetime | None = None
     valid_until: datetime | None = None
     supersedes: list[str] = field(default_factory=list)
+    caused_by: list[str] = field(default_factory=list)
+    depends_on: list[str] = field(default_factory=list)
 
 
 class _Errors:

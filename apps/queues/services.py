@@ -24,6 +24,7 @@ from apps.memories.services import (
     memory_update,
 )
 
+from . import recheck
 from .models import ConflictDecision, ConflictStatus, DuplicatePair, PairStatus
 
 
@@ -315,6 +316,8 @@ def decision_undoable(revision: MemoryRevision) -> bool:
         in_effect = DuplicatePair.objects.filter(
             pk=decision["ref"], status=decision["outcome"], **here
         ).exists()
+    elif decision["queue"] == recheck.QUEUE:
+        in_effect = recheck.confirm_in_effect(revision)
     else:
         in_effect = ConflictDecision.objects.filter(pk=decision["ref"], **here).exists()
     if not in_effect:
@@ -357,6 +360,8 @@ def decision_undo(*, revision: MemoryRevision, actor=None, door: str = "system")
         )
     if decision["queue"] == "duplicates":
         DuplicatePair.objects.filter(pk=decision["ref"], **here).update(status=PairStatus.OPEN)
+    elif decision["queue"] == recheck.QUEUE:
+        recheck.confirm_undo(revision)
     else:
         ConflictDecision.objects.filter(pk=decision["ref"], **here).delete()
     _record_decision(decision, actor=actor, door=door, undo=True)

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from apps.history.models import MemoryRevision
-from apps.memories.models import CausalEdge, Memory
+from apps.memories.models import CausalEdge, Memory, RecheckMark
 from memoryhub.db_router import read_connection as connection
 
 from .config import SearchSettings
@@ -25,6 +25,7 @@ WHY_REASONS = ("coactivation", "entity")
 MEMORY = Memory._meta.db_table
 EDGE = CausalEdge._meta.db_table
 REVISION = MemoryRevision._meta.db_table
+RECHECK = RecheckMark._meta.db_table
 
 
 @dataclass
@@ -108,6 +109,7 @@ def payload(
             "current": until is None or moment is None or until > moment,
             "superseded_by": row["superseded_by"],
             "supersedes": [_replaced(x) for x in _loaded(row["supersedes"]) or ()],
+            "basis_changed": _loaded(row["basis_changed"]),
             "score": round(float(r.score), 6),
             "why": why,
         }
@@ -131,9 +133,11 @@ PAYLOAD_COLUMNS = (
     "valid_until",
     "superseded_by",
     "supersedes",
+    "basis_changed",
 )
 # Successors and predecessors through `supersedes` links (index probes on the edge's two
-# unique indexes), each only when learnt by as_of if one is given.
+# unique indexes), each only when learnt by as_of if one is given; the latest re-check mark
+# (apps/memories/recheck.py: what the memory rests on changed), by the mark's unique index.
 PAYLOAD_SQL = f"""
 SELECT m.id::text, m.content, m.title, m.category, m.file_path, m.created_at,
        coalesce(m.valid_from, m.created_at), m.valid_until,
@@ -147,7 +151,10 @@ SELECT m.id::text, m.content, m.title, m.category, m.file_path, m.created_at,
                    'valid_until', o.valid_until) ORDER BY o.created_at)
           FROM {EDGE} e JOIN {MEMORY} o ON o.id = e.target_id
          WHERE e.source_id = m.id AND e.relation = 'supersedes'
-           AND (%s::timestamptz IS NULL OR o.created_at <= %s))
+           AND (%s::timestamptz IS NULL OR o.created_at <= %s)),
+       (SELECT json_build_object('basis', r.basis_id, 'basis_title', r.basis_title,
+                                 'reason', r.reason, 'on', r.marked_at)
+          FROM {RECHECK} r WHERE r.memory_id = m.id ORDER BY r.marked_at DESC LIMIT 1)
   FROM {MEMORY} m WHERE m.id = ANY(%s::uuid[])
 """
 

@@ -172,6 +172,23 @@ class MemoryForm(forms.Form):
         label="Replaces (supersedes)",
         help_text="Ids of memories this one replaces, comma separated",
     )
+    # Links from this memory (apps.memories.fields.MemoryCreate's caused_by / depends_on); on
+    # edit they are added to the links it has.
+    caused_by = forms.CharField(
+        required=False,
+        label="Caused by",
+        help_text="Ids of memories that led to this one (why it is so), comma separated",
+    )
+    depends_on = forms.CharField(
+        required=False,
+        label="Depends on",
+        help_text="Ids of memories this one rests on; it is re-checked when they change",
+    )
+
+    def link_fields(self) -> dict[str, list[str]]:
+        """The links asked for, by field (only those given)."""
+        data = self.cleaned_data
+        return {k: split_list(data[k]) for k in ("caused_by", "depends_on") if split_list(data[k])}
 
     def service_fields(self, *, create: bool = False) -> dict:
         data = self.cleaned_data
@@ -180,6 +197,7 @@ class MemoryForm(forms.Form):
             dates = {k: v for k, v in dates.items() if v}
             if split_list(data["supersedes"]):
                 dates["supersedes"] = split_list(data["supersedes"])
+            dates.update(self.link_fields())
         return {
             **dates,
             "title": data["title"],

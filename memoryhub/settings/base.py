@@ -308,6 +308,9 @@ MEMORY_MAX_CONTENT_CHARS = env.int("MEMORY_MAX_CONTENT_CHARS", default=100_000)
 MEMORY_CHUNK_MAX_CHARS = env.int("MEMORY_CHUNK_MAX_CHARS", default=2_000)
 MEMORY_NEAR_DUPLICATE_SIMILARITY = env.float("MEMORY_NEAR_DUPLICATE_SIMILARITY", default=0.95)
 MEMORY_BATCH_MAX_ITEMS = env.int("MEMORY_BATCH_MAX_ITEMS", default=1_000)
+# How far a change is followed through `depends_on` / `caused` links when the memories that
+# rest on it are marked for re-check (apps/memories/recheck.py).
+MEMORY_RECHECK_DEPTH = env.int("MEMORY_RECHECK_DEPTH", default=3)
 # What one batch request (REST or MCP) may ask the model to embed: characters of content and
 # title over all items. Bounds its cost (1,000 items of 100,000 characters would hold a worker
 # for many minutes); imports and benchmarks slice their own batches and are not bound by it.

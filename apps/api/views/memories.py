@@ -45,6 +45,8 @@ def write_result_data(result) -> dict:
         "chunks": [c.id for c in result.chunks],
         "inferred_tags": list(result.inferred_tags),
         "supersedes": list(result.superseded),
+        "caused_by": list(result.caused_by),
+        "depends_on": list(result.depends_on),
         "possible_updates": [
             {k: u[k] for k in ("id", "title", "why")} for u in result.possible_updates
         ],

@@ -21,7 +21,7 @@ from .create import (
     memory_batch_create,
     memory_create,
 )
-from .edges import edge_create, edge_delete
+from .edges import edge_create, edge_delete, memory_links_add
 from .namespaces import namespace_get_or_create
 from .refresh import memories_refresh, memory_refresh_undo, refresh_revision
 from .tagging import tag_delete, tag_rename
@@ -44,6 +44,7 @@ __all__ = [
     "memory_batch_create",
     "memory_create",
     "memory_delete",
+    "memory_links_add",
     "memory_locked",
     "memory_refresh_undo",
     "memory_undelete",

@@ -25,6 +25,7 @@ from ..supersession import close_validity, resolve_superseded
 from ..tags import infer_tags
 from ..texts import content_hash
 from ..validation import MemoryInput
+from ..write_links import link_edges, resolve_links
 from .planning import Planned, chunk_edges, plan_rows, record_key, stored_record
 from .tags import tag_ids
 from .written import WriteResult, unique_content_guard
@@ -60,6 +61,7 @@ class WriteBatch:
         self.namespace, self.inputs, self.on_duplicate = namespace, inputs, on_duplicate
         self.check_near, self.dedupe, self.lock = check_near, dedupe, lock
         self.superseded = resolve_superseded(namespace, inputs, prefix)
+        self.links = resolve_links(namespace, inputs, prefix)
         self.now = timezone.now()
         self.hashes = [content_hash(i.content) for i in inputs]
         self.keys = [record_key(i, d) for i, d in zip(inputs, self.hashes, strict=True)]
@@ -250,6 +252,24 @@ class WriteBatch:
                 self._close(p.row, stored_near, None)
         if queued:
             PossibleUpdate.objects.bulk_create(queued, ignore_conflicts=True)
+
+    def link(self) -> None:
+        """The `caused_by` and `depends_on` links each item names, from the memory it stored
+        (or the stored memory that already holds its text)."""
+        for idx, named in self.links.items():
+            result = self.results[idx]
+            if result is None:
+                continue  # repeats an earlier item, which draws the links
+            memory = result.memory if result.memory is not None else self._first_row(idx)
+            edges, changes = link_edges(memory, named, self.now)
+            self.edges += edges
+            self.changes += changes
+            for name, other in named:
+                if other.pk != memory.pk:
+                    getattr(result, name).append(str(other.pk))
+
+    def _first_row(self, idx: int) -> Memory:
+        return next(p.row for p in self.planned if p.item == idx and p.first_chunk)
 
     def _close(self, newer: Memory, older: Sequence, result: WriteResult | None) -> None:
         closed, closing = close_validity(newer=newer, older=older, now=self.now)

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from apps.core.exceptions import NotFound, ValidationFailed, VersionConflict
 
-from .. import dialog, embeddings, passages, revisions
+from .. import dialog, embeddings, passages, recheck, revisions
 from ..fields import UPDATABLE
 from ..jobs import graph_changed
 from ..models import CausalEdge, Memory, Relation
@@ -91,8 +91,13 @@ def memory_update(
     if "content" in after:
         # The hash is of the content alone (a document's first chunk holds the whole
         # document's); a title change keeps it, so it can never meet another row's hash.
+        hash_before = memory.content_hash
         memory.content_hash = content_hash(memory.content)
         columns.append("content_hash")
+        # Back to the text its dependents were marked against (an undo, a restore): those
+        # marks go; any other new text marks what rests on this memory.
+        if not recheck.clear_edit(memory):
+            recheck.mark([recheck.edited(memory, hash_before)])
     reembedded = "content" in after or "title" in after
     if reembedded:
         vectors, passage_rows = passages.embed_memories([memory])
@@ -167,6 +172,8 @@ def memory_delete(
     that landed a moment before, and a change waiting behind the delete finds the memory gone.
     """
     memory = memory_locked(memory.pk, expected_version=expected_version)
+    # Before the row (and its links) go: what rests on it is marked for re-check.
+    recheck.mark([recheck.deleted(memory)])
     edge_count = revisions.trash_put(memory, actor=actor, door=door)
     namespace_id = memory.namespace_id
     after = dialog.next_turns([memory])
@@ -223,6 +230,7 @@ def memories_merge(
     merge = revisions.Action.MERGE
     changes = []
     moved = _move_edges(keep, others, changes) if move_edges else []
+    recheck.mark(recheck.superseded(other, keep) for other in others)
     for other in others:
         tag_ids |= set(other.tags.values_list("id", flat=True))
         edge, _ = CausalEdge.objects.update_or_create(

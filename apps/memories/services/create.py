@@ -209,5 +209,6 @@ def memory_batch_store(
         batch.probe()
         batch.store()
         batch.supersede()
+        batch.link()
         batch.record(actor=actor, door=door)
     return batch.final_results()

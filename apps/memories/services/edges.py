@@ -6,11 +6,12 @@ from django.db import transaction
 
 from apps.core.exceptions import ValidationFailed
 
-from .. import revisions
+from .. import recheck, revisions
 from ..jobs import graph_changed
-from ..models import CausalEdge, Memory, Relation
+from ..models import CausalEdge, Memory, RecheckReason, Relation
 from ..supersession import end_validity, reopen_validity
 from ..validation import validate_relation
+from ..write_links import resolve_for
 
 # --- edges -------------------------------------------------------------------------------------
 
@@ -55,6 +56,7 @@ def edge_create(
         if ended is not None:
             target.valid_until = locked.valid_until
             changes.append(ended)
+        recheck.mark([recheck.superseded(locked, source)])
     revisions.record(changes, actor=actor, door=door)
     transaction.on_commit(lambda: graph_changed(source.namespace_id))
     return edge
@@ -70,7 +72,33 @@ def edge_delete(*, edge: CausalEdge, actor: revisions.Actor = None, door: str = 
         older = Memory.objects.select_for_update().filter(pk=edge.target_id).first()
         newer = Memory.objects.filter(pk=edge.source_id).first()
         reopened = reopen_validity(older, newer) if older and newer else None
+        # The supersession is taken back: the marks it made on what rests on `older` go.
+        recheck.clear(
+            basis_id=edge.target_id, reason=RecheckReason.SUPERSEDED, token=str(edge.source_id)
+        )
         if reopened is not None:
             changes.append(reopened)
     revisions.record(changes, actor=actor, door=door)
     transaction.on_commit(lambda: graph_changed(namespace_id))
+
+
+@transaction.atomic
+def memory_links_add(
+    *,
+    memory: Memory,
+    caused_by: list[str] | None = None,
+    depends_on: list[str] | None = None,
+    actor: revisions.Actor = None,
+    door: str = "system",
+) -> list[CausalEdge]:
+    """Add `caused_by` / `depends_on` links to a stored memory (the edit form), checked like
+    the create's: ids of its namespace (a 400 naming the field otherwise), each a revision."""
+    asked = {k: v for k, v in (("caused_by", caused_by), ("depends_on", depends_on)) if v}
+    edges = []
+    for name, other in resolve_for(memory, asked):
+        source, target = (other, memory) if name == "caused_by" else (memory, other)
+        relation = Relation.CAUSED if name == "caused_by" else Relation.DEPENDS_ON
+        edges.append(
+            edge_create(source=source, target=target, relation=relation, actor=actor, door=door)
+        )
+    return edges

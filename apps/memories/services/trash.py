@@ -17,9 +17,9 @@ from django.utils.dateparse import parse_datetime
 
 from apps.core.exceptions import ValidationFailed
 
-from .. import dialog, passages, revisions
+from .. import dialog, passages, recheck, revisions
 from ..jobs import graph_changed
-from ..models import CausalEdge, Memory
+from ..models import CausalEdge, Memory, RecheckReason
 from .create import unique_content_guard
 from .tags import tag_ids
 
@@ -107,6 +107,8 @@ def memory_undelete(
             revisions.Change(other, edge.namespace_id, revisions.Action.LINK, None, data)
         )
     result.edges_restored = len(edges)
+    # The delete is taken back: the marks it made on what rested on this memory go.
+    recheck.clear(basis_id=memory.pk, reason=RecheckReason.DELETED)
     revisions.record(changes, actor=actor, door=door)
     if edges:
         namespace_id = memory.namespace_id

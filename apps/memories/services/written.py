@@ -27,6 +27,8 @@ class WriteResult:
     # to decide which holds; never offered as an update.
     possible_contradictions: list[dict] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)  # ids whose validity this one ended
+    caused_by: list[str] = field(default_factory=list)  # ids linked to it by `caused`
+    depends_on: list[str] = field(default_factory=list)  # ids it links to by `depends_on`
 
     def to_dict(self) -> dict:
         return {
@@ -39,6 +41,8 @@ class WriteResult:
             "valid_from": self.memory.effective_valid_from.isoformat(),
             "valid_until": _iso(self.memory.valid_until),
             "supersedes": self.superseded,
+            "caused_by": self.caused_by,
+            "depends_on": self.depends_on,
             "possible_updates": [
                 {k: u[k] for k in ("id", "title", "why")} for u in self.possible_updates
             ],

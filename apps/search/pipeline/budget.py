@@ -42,6 +42,13 @@ def memory_block(item: dict, index: int, contradicted: set[str]) -> str:
             f"**Replaces** `{older['id']}` (valid {_day(older.get('valid_from'))} to "
             f'{_day(older.get("valid_until"))}): was "{was}"'
         )
+    changed = item.get("basis_changed")
+    if changed:
+        basis = changed.get("basis_title") or "a memory it rests on"
+        lines.append(
+            f"**Re-check:** its basis changed on {_day(changed.get('on'))} "
+            f'(`{changed["basis"]}` "{basis[:120]}" was {changed["reason"]}).'
+        )
     lines.append("")
     lines.append(item["content"])
     return "\n".join(lines)

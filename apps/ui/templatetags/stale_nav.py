@@ -1,5 +1,5 @@
-"""Counts beside the curator's queues in the navigation: near-duplicates, conflicts, stale and
-missed searches.
+"""Counts beside the curator's queues in the navigation: near-duplicates, conflicts, stale,
+re-check and missed searches.
 
 The base template only knows the current namespace's name, which the navigation context
 already limited to namespaces the person may see. The counts are aggregate SQL queries (no
@@ -14,13 +14,14 @@ from django.core.cache import cache
 
 from apps.memories.models import Namespace
 from apps.memories.selectors import stale_counts
+from apps.queues.recheck import recheck_count
 from apps.queues.selectors import conflict_count, duplicate_count
 from apps.search.selectors import missed_count
 
 register = template.Library()
 
 COUNTS_SECONDS = 30
-EMPTY = {"duplicates": 0, "conflicts": 0, "stale": 0, "missed": 0, "total": 0}
+EMPTY = {"duplicates": 0, "conflicts": 0, "stale": 0, "recheck": 0, "missed": 0, "total": 0}
 
 
 def _key(name: str) -> str:
@@ -32,13 +33,14 @@ def forget_counts(name: str) -> None:
 
 
 def queue_counts(namespace: Namespace, known: dict | None = None) -> dict:
-    """The four counts; a queue page passes the one it has just computed (`known`), so its
+    """The five counts; a queue page passes the one it has just computed (`known`), so its
     own aggregate does not run twice."""
     known = known or {}
     counters = {
         "duplicates": lambda: duplicate_count(namespace=namespace),
         "conflicts": lambda: conflict_count(namespace=namespace),
         "stale": lambda: stale_counts(namespace=namespace)["total"],
+        "recheck": lambda: recheck_count(namespace=namespace),
         "missed": lambda: missed_count(namespace=namespace),
     }
     counts = {name: known[name] if name in known else count() for name, count in counters.items()}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib import messages
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
@@ -153,17 +154,21 @@ def edit_page(request: HttpRequest, memory: Memory) -> HttpResponse:
             return _conflict(request, memory, seen, fields)
         before = {**current, "tags": split_list(current["tags"])}
         changes = {k: v for k, v in fields.items() if v != before[k] and (v or before[k])}
-        if changes:
+        links = form.link_fields()
+        if changes or links:
             try:
-                services.memory_update(
-                    memory=memory, expected_version=seen, **changes, **writer(request)
-                )
+                with transaction.atomic():  # the links and the change, or neither
+                    if changes:
+                        memory = services.memory_update(
+                            memory=memory, expected_version=seen, **changes, **writer(request)
+                        )
+                    services.memory_links_add(memory=memory, **links, **writer(request))
             except VersionConflict as exc:  # saved by someone else a moment ago
                 return _conflict(request, exc.current, seen, fields)
             except ValidationFailed as exc:
                 attach_errors(form, exc)
                 return render(request, "ui/memory/form.html", context, status=400)
-            messages.success(request, "Saved: " + ", ".join(sorted(changes)) + ".")
+            messages.success(request, "Saved: " + ", ".join(sorted([*changes, *links])) + ".")
         else:
             messages.info(request, "Nothing changed.")
         return redirect("ui:memory", memory_id=memory.pk)

@@ -7,6 +7,7 @@ import json
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from apps.core.exceptions import ValidationFailed
@@ -30,7 +31,7 @@ from apps.queues.services import decision_undo, decision_undoable, merge_revisio
 
 from ..access import Action, can, memory_view, namespace_view
 from ..templatetags.stale_nav import forget_counts
-from .common import counted, writer
+from .common import counted, safe_next, writer
 
 HISTORY_PAGE = 50
 TRASH_PAGE = 100
@@ -213,7 +214,7 @@ def undo_change(request: HttpRequest, memory: Memory, revision_id: int) -> HttpR
         elif kind == "decision":
             decision_undo(revision=revision, **who)
             forget_counts(memory.namespace.name)
-            messages.success(request, "Decision undone: the pair is back in its queue.")
+            messages.success(request, "Decision undone: it is back in its queue.")
         elif kind == "supersede":
             supersede_undo(revision=revision, **who)
             messages.success(request, "Re-opened: the memory is valid again and current.")
@@ -228,7 +229,8 @@ def undo_change(request: HttpRequest, memory: Memory, revision_id: int) -> HttpR
             messages.success(request, "Change undone (recorded as a new revision).")
     except ValidationFailed as exc:
         messages.error(request, exc.summary())
-    return redirect("ui:history", memory_id=memory.pk)
+    # A queue's own Undo (the Re-check banner) returns to its queue.
+    return redirect(safe_next(request, reverse("ui:history", kwargs={"memory_id": memory.pk})))
 
 
 @memory_view(Action.VIEW)
