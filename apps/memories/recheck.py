@@ -95,6 +95,11 @@ def mark(bases: Iterable[Basis]) -> list[RecheckMark]:
             marked_at=now,
         )
         for root, memory_id, depth in found
+        # The successor may itself rest on what it replaces: it is the change, not affected.
+        if not (
+            by_root[root].reason == RecheckReason.SUPERSEDED
+            and by_root[root].token == str(memory_id)
+        )
     ]
     before = set(
         RecheckMark.objects.filter(

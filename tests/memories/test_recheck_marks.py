@@ -18,12 +18,16 @@ from apps.memories import recheck
 from apps.memories.models import CausalEdge, Memory, RecheckMark, RecheckReason, Relation
 from apps.memories.revisions import Action
 from apps.memories.services import (
+    edge_create,
+    edge_delete,
+    memories_merge,
     memory_archive,
     memory_create,
     memory_delete,
     memory_update,
     supersede_undo,
 )
+from apps.queues.services import merge_undo
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -168,3 +172,41 @@ def test_no_dependents_costs_one_query(namespace, embedding_model, django_assert
     (x,) = factories.memories(namespace, [TEXTS["X"]])
     with django_assert_num_queries(1):
         assert recheck.mark([recheck.deleted(x)]) == []
+
+
+def test_the_successor_is_not_marked_and_unlinking_clears(namespace, embedding_model):
+    """A memory that rests on the one it then replaces is the change, not affected by it."""
+    x, newer, a = factories.memories(
+        namespace, [TEXTS["X"], "Staging moves to Postgres 16 next week.", TEXTS["A"]]
+    )
+    CausalEdge.objects.bulk_create(
+        [
+            CausalEdge(namespace=namespace, source=newer, target=x, relation="depends_on"),
+            CausalEdge(namespace=namespace, source=a, target=x, relation="depends_on"),
+        ]
+    )
+    edge_create(source=newer, target=x, relation="supersedes")
+    assert _marked(namespace) == {TEXTS["A"]}
+    edge_delete(edge=CausalEdge.objects.get(source=newer, target=x, relation="supersedes"))
+    assert _marked(namespace) == set()
+
+
+def test_a_merge_marks_what_rested_on_the_merged_memory_and_its_undo_clears_it(
+    namespace, embedding_model
+):
+    merged, survivor, dependent = factories.memories(
+        namespace, [TEXTS["X"], "Staging database: Postgres 14 on db-2.", TEXTS["A"]]
+    )
+    CausalEdge.objects.bulk_create(
+        [
+            CausalEdge(namespace=namespace, source=dependent, target=merged, relation="depends_on"),
+            CausalEdge(namespace=namespace, source=survivor, target=merged, relation="depends_on"),
+        ]
+    )
+    memories_merge(keep=survivor, others=[merged], move_edges=True)
+    assert _marked(namespace) == {TEXTS["A"]}  # the survivor is the change itself
+    revision = MemoryRevision.objects.filter(memory_id=survivor.pk, action=Action.MERGE).latest(
+        "id"
+    )
+    merge_undo(revision=revision, door="ui")
+    assert _marked(namespace) == set()

@@ -73,6 +73,8 @@ def test_confirm_is_a_decision_its_undo_takes_back(writer, namespace, embedding_
     memory_delete(memory=fact)
     page = writer.get(f"/ns/{namespace.name}/queues/recheck/")
     assert str(step.pk) in page.content.decode() and "deleted" in page.content.decode()
+    detail = writer.get(f"/memories/{step.pk}/").content.decode()
+    assert "Re-check: its basis changed on" in detail
 
     response = writer.post(
         f"/ns/{namespace.name}/queues/recheck/act/", {"row": f"confirm:{step.pk}"}

@@ -229,8 +229,9 @@ def memories_merge(
     tag_ids = set(keep.tags.values_list("id", flat=True))
     merge = revisions.Action.MERGE
     changes = []
-    moved = _move_edges(keep, others, changes) if move_edges else []
+    # Before the links move: what rested on a merged memory is marked against it.
     recheck.mark(recheck.superseded(other, keep) for other in others)
+    moved = _move_edges(keep, others, changes) if move_edges else []
     for other in others:
         tag_ids |= set(other.tags.values_list("id", flat=True))
         edge, _ = CausalEdge.objects.update_or_create(
