@@ -104,3 +104,33 @@ def test_a_reader_cannot_act_on_the_queue(namespace, embedding_model):
     )
     assert refused.status_code in (403, 404)
     assert RecheckMark.objects.filter(memory=step).exists()
+
+
+def test_an_edit_opened_from_the_queue_also_confirms(writer, namespace, embedding_model):
+    fact = memory_create(namespace=namespace, content="Staging runs Postgres 14.").memory
+    step = memory_create(
+        namespace=namespace, content="Use the pg14 list.", depends_on=[str(fact.pk)]
+    ).memory
+    memory_delete(memory=fact)
+    queue = writer.get(f"/ns/{namespace.name}/queues/recheck/").content.decode()
+    assert f"/memories/{step.pk}/edit/?recheck=1" in queue
+    form = writer.get(f"/memories/{step.pk}/edit/?recheck=1").content.decode()
+    assert 'name="recheck" value="1"' in form
+    step.refresh_from_db()
+    saved = writer.post(
+        f"/memories/{step.pk}/edit/",
+        {
+            **FORM,
+            "category": step.category,
+            "content": "Use the pg16 list.",
+            "version": step.version,
+            "recheck": "1",
+        },
+    )
+    assert saved.status_code == 302
+    assert not RecheckMark.objects.filter(memory=step).exists()
+    step.refresh_from_db()
+    assert step.content == "Use the pg16 list."
+    # Two revisions, each with its undo: the edit and the re-check decision.
+    actions = set(MemoryRevision.objects.filter(memory_id=step.pk).values_list("action", flat=True))
+    assert {"update", "decision"} <= actions

@@ -12,6 +12,7 @@ from apps.memories import services
 from apps.memories.models import Memory, Namespace
 from apps.memories.preview import create_preview
 from apps.memories.tags import infer_tags
+from apps.queues.recheck import recheck_confirm
 
 from ..access import Action, memory_view, namespace_view
 from ..forms import MemoryForm, attach_errors, split_list
@@ -144,7 +145,14 @@ def _conflict(request: HttpRequest, memory: Memory, seen: int | None, fields: di
 def edit_page(request: HttpRequest, memory: Memory) -> HttpResponse:
     current = _form_values(memory)
     form = MemoryForm(request.POST or None, initial={**current, "version": memory.version})
-    context = {"form": form, "namespace": memory.namespace, "memory": memory}
+    # Opened from the Re-check queue: saving the edit also confirms the memory was re-checked.
+    rechecking = (request.POST or request.GET).get("recheck") == "1"
+    context = {
+        "form": form,
+        "namespace": memory.namespace,
+        "memory": memory,
+        "rechecking": rechecking,
+    }
     if request.method == "POST" and form.is_valid():
         fields = form.service_fields()
         # The page always sends the version it was filled from; a client that sends none
@@ -155,7 +163,7 @@ def edit_page(request: HttpRequest, memory: Memory) -> HttpResponse:
         before = {**current, "tags": split_list(current["tags"])}
         changes = {k: v for k, v in fields.items() if v != before[k] and (v or before[k])}
         links = form.link_fields()
-        if changes or links:
+        if changes or links or rechecking:
             try:
                 with transaction.atomic():  # the links and the change, or neither
                     if changes:
@@ -163,12 +171,19 @@ def edit_page(request: HttpRequest, memory: Memory) -> HttpResponse:
                             memory=memory, expected_version=seen, **changes, **writer(request)
                         )
                     services.memory_links_add(memory=memory, **links, **writer(request))
+                    if rechecking and memory.recheck_marks.exists():
+                        recheck_confirm(memory=memory, **writer(request))
+                        changes["re-checked"] = True
             except VersionConflict as exc:  # saved by someone else a moment ago
                 return _conflict(request, exc.current, seen, fields)
             except ValidationFailed as exc:
                 attach_errors(form, exc)
                 return render(request, "ui/memory/form.html", context, status=400)
-            messages.success(request, "Saved: " + ", ".join(sorted([*changes, *links])) + ".")
+            done = sorted([*changes, *links])
+            if done:
+                messages.success(request, "Saved: " + ", ".join(done) + ".")
+            else:
+                messages.info(request, "Nothing changed.")
         else:
             messages.info(request, "Nothing changed.")
         return redirect("ui:memory", memory_id=memory.pk)
