@@ -23,13 +23,13 @@ from django.utils.dateparse import parse_datetime
 
 from .models import CausalEdge, Memory, RecheckMark, RecheckReason, Relation
 
-__all__ = ["Basis", "clear", "clear_edit", "mark", "marks_by_memory"]
+__all__ = ["Basis", "clear", "mark", "mark_edit", "mark_dict"]
 
 # Each step follows a `depends_on` link backwards (who depends on this) and a `caused` link
 # forwards (what this caused); UNION drops repeated (root, memory, depth) rows and the depth
 # bound ends every cycle.
-_RESTING_ON = f"""
-WITH RECURSIVE resting(root, id, depth) AS (
+_WALK = f"""
+resting(root, id, depth) AS (
     SELECT r, r, 0 FROM unnest(%(roots)s::uuid[]) AS r
   UNION
     SELECT resting.root, next.id, resting.depth + 1
@@ -42,12 +42,24 @@ WITH RECURSIVE resting(root, id, depth) AS (
          WHERE e.source_id = resting.id AND e.relation = '{Relation.CAUSED}'
       ) AS next
      WHERE resting.depth < %(depth)s
-)
+)"""
+_FOUND = f"""
 SELECT resting.root, resting.id, min(resting.depth)
   FROM resting
   JOIN {Memory._meta.db_table} m ON m.id = resting.id AND NOT m.archived
  WHERE resting.depth > 0 AND NOT resting.id = ANY(%(roots)s::uuid[])
- GROUP BY resting.root, resting.id
+ GROUP BY resting.root, resting.id"""
+_RESTING_ON = f"WITH RECURSIVE {_WALK}{_FOUND}"
+# An edit in one statement: the marks made against the text the memory now holds again go (an
+# undo, a restore), and what rests on it is found; the row without a root counts what went.
+_AFTER_EDIT = f"""
+WITH RECURSIVE cleared AS (
+    DELETE FROM {RecheckMark._meta.db_table}
+     WHERE basis_id = %(basis)s AND reason = '{RecheckReason.EDITED}' AND token = %(token)s
+    RETURNING 1
+), {_WALK}
+SELECT NULL::uuid, NULL::uuid, (SELECT count(*) FROM cleared)::int
+UNION ALL ({_FOUND})
 """
 
 
@@ -72,14 +84,42 @@ def resting_on(roots: Sequence[uuid.UUID]) -> list[tuple[uuid.UUID, uuid.UUID, i
         return []
     with connection.cursor() as cur:
         cur.execute(_RESTING_ON, {"roots": [str(r) for r in roots], "depth": depth_bound()})
-        return [(uuid.UUID(str(a)), uuid.UUID(str(b)), d) for a, b, d in cur.fetchall()]
+        return [(_as_uuid(a), _as_uuid(b), d) for a, b, d in cur.fetchall()]
 
 
 def mark(bases: Iterable[Basis]) -> list[RecheckMark]:
     """Mark what rests on each changed memory; returns the marks this call added (a memory
     already marked for the same basis and reason keeps its older mark)."""
     by_root = {b.memory_id: b for b in bases}
-    found = resting_on(list(by_root))
+    return _add(by_root, resting_on(list(by_root)))
+
+
+def mark_edit(memory: Memory, hash_before: str) -> list[RecheckMark]:
+    """`memory`'s content changed (its content_hash is the new one's). When the new text is
+    the one its dependents were marked against, those marks go and nothing is marked; else
+    what rests on it is marked against the text it had. One statement either way."""
+    with connection.cursor() as cur:
+        cur.execute(
+            _AFTER_EDIT,
+            {
+                "roots": [str(memory.pk)],
+                "depth": depth_bound(),
+                "basis": memory.pk,
+                "token": memory.content_hash,
+            },
+        )
+        rows = cur.fetchall()
+    if any(root is None and cleared for root, _, cleared in rows):
+        return []
+    found = [(_as_uuid(a), _as_uuid(b), d) for a, b, d in rows if a is not None]
+    return _add({memory.pk: edited(memory, hash_before)}, found)
+
+
+def _as_uuid(value) -> uuid.UUID:
+    return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+
+
+def _add(by_root: dict, found: list[tuple[uuid.UUID, uuid.UUID, int]]) -> list[RecheckMark]:
     if not found:
         return []
     now = timezone.now()
@@ -119,12 +159,6 @@ def clear(*, basis_id, reason: str, token: str | None = None) -> int:
     return found.delete()[0]
 
 
-def clear_edit(memory: Memory) -> int:
-    """An edit that brings `memory`'s content back to what its dependents were marked
-    against (an undo, or a restore of that version) clears those marks."""
-    return clear(basis_id=memory.pk, reason=RecheckReason.EDITED, token=memory.content_hash)
-
-
 def superseded(older: Memory, newer: Memory) -> Basis:
     return Basis(
         older.pk, older.namespace_id, RecheckReason.SUPERSEDED, str(newer.pk), _title(older)
@@ -141,14 +175,6 @@ def edited(memory: Memory, hash_before: str) -> Basis:
 
 def _title(memory: Memory) -> str:
     return memory.title or memory.content[:120]
-
-
-def marks_by_memory(memory_ids: Iterable) -> dict[str, list[RecheckMark]]:
-    """Each memory's marks, newest first, in one query (for search results and pages)."""
-    out: dict[str, list[RecheckMark]] = {}
-    for m in RecheckMark.objects.filter(memory_id__in=list(memory_ids)).order_by("-marked_at"):
-        out.setdefault(str(m.memory_id), []).append(m)
-    return out
 
 
 def mark_dict(mark: RecheckMark) -> dict:

@@ -167,11 +167,18 @@ def test_a_mark_names_its_basis_reason_and_date(namespace, embedding_model):
     assert mark.marked_at is not None
 
 
-def test_no_dependents_costs_one_query(namespace, embedding_model, django_assert_num_queries):
-    """The marking adds one indexed query to a change of a memory nothing rests on."""
+@pytest.mark.parametrize("change", ["delete", "edit"])
+def test_no_dependents_costs_one_query(
+    change, namespace, embedding_model, django_assert_num_queries
+):
+    """The marking adds one indexed statement to a change of a memory nothing rests on (an
+    edit's statement also takes back the marks its new text undoes)."""
     (x,) = factories.memories(namespace, [TEXTS["X"]])
     with django_assert_num_queries(1):
-        assert recheck.mark([recheck.deleted(x)]) == []
+        if change == "delete":
+            assert recheck.mark([recheck.deleted(x)]) == []
+        else:
+            assert recheck.mark_edit(x, "an earlier hash") == []
 
 
 def test_the_successor_is_not_marked_and_unlinking_clears(namespace, embedding_model):

@@ -96,8 +96,7 @@ def memory_update(
         columns.append("content_hash")
         # Back to the text its dependents were marked against (an undo, a restore): those
         # marks go; any other new text marks what rests on this memory.
-        if not recheck.clear_edit(memory):
-            recheck.mark([recheck.edited(memory, hash_before)])
+        recheck.mark_edit(memory, hash_before)
     reembedded = "content" in after or "title" in after
     if reembedded:
         vectors, passage_rows = passages.embed_memories([memory])
