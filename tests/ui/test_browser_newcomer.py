@@ -228,3 +228,38 @@ def test_search_as_of_a_time_of_day(page, team):
     expect(page.locator("ol.results")).not_to_contain_text("GitHub Actions")
     expect(page.locator("input[name=as_of]")).to_have_value(an_hour_ago)
     shoot(page, "search-as-of-time")
+
+
+def test_the_warning_asks_before_replacing_a_rule_and_never_supersedes_a_negation(page, team):
+    rule = services.memory_create(namespace=team, content=OLD, tier="constitutional").memory
+    update = services.memory_create(namespace=team, content=NEW).memory
+    never = services.memory_create(
+        namespace=team, content="Never commit API tokens to the repository."
+    ).memory
+    negation = services.memory_create(
+        namespace=team, content="Commit the API tokens to the repository."
+    ).memory
+    login(page, "admin")
+
+    page.goto(f"/memories/{update.pk}/")
+    warning = page.locator(".noticed")
+    expect(warning.locator("input[name=confirm_constitutional]")).to_have_count(1)
+    warning.locator("button:has-text('Supersede')").click()
+    expect(page.locator(".messages")).to_contain_text("constitutional")
+    assert page.url.endswith(f"/memories/{update.pk}/")
+    rule.refresh_from_db()
+    assert rule.valid_until is None
+    page.locator(".noticed input[name=confirm_constitutional]").check()
+    page.locator(".noticed button:has-text('Supersede')").click()
+    expect(page.locator(".messages")).to_contain_text("Superseded")
+    rule.refresh_from_db()
+    assert rule.valid_until is not None
+
+    page.goto(f"/memories/{negation.pk}/")
+    warning = page.locator(".noticed")
+    expect(warning).to_contain_text(f"This says the opposite of “{never.display_title}”")
+    expect(warning).to_contain_text("one of the two negates the other")
+    expect(warning.locator("button")).to_have_count(0)
+    expect(
+        warning.locator("a:has-text('Decide which holds in the conflicts queue')")
+    ).to_have_count(1)

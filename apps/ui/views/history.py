@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
@@ -76,15 +77,20 @@ FIELD_LABELS = {
 # How the history shows an instant: in the server's time zone, to the minute.
 MOMENT_FORMAT = "j M Y, H:i"
 ISO_MOMENT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
+# Recorded fields that hold instants (as ISO 8601 text in the revision).
+MOMENT_FIELDS = {"valid_from", "valid_until", "last_accessed_at", "created_at", "updated_at"}
 
 
 def moment_shown(value: str) -> str:
     """An ISO 8601 instant as a person reads it ("28 Nov 2026, 20:03"); other text as it is."""
-    moment = parse_datetime(value) if ISO_MOMENT.match(value) else None
+    try:
+        moment = parse_datetime(value) if ISO_MOMENT.match(value) else None
+    except ValueError:  # well formed but no real instant: shown as recorded
+        moment = None
     if moment is None:
         return value
     if timezone.is_naive(moment):
-        moment = timezone.make_aware(moment, timezone.utc)
+        moment = moment.replace(tzinfo=UTC)  # revisions keep instants in UTC
     return dateformat.format(timezone.localtime(moment), MOMENT_FORMAT)
 
 
@@ -96,8 +102,6 @@ def _shown(value):
         return ", ".join(str(v) for v in value) or "—"
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False) if value else "—"
-    if isinstance(value, str):
-        return moment_shown(value)
     return value
 
 
@@ -113,6 +117,8 @@ def field_changes(revision: MemoryRevision, names: dict[str, str] | None = None)
         if revision.before is None and name != "edge" and new in EMPTY:
             continue
         shown = (old, new) if name == "edge" else (_shown(old), _shown(new))
+        if name in MOMENT_FIELDS:
+            shown = tuple(moment_shown(v) if isinstance(v, str) else v for v in shown)
         if name == "edges_moved":
             shown = (None, f"{counted(len(new or []), 'link')} moved to this memory")
         if name == "decision":
