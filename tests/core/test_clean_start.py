@@ -20,10 +20,10 @@ from tests.jobs.test_server_schedule import _serve, _stop
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-ERROR_LINE = re.compile(r'"level": "(ERROR|CRITICAL)"|\b(ERROR|CRITICAL)\b')
+ERROR_LINE = re.compile(r'"level": "(ERROR|CRITICAL|WARNING)"|\b(ERROR|CRITICAL)\b')
 
 
-def test_a_clean_first_start_logs_no_error_and_no_tracer_warning(tmp_path):
+def test_a_clean_first_start_logs_no_error_and_no_warning(tmp_path):
     process = _serve(free_port(), EMBEDDING_CACHE_DIR=str(tmp_path / "models"), LOG_FORMAT="json")
     port = process.args[process.args.index("--port") + 1]
     starting = 0
