@@ -70,11 +70,11 @@ def test_remember_then_memory_search_finds_it(asgi_server, tokens, embedding_mod
 def test_search_text_counts_in_words_and_names_an_untitled_turn(asgi_server, tokens, stored):
     """ "Found 1 memory", and an untitled memory's heading is its name on the pages (the
     speaker and first words of a turn), never an empty "### 1."."""
-    memory_create(
+    turn = memory_create(
         namespace=tokens.alpha,
         content="Caroline: I went to the LGBTQ support group yesterday and it was powerful.",
         category="conversation",
-    )
+    ).memory
 
     async def scenario():
         async with http_client(asgi_server, tokens.alpha_rw) as client:
@@ -84,9 +84,11 @@ def test_search_text_counts_in_words_and_names_an_untitled_turn(asgi_server, tok
             many = await client.call_tool(
                 "memory_search", {"query": "deploy redis migrations", "limit": 3}
             )
-            return one, many
+            read = await client.call_tool("get_memory", {"memory_id": str(turn.pk)})
+            return one, many, read
 
-    one, many = run(scenario)
+    one, many, read = run(scenario)
+    assert text_of(read).startswith("**Caroline: I went to the LGBTQ support group yesterday…**")
     text = text_of(one)
     assert "Found 1 memory for: Caroline support group" in text
     assert "### 1. Caroline: I went to the LGBTQ support group yesterday…" in text
