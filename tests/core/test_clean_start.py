@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from tests.api.live import free_port
-from tests.jobs.test_server_schedule import _serve, _stop
+from tests.served import serve, stop
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,7 +24,7 @@ ERROR_LINE = re.compile(r'"level": "(ERROR|CRITICAL|WARNING)"|\b(ERROR|CRITICAL)
 
 
 def test_a_clean_first_start_logs_no_error_and_no_warning(tmp_path):
-    process = _serve(free_port(), EMBEDDING_CACHE_DIR=str(tmp_path / "models"), LOG_FORMAT="json")
+    process = serve(free_port(), EMBEDDING_CACHE_DIR=str(tmp_path / "models"), LOG_FORMAT="json")
     port = process.args[process.args.index("--port") + 1]
     starting = 0
     try:
@@ -44,7 +44,7 @@ def test_a_clean_first_start_logs_no_error_and_no_warning(tmp_path):
                     starting += 1
                 time.sleep(0.25)
     finally:
-        output = _stop(process)
+        output = stop(process)
     assert starting >= 3, "the poll never saw the warm-up; the test proves nothing"
     assert (tmp_path / "models").exists() and any((tmp_path / "models").rglob("model.onnx"))
     errors = [line for line in output.splitlines() if ERROR_LINE.search(line)]
