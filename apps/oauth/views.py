@@ -222,8 +222,10 @@ class ConsentView(AuthorizationView):
             parts = urlsplit(uri)
             if parts.scheme not in application.get_allowed_schemes():
                 return response  # never sent there (e.g. javascript:), so never allowed
-            # An app scheme without a host (com.example.app:/cb) is named as a scheme source.
-            source = f"{parts.scheme}://{parts.netloc}" if parts.netloc else f"{parts.scheme}:"
+            # An app's own scheme (cursor://...) is named as a scheme source: Chromium matches
+            # no host in a URL of a scheme it does not know, so cursor://host would block it.
+            web = parts.scheme in ("http", "https")
+            source = f"{parts.scheme}://{parts.netloc}" if web else f"{parts.scheme}:"
             response._csp_update = {"form-action": [source]}
         return response
 

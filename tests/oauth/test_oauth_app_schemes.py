@@ -95,8 +95,8 @@ def _full_flow(base: str, session: httpx.Client, person, redirect_uri: str) -> h
 @pytest.mark.parametrize(
     "redirect_uri, form_target",
     [
-        (CURSOR, "cursor://anysphere.cursor-retrieval"),
-        (VSCODE, "vscode://vscode.memoryhub"),
+        (CURSOR, "cursor:"),
+        (VSCODE, "vscode:"),
         (REVERSE_DOMAIN, "com.example.app:"),
     ],
 )
