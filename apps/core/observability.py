@@ -40,6 +40,25 @@ class RequestIdFilter(logging.Filter):
         return True
 
 
+# Marks a request that /healthz answered "starting": see StartingIsNotAnError.
+ANSWERED_STARTING = "_answered_starting"
+
+
+def mark_answered_starting(request) -> None:
+    setattr(request, ANSWERED_STARTING, True)
+
+
+class StartingIsNotAnError(logging.Filter):
+    """Drops Django's ERROR line for a 503 that /healthz gives while the server warms up: that
+    answer is expected (a probe polls until 200), and a clean start logged a dozen ERROR lines
+    that a newcomer read as failures. The warm-up itself is logged once at INFO
+    (apps/core/readiness.py); a 503 of a degraded server is still an ERROR."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        request = getattr(record, "request", None)
+        return not getattr(request, ANSWERED_STARTING, False)
+
+
 def _incoming_id(scope) -> str:
     for name, value in scope.get("headers", []):
         if name == HEADER:

@@ -62,6 +62,7 @@ def start(warm: Callable[[], None]) -> None:
             return
         _started.set()
     register()
+    logger.info("warming up (model, parsers, database); /healthz answers 503 until ready")
     threading.Thread(target=_run, args=(warm,), name="warm-up", daemon=True).start()
 
 

@@ -7,6 +7,7 @@ from django.views.decorators.http import require_GET
 
 from . import readiness
 from .health import run_checks
+from .observability import mark_answered_starting
 
 
 def _public(state: dict) -> dict:
@@ -17,6 +18,7 @@ def _public(state: dict) -> dict:
 @require_GET
 def healthz(request):
     if not readiness.is_ready():  # the model and parsers are still warming up
+        mark_answered_starting(request)
         return JsonResponse({"status": "starting"}, status=503)
     checks = run_checks()
     healthy = all(check["ok"] for check in checks.values())

@@ -11,6 +11,7 @@ dropping them silently.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -86,12 +87,20 @@ def _problem(error: dict) -> str:
 def strict_tool(fn: Callable[..., Any], **kwargs: Any) -> Tool:
     """A Tool whose arguments model spreads the model-typed parameters and forbids names the
     tool does not declare."""
-    tool = StrictTool.from_function(fn, **kwargs)
+    tool = StrictTool.from_function(fn, description=plain_description(fn), **kwargs)
     arguments = _spread(tool.fn_metadata.arg_model)
     tool.fn_metadata.arg_model = arguments
     tool.parameters = arguments.model_json_schema(by_alias=True)
     tool.parameters["additionalProperties"] = False
     return tool
+
+
+def plain_description(fn: Callable[..., Any]) -> str:
+    """The docstring as a client shows it: the source's indentation and line breaks inside a
+    paragraph become single spaces (a client printed "score,\n    why each ranked"); a blank
+    line still parts two paragraphs."""
+    paragraphs = re.split(r"\n\s*\n", inspect.getdoc(fn) or "")
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs if p.strip())
 
 
 def _spread(base: type[ArgModelBase]) -> type[ArgModelBase]:

@@ -12,6 +12,7 @@ from apps.access.permissions import Action
 from apps.access.scoping import batch_job_for, memory_for, namespace_for
 from apps.core.dates import parse_instant
 from apps.core.exceptions import NotFound
+from apps.core.wording import counted
 from apps.history import selectors as history_selectors
 from apps.memories import batch_jobs
 from apps.memories import services as memory_services
@@ -111,7 +112,8 @@ def _job_result(job) -> CallToolResult:
         text = f"Batch `{job.id}` failed, nothing stored: {problems}"
     else:
         text = (
-            f"Batch `{job.id}` of {job.total} memories for {where} is {job.state} "
+            f"Batch `{job.id}` of {counted(job.total, 'memory,memories')} for {where} is "
+            f"{job.state} "
             f'({job.done} encoded); call batch_status with job_id "{job.id}" to follow it.'
         )
     data = {"job_id": str(job.id), **batch_jobs.summary(job)}
@@ -212,7 +214,7 @@ def history(
     lines = [
         f"History of memory `{memory_id}` in '{ns.name}'"
         + (" (deleted; restorable from the trash)" if deleted else "")
-        + f": {len(revisions)} revision(s), newest first."
+        + f": {counted(len(revisions), 'revision')}, newest first."
     ]
     for rev in revisions:
         fields = ", ".join(rev.changed_fields) or "-"

@@ -8,6 +8,7 @@ from typing import Any
 from django.core.serializers.json import DjangoJSONEncoder
 from mcp_types import CallToolResult, TextContent
 
+from apps.core.wording import counted
 from apps.memories.models import CausalEdge, Memory
 from apps.memories.recheck import mark_dict
 
@@ -66,7 +67,7 @@ def edge_to_dict(edge: CausalEdge) -> dict[str, Any]:
 def memory_markdown(memory: Memory, *, heading: str = "") -> str:
     tags = ", ".join(sorted(tag.name for tag in memory.tags.all())) or "none"
     lines = [heading] if heading else []
-    lines.append(f"**{memory.title or 'Memory'}** (`{memory.id}`)")
+    lines.append(f"**{memory.display_title}** (`{memory.id}`)")
     lines.append(
         f"category: {memory.category} · tier: {memory.tier} · tags: {tags}"
         + (f" · file: {memory.file_path}" if memory.file_path else "")
@@ -91,7 +92,7 @@ def write_result_markdown(result) -> str:
     else:
         text = f"Stored memory `{memory.id}` in '{memory.namespace.name}' ({memory.category})."
     if result.chunks:
-        text += f" Split into {len(result.chunks)} linked chunks."
+        text += f" Split into {counted(len(result.chunks), 'linked chunk')}."
     if result.inferred_tags:
         text += f" Inferred tags: {', '.join(result.inferred_tags)}."
     if result.near_duplicates:

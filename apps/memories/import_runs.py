@@ -30,7 +30,7 @@ from apps.core.exceptions import ValidationFailed
 
 from . import importers
 from .models import Namespace
-from .transfer import ImportCancelled, import_records, read_records
+from .transfer import REPEATS_NAMED, ImportCancelled, import_records, read_records
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +92,8 @@ def start(*, upload: UploadedFile, namespace: Namespace, user, fmt: str = "auto"
         "total": 0,
         "created": 0,
         "skipped": 0,
+        "repeated": 0,  # lines repeating an earlier line of the file, skipped
+        "repeated_lines": [],  # the first few of them, by label
         "edges": 0,
         "errors": [],
         "error_count": 0,
@@ -137,9 +139,9 @@ def _run(state: dict, data: Path) -> None:
             batch_transactions=True,
             should_stop=_cancel_path(state["id"]).exists,
         )
-        state.update(phase="done", created=stats.created, skipped=stats.skipped, edges=stats.edges)
+        state.update(phase="done", edges=stats.edges, **_counts(stats))
     except ImportCancelled as exc:
-        state.update(phase="cancelled", created=exc.stats.created, skipped=exc.stats.skipped)
+        state.update(phase="cancelled", **_counts(exc.stats))
     except ValidationFailed as exc:
         labels = {label for label, _ in locals().get("labelled", [])}
         lines = [problem_line(key, msgs, labels) for key, msgs in exc.errors.items()]
@@ -159,6 +161,15 @@ def _run(state: dict, data: Path) -> None:
         connection.close()
         labelled = None  # noqa: F841  the records go before the memory is given back
         give_memory_back()
+
+
+def _counts(stats) -> dict:
+    return {
+        "created": stats.created,
+        "skipped": stats.skipped,
+        "repeated": len(stats.repeated),
+        "repeated_lines": stats.repeated[:REPEATS_NAMED],
+    }
 
 
 def _cancel_path(run_id: str) -> Path:

@@ -12,6 +12,7 @@ import fcntl
 import hashlib
 import logging
 import os
+import warnings
 from pathlib import Path
 
 logger = logging.getLogger(__name__)
@@ -48,7 +49,7 @@ def ensure_exported(model_dir: Path, cache_dir: Path, *, quantized: bool) -> Pat
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             if not plain.exists():
-                logger.warning("exporting %s to ONNX in %s (once)", model_dir, target_dir)
+                logger.info("exporting %s to ONNX in %s (once)", model_dir, target_dir)
                 _export(model_dir, plain)
             if quantized and not int8.exists():
                 _quantize(plain, int8)
@@ -61,6 +62,7 @@ def _export(model_dir: Path, target: Path) -> None:
     # torch and transformers cost seconds and memory at start-up; only a first export needs them.
     import torch
     from transformers import AutoModel
+    from transformers.utils import logging as transformers_logging
 
     class LastHiddenState(torch.nn.Module):
         """Keyword call, token embeddings out: pooling happens in numpy afterwards."""
@@ -74,21 +76,34 @@ def _export(model_dir: Path, target: Path) -> None:
                 input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
             ).last_hidden_state
 
-    model = AutoModel.from_pretrained(str(model_dir)).eval()
-    sample = torch.ones(2, 8, dtype=torch.long)
     tmp = target.with_suffix(f".{os.getpid()}.tmp")
     axes = {name: {0: "batch", 1: "tokens"} for name in (*INPUTS, "last_hidden_state")}
-    with torch.no_grad():
-        torch.onnx.export(
-            LastHiddenState(model),
-            (sample, sample, torch.zeros_like(sample)),
-            str(tmp),
-            input_names=list(INPUTS),
-            output_names=["last_hidden_state"],
-            dynamic_axes=axes,
-            opset_version=OPSET,
-            dynamo=False,
-        )
+    # The tracer warns about every Python branch on a tensor shape (transformers' masking and
+    # attention code) and about how opset 17 spells advanced indexing; the exported graph gives
+    # torch's vectors at any batch and length (tests/memories/test_embeddings.py), so on a
+    # newcomer's first start these lines only read as failures. Scoped to this export.
+    transformers_logging.disable_progress_bar()
+    try:
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore", torch.jit.TracerWarning)
+            warnings.filterwarnings("ignore", message="Exporting aten::index", category=UserWarning)
+            # The TorchScript exporter is chosen on purpose (dynamo=False: no onnxscript).
+            warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"torch\.onnx")
+            warnings.filterwarnings("ignore", message="You are using the legacy TorchScript")
+            model = AutoModel.from_pretrained(str(model_dir)).eval()
+            sample = torch.ones(2, 8, dtype=torch.long)
+            torch.onnx.export(
+                LastHiddenState(model),
+                (sample, sample, torch.zeros_like(sample)),
+                str(tmp),
+                input_names=list(INPUTS),
+                output_names=["last_hidden_state"],
+                dynamic_axes=axes,
+                opset_version=OPSET,
+                dynamo=False,
+            )
+    finally:
+        transformers_logging.enable_progress_bar()
     os.replace(tmp, target)
 
 

@@ -16,7 +16,6 @@ join is stored.
 
 from __future__ import annotations
 
-import json
 import logging
 import multiprocessing
 import multiprocessing.util
@@ -41,6 +40,7 @@ from .transfer import (
     _write_batch,
     check_records,
     refresh_memory_statistics,
+    split_repeats,
 )
 
 # Records per batch: large enough for one encoder call to be efficient, small enough that a
@@ -72,9 +72,11 @@ def import_parallel(
     for name, numbered in by_namespace.items():
         target = targets[name] = namespace_get_or_create(name=namespace or name)
         stats.namespaces.add(target.name)
-        have = _existing_ids(target, [r for _, r in numbered])
-        fresh = _once([(label, r) for label, r in numbered if str(r.get("id", "")) not in have])
-        stats.skipped += len(numbered) - len(fresh)
+        once, repeated = split_repeats(numbered)  # no two workers write the same record
+        stats.repeated += repeated
+        have = _existing_ids(target, [r for _, r in once])
+        fresh = [(label, r) for label, r in once if str(r.get("id", "")) not in have]
+        stats.skipped += len(once) - len(fresh)
         jobs += [
             (target.pk, fresh[i : i + BATCH_RECORDS]) for i in range(0, len(fresh), BATCH_RECORDS)
         ]
@@ -86,23 +88,10 @@ def import_parallel(
     return stats
 
 
-def _once(numbered: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
-    """The records of a file less those repeating an earlier one (its id, or its text and
-    time), which one process would skip: no two workers then write the same record, so they
-    need not lock each other out (memory_batch_create's lock_hashes)."""
-    seen, out = set(), []
-    for label, record in numbered:
-        key = record.get("id") or (record.get("content"), record.get("created_at"))
-        key = json.dumps(key, sort_keys=True, default=str)
-        if key not in seen:
-            seen.add(key)
-            out.append((label, record))
-    return out
-
-
 def _run_jobs(jobs, workers: int, stats: ImportStats, *, actor, door, progress) -> set:
-    total = sum(len(chunk) for _, chunk in jobs) + stats.skipped
-    bar = tqdm(total=total, initial=stats.skipped, unit="mem", disable=not progress, desc="import")
+    passed = stats.skipped + len(stats.repeated)
+    total = sum(len(chunk) for _, chunk in jobs) + passed
+    bar = tqdm(total=total, initial=passed, unit="mem", disable=not progress, desc="import")
     fresh_ids: set = set()
     # The children are forked: none may share this process's connections, pooled ones
     # included (a shared socket mixes two sessions' messages).

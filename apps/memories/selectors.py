@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from apps.core.permissions import Action
 
-from .models import CausalEdge, Memory, Namespace, Tag
+from .models import Category, CausalEdge, Memory, Namespace, Tag
 
 
 def memory_list(
@@ -167,12 +167,20 @@ def _stale_conditions(now: datetime, conf: StaleSettings) -> dict[str, Q]:
     """Why a memory is stale, as filters the database answers in one pass over the namespace.
 
     "unused": neither created nor returned by a search within the window (`last_accessed_at`
-    is folded from the search log by the decay job, apps/search/jobs/access.py)."""
+    is folded from the search log by the decay job, apps/search/jobs/access.py).
+
+    A conversation turn is a record of what was said when it was said: it cannot stop holding,
+    and age or a quiet year takes nothing from it, so it is never decayed or unused (an
+    imported conversation from last year put every one of its turns in the queue). A note,
+    a decision or a fact is knowledge that can go out of date: those are the queue's. A turn
+    written as scratch is still an old scratch note."""
     unused_since = now - timedelta(days=conf.unused_days)
+    knowledge = ~Q(category=Category.CONVERSATION)
     return {
-        "decayed": Q(stability__lt=conf.stability_below),
+        "decayed": knowledge & Q(stability__lt=conf.stability_below),
         "scratch": Q(tier="scratch", created_at__lt=now - timedelta(days=conf.scratch_days)),
-        "unused": Q(created_at__lt=unused_since)
+        "unused": knowledge
+        & Q(created_at__lt=unused_since)
         & (Q(last_accessed_at__isnull=True) | Q(last_accessed_at__lt=unused_since)),
     }
 

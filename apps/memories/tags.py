@@ -2,7 +2,8 @@
 
 Keywords match whole words only ("prefix" is not a fix, "fixed" is), with plain inflections,
 case-insensitively; phrases allow any run of whitespace between their words. Given tags are
-never duplicated.
+never duplicated. A conversation turn gets none: the keywords describe project work, and a
+turn saying "my car broke" or "dinner was slow" is no bugfix and no perf note.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ def normalize_tag(name: str) -> str:
 
 def infer_tags(content: str, category: str, given: Iterable[str] = ()) -> list[str]:
     """Tags implied by the content and category that are not already among `given`."""
+    if category == "conversation":
+        return []
     have = {normalize_tag(t) for t in given}
     inferred = []
     for tag, pattern in _PATTERNS.items():

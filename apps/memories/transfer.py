@@ -15,12 +15,15 @@ An import is one transaction: a bad record anywhere (reported by line) leaves no
 Records already stored are skipped and counted: one whose id exists in its namespace, or one
 with the text of a stored memory and, where the record gives them, its time and id. So a text
 repeated at another time (a conversation turn said again on another day) is a memory of its
-own, and importing a file again adds nothing.
+own, and importing a file again adds nothing. A line that repeats an earlier line of the file
+(its id, or its text and time) is skipped too, and the report names it: the person who made
+the file learns of the repeat instead of reading it as "already stored".
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -32,6 +35,7 @@ from tqdm import tqdm
 
 from apps.core.dates import parse_instant
 from apps.core.exceptions import ValidationFailed
+from apps.core.wording import counted
 
 from . import importers, recheck, revisions
 from .jobs import graph_changed
@@ -43,17 +47,56 @@ from .validation import validate_memory_input, validate_relation
 BATCH = 256
 
 
+# How many repeated lines a report names; the count covers them all.
+REPEATS_NAMED = 10
+
+
 @dataclass
 class ImportStats:
     created: int = 0
-    skipped: int = 0
+    skipped: int = 0  # already stored before the import
     edges: int = 0
     namespaces: set[str] = field(default_factory=set)
+    repeated: list[str] = field(default_factory=list)  # labels of lines repeating an earlier one
 
     def summary(self) -> str:
-        """ "2 new, 3 already stored" (and the links, when there were any)."""
+        """ "2 new, 3 already stored" (and the links and repeated lines, when there were any)."""
         text = f"{self.created} new, {self.skipped} already stored"
-        return f"{text}, {self.edges} link{'s' if self.edges != 1 else ''}" if self.edges else text
+        if self.edges:
+            text += f", {counted(self.edges, 'link')}"
+        if self.repeated:
+            text += f", {repeats_skipped(len(self.repeated), self.repeated)}"
+        return text
+
+
+def repeats_skipped(count: int, labels: list[str]) -> str:
+    """ "1 repeated line skipped (line 5)"; at most REPEATS_NAMED lines are named."""
+    named = ", ".join(labels[:REPEATS_NAMED]) + (", …" if count > REPEATS_NAMED else "")
+    return f"{counted(count, 'repeated line')} skipped ({named})"
+
+
+def _repeat_key(record: dict) -> str:
+    """What makes a line a repeat of an earlier one: its id, else its text and time (a text
+    said again at another time is a memory of its own)."""
+    key = record.get("id") or (record.get("content"), record.get("created_at"))
+    return json.dumps(key, sort_keys=True, default=str)
+
+
+def split_repeats(
+    numbered: list[tuple[str, dict]],
+) -> tuple[list[tuple[str, dict]], list[str]]:
+    """The records less those repeating an earlier one, and the repeats' labels. Written once,
+    a repeat never reaches the write path (no two parallel workers write the same record)."""
+    seen: set[str] = set()
+    once, repeated = [], []
+    for label, record in numbered:
+        key = _repeat_key(record)
+        if key in seen:
+            repeated.append(label)
+        else:
+            seen.add(key)
+            once.append((label, record))
+    return once, repeated
 
 
 def read_jsonl(path) -> list[dict]:
@@ -139,9 +182,11 @@ def import_records(
         for name, numbered in by_namespace.items():
             target = namespace or namespace_get_or_create(name=name)
             stats.namespaces.add(target.name)
-            have = _existing_ids(target, [r for _, r in numbered])
-            fresh = [(n, r) for n, r in numbered if str(r.get("id", "")) not in have]
-            stats.skipped += len(numbered) - len(fresh)
+            once, repeated = split_repeats(numbered)
+            stats.repeated += repeated
+            have = _existing_ids(target, [r for _, r in once])
+            fresh = [(n, r) for n, r in once if str(r.get("id", "")) not in have]
+            stats.skipped += len(once) - len(fresh)
             advance(len(numbered) - len(fresh))
             size = settings.IMPORT_TRANSACTION_RECORDS if batch_transactions else BATCH
             for start in range(0, len(fresh), size):

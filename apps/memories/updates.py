@@ -315,3 +315,71 @@ def possible_updates(text: str, found: list[tuple[Memory, float]]) -> list[dict]
                 }
             )
     return sorted(out, key=lambda u: -u["score"])
+
+
+# Change words said in the past tense read as "it moved"; any other cue is quoted.
+IRREGULAR_PAST = frozenset(
+    [
+        "took",
+        "taken",
+        "became",
+        "rose",
+        "risen",
+        "fell",
+        "fallen",
+        "left",
+        "grew",
+        "rewrote",
+        "rewritten",
+        "bought",
+        "shut",
+        "withdrew",
+        "withdrawn",
+        "shrank",
+        "shrunk",
+        "overtook",
+        "overtaken",
+        "cut",
+    ]
+)
+REASON = re.compile(r"^(?P<kind>[a-z ]+?)(?: \((?P<detail>.*)\))?$")
+
+
+def why_in_words(why: str, text: str = "") -> str:
+    """`judge_pair`'s reasons (as stored: joined with "; ") as one sentence a person reads:
+    "It names the same subject (Jenkins) and says it moved." Names keep their spelling in
+    `text` (the newer memory), where found; the similarity score is left out."""
+    said: dict[str, str] = {}
+    for reason in filter(None, (r.strip() for r in why.split(";"))):
+        match = REASON.match(reason)
+        if match:
+            said[match["kind"]] = match["detail"] or ""
+    parts = []
+    if "same subject" in said:
+        names = [_as_written(n.strip(), text) for n in said["same subject"].split(",")]
+        noun = "subject" if len(names) == 1 else "subjects"
+        parts.append(f"names the same {noun} ({', '.join(names)})")
+    if "says it changed" in said:
+        words = said["says it changed"].strip("'\"")
+        first = words.split()[0] if words else ""
+        past = first.endswith("ed") or first in IRREGULAR_PAST
+        parts.append(f"says it {words}" if past else f"says something changed (“{words}”)")
+    if "a different value" in said:
+        gone, _, came = said["a different value"].partition(" -> ")
+        parts.append(
+            f"gives {came} where the other said {gone}"
+            if gone != "?"
+            else f"gives a new value ({came})"
+        )
+    if "a negation on one side only" in said:
+        parts.append("one of the two negates the other")
+    if not parts:
+        return "It reads close in meaning."
+    body = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"It {body}." if not body.startswith("one of") else f"{body[0].upper()}{body[1:]}."
+
+
+def _as_written(word: str, text: str) -> str:
+    """`word` (lower-cased by the detector) as `text` spells it, else as it is."""
+    found = re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.IGNORECASE)
+    return found.group(0) if found else word

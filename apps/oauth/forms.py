@@ -33,11 +33,10 @@ class ConsentForm(AllowForm):
     def __init__(self, *args, user, resource: str, **kwargs):
         super().__init__(*args, **kwargs)
         self.expected_resource = resource
+        grantable = [ns.pk for ns in grantable_namespaces(user)]
         self.fields["namespaces"] = NamespaceChoice(
             user,
-            queryset=Namespace.objects.filter(
-                pk__in=[ns.pk for ns in grantable_namespaces(user)]
-            ).order_by("name"),
+            queryset=Namespace.objects.filter(pk__in=grantable).order_by("name"),
             required=False,
             widget=forms.CheckboxSelectMultiple,
             error_messages={
@@ -48,6 +47,9 @@ class ConsentForm(AllowForm):
         self.fields["access"] = forms.ChoiceField(
             choices=ACCESS_CHOICES, initial="read", widget=forms.RadioSelect
         )
+        # A person with one namespace has nothing to choose: it comes checked, so Allow works.
+        if len(grantable) == 1:
+            self.fields["namespaces"].initial = grantable
 
     def clean_resource(self) -> str:
         resource = self.cleaned_data.get("resource") or self.expected_resource

@@ -5,7 +5,6 @@ codes). Registered applications are django-oauth-toolkit Applications, listed in
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
 from oauth2_provider.models import Application
@@ -13,7 +12,8 @@ from oauth2_provider.models import Application
 from apps.core.exceptions import ValidationFailed
 from apps.core.values import text_problem
 
-LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1"}
+from .redirects import redirect_uri_problem
+
 MAX_REDIRECT_URIS = 10
 MAX_NAME = 255
 SUBSTITUTED_AUTH_METHODS = {"none", "client_secret_basic", "client_secret_post"}
@@ -35,19 +35,9 @@ def _string_list(data: dict, field: str, default: list[str]) -> list[str]:
 
 
 def _check_redirect_uri(uri: str) -> None:
-    parts = urlsplit(uri)
-    if parts.fragment or "#" in uri:
-        raise InvalidRedirectUri({"redirect_uris": f"'{uri}' must not have a fragment."})
-    if parts.scheme == "https" and parts.hostname:
-        return
-    if parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS:
-        return
-    raise InvalidRedirectUri(
-        {
-            "redirect_uris": f"'{uri}' is not allowed: use https, or http on localhost, "
-            "127.0.0.1 or [::1] (any port)."
-        }
-    )
+    problem = redirect_uri_problem(uri)
+    if problem:
+        raise InvalidRedirectUri({"redirect_uris": problem})
 
 
 def client_register(data: Any) -> Application:

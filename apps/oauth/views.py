@@ -220,7 +220,13 @@ class ConsentView(AuthorizationView):
         uri = context.get("redirect_uri") or self.request.POST.get("redirect_uri", "")
         if application is not None and uri and application.redirect_uri_allowed(uri):
             parts = urlsplit(uri)
-            response._csp_update = {"form-action": [f"{parts.scheme}://{parts.netloc}"]}
+            if parts.scheme not in application.get_allowed_schemes():
+                return response  # never sent there (e.g. javascript:), so never allowed
+            # An app's own scheme (cursor://...) is named as a scheme source: Chromium matches
+            # no host in a URL of a scheme it does not know, so cursor://host would block it.
+            web = parts.scheme in ("http", "https")
+            source = f"{parts.scheme}://{parts.netloc}" if web else f"{parts.scheme}:"
+            response._csp_update = {"form-action": [source]}
         return response
 
 

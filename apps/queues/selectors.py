@@ -143,13 +143,23 @@ def _params(namespace: Namespace, **extra) -> dict:
 def open_conflicts(*, namespace: Namespace, limit: int = 50, offset: int = 0) -> list[Conflict]:
     """Open conflicts, linked ones first, then the most often flagged; memories loaded in one
     query."""
-    sql = _conflicts_sql(
-        "pairs.a, pairs.b, pairs.linked, pairs.n, pairs.last, pairs.newer, pairs.why, pairs.kind",
+    return _conflicts(
+        namespace,
         "ORDER BY pairs.linked DESC, pairs.n DESC, pairs.last DESC NULLS LAST, pairs.a, pairs.b "
         "LIMIT %(limit)s OFFSET %(offset)s",
+        limit=limit,
+        offset=offset,
+    )
+
+
+def _conflicts(namespace: Namespace, tail: str, **params) -> list[Conflict]:
+    """The open conflicts the SQL's `tail` selects, their memories loaded in one query."""
+    sql = _conflicts_sql(
+        "pairs.a, pairs.b, pairs.linked, pairs.n, pairs.last, pairs.newer, pairs.why, pairs.kind",
+        tail,
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, _params(namespace, limit=limit, offset=offset))
+        cursor.execute(sql, _params(namespace, **params))
         rows = cursor.fetchall()
     ids = {x for row in rows for x in row[:2]}
     memories = (
@@ -191,3 +201,10 @@ def is_open_conflict(*, namespace: Namespace, first: Memory, second: Memory) -> 
     with connection.cursor() as cursor:
         cursor.execute(sql, _params(namespace, a=a, b=b))
         return cursor.fetchone() is not None
+
+
+def noticed_for(memory: Memory) -> list[Conflict]:
+    """The open conflicts noticed when `memory` was written (possible updates of older memories
+    and negations of them), for its page: gone once superseded, decided or archived."""
+    tail = "AND pairs.newer = %(newer)s ORDER BY pairs.a, pairs.b"
+    return _conflicts(memory.namespace, tail, newer=str(memory.pk))

@@ -1,8 +1,9 @@
 """What the demo namespace needs so every curator's queue has something in it.
 
 Searches an assistant might have made that the demo cannot answer (they land in the
-missed-searches queue, grouped by meaning), one scratch note left lying for a while (the
-stale queue; the old conversation turns are there already, unused since 2023), two notes that
+missed-searches queue, grouped by meaning), one scratch note left lying for a while and a
+project note no search has used for months (the stale queue; the conversation's turns, from
+2023, are records and never stale: apps/memories/selectors.py), two notes that
 say the same thing in other words (the near-duplicate job pairs them), and a team rule with a
 note that says the opposite, which a search returns together (the search flags the
 contradiction, which the write had already queued as one; the conflicts queue also lists the
@@ -31,6 +32,8 @@ AGAINST_RULE = "Commit the API tokens to the repository."
 # A fact, then the note that it changed: the conflicts queue offers the supersede.
 CI_BEFORE = "Our CI runs on Jenkins."
 CI_AFTER = "We moved CI from Jenkins to GitHub Actions."
+# Written months ago and never searched for since: the stale queue's "unused".
+UNUSED_NOTE = "The nightly report used to be mailed to the whole team from the old cron box."
 MISSED_QUESTIONS = [
     "What is the guest wifi password in the office?",
     "office wifi password for guests",
@@ -47,6 +50,8 @@ def seed_queues(namespace: Namespace) -> None:
         door="cli",
     ).memory
     Memory.objects.filter(pk=note.pk).update(created_at=timezone.now() - timedelta(days=30))
+    old = services.memory_create(namespace=namespace, content=UNUSED_NOTE, door="cli").memory
+    Memory.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=200))
     deploys = [
         services.memory_create(namespace=namespace, content=text, tags=[tag], door="cli").memory
         for text, tag in zip(DUPLICATES, ["deploy", "release"], strict=True)

@@ -4,6 +4,8 @@ services validate (their ValidationFailed errors are put next to the field they 
 from __future__ import annotations
 
 from django import forms
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from apps.core.exceptions import ValidationFailed
 from apps.memories.models import Category, Relation, Tier
@@ -28,6 +30,8 @@ def attach_errors(form: forms.Form, exc: ValidationFailed, aliases: dict | None 
 
 
 DATE = forms.DateInput(attrs={"type": "date"})
+# A date and a time of day, so "as of an hour ago" can be asked on the day of a change.
+DATE_AND_TIME = forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M")
 
 
 class SearchForm(forms.Form):
@@ -54,7 +58,7 @@ class SearchForm(forms.Form):
     )
     limit = forms.IntegerField(required=False, initial=10)
     as_of = forms.CharField(
-        required=False, label="As of", help_text="What was true then", widget=DATE
+        required=False, label="As of", help_text="What was true then", widget=DATE_AND_TIME
     )
     include_superseded = forms.BooleanField(
         required=False, label="Include superseded", help_text="Facts that no longer hold, marked"
@@ -65,6 +69,19 @@ class SearchForm(forms.Form):
         self.fields["namespace"].choices = [(n, n) for n in namespaces]
         for name in ("mode", "categories", "file_path", "quality_boost", "limit"):
             self.fields[name].help_text = SearchParams.model_fields[name].description
+
+    def clean_as_of(self) -> str:
+        """The picker sends a wall-clock time without a zone ("2026-11-28T14:30"): it means
+        the server's time zone, the one the pages show times in (search reads no zone as
+        UTC). Any other text goes to search() as it is, which names the field if it is bad."""
+        text = self.cleaned_data["as_of"]
+        try:
+            moment = parse_datetime(text) if "T" in text else None
+        except ValueError:
+            return text
+        if moment is not None and timezone.is_naive(moment):
+            return timezone.make_aware(moment).isoformat()
+        return text
 
     def has_search(self) -> bool:
         data = self.cleaned_data

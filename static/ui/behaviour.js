@@ -30,12 +30,13 @@ document.addEventListener("htmx:xhr:progress", (event) => {
   bar.hidden = false;
   bar.value = Math.round((100 * event.detail.loaded) / event.detail.total);
 });
-// When the upload is through, the bar ends full: the last progress event may stop short of it.
+// When the upload is through, its bar goes: the import's own bar (or the refusal) takes its
+// place, so the page never shows two bars, one of them stopped.
 document.addEventListener("htmx:afterRequest", (event) => {
   const bar = event.target.querySelector && event.target.querySelector("#upload-progress");
-  if (!bar || !event.detail.successful) return;
-  bar.hidden = false;
-  bar.value = 100;
+  if (!bar) return;
+  bar.hidden = true;
+  bar.value = 0;
 });
 // The navigation's Menu button (narrow screens): opens and closes the panel it controls.
 document.addEventListener("click", (event) => {

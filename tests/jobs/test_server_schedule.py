@@ -9,15 +9,12 @@ search log to settle for a minute, then for the next run).
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
 import pytest
-from django.db import connection
 from django.db.models import Q
 
 from apps.access.services import token_create
@@ -25,30 +22,14 @@ from apps.jobs.models import JobRun
 from apps.memories.models import Memory, Namespace, Passage, PendingTurn
 from apps.queues.models import DuplicatePair
 from tests.api.live import free_port
+from tests.served import serve, stop
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.django_db(transaction=True)
 
 TWINS = (
     "The billing service retries a failed card charge three times, an hour apart, then emails.",
     "The billing service retries a failed card charge three times, one hour apart, then emails.",
 )
-
-
-def _serve(port: int, **env_extra) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "memoryhub.settings.base",
-        "EMBEDDED_DATABASE_NAME": connection.settings_dict["NAME"],
-        "CELERY_BROKER_URL": "",
-        "PYTHONUNBUFFERED": "1",
-        **env_extra,
-    }
-    env.pop("DATABASE_URL", None)
-    command = [sys.executable, "manage.py", "serve", "--port", str(port), "--workers", "2"]
-    return subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
 
 
 def _children(pid: int) -> set[int]:
@@ -69,16 +50,6 @@ def _children(pid: int) -> set[int]:
     return found
 
 
-def _stop(process: subprocess.Popen) -> str:
-    process.send_signal(signal.SIGTERM)
-    try:
-        output, _ = process.communicate(timeout=40)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        output, _ = process.communicate()
-    return output
-
-
 def _wait_ready(client: httpx.Client, process: subprocess.Popen) -> None:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -97,7 +68,7 @@ def test_make_run_alone_counts_usage_ranks_links_and_queues_near_duplicates(embe
     token = token_create(name="laptop", namespaces=[namespace])[1]
     port = free_port()
     # The 20-turn batch below is large enough to be stored outside the HNSW index.
-    process = _serve(port, VECTOR_INDEX_BEHIND_MIN="20")
+    process = serve(port, VECTOR_INDEX_BEHIND_MIN="20")
     headers = {"Authorization": f"Bearer {token}"}
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
@@ -173,7 +144,7 @@ def test_make_run_alone_counts_usage_ranks_links_and_queues_near_duplicates(embe
             ran = {"decay", "near_duplicates", "pagerank", "dialog_passages", "vector_index"}
             assert ran <= set(health["last_runs"])
     finally:
-        output = _stop(process)
+        output = stop(process)
     # One process of the two ran the schedule; both stopped with the command.
     scheduled = JobRun.objects.filter(trigger__startswith="scheduler")
     assert scheduled.exists()
@@ -194,7 +165,7 @@ def test_with_a_broker_serve_starts_a_worker_and_beat_and_stops_them_with_it():
 
     broker = f"redis://127.0.0.1:6379/{6 + os.getpid() % 10}"
     redis.Redis.from_url(broker).ping()
-    process = _serve(free_port(), CELERY_BROKER_URL=broker)
+    process = serve(free_port(), CELERY_BROKER_URL=broker)
     try:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
@@ -209,7 +180,7 @@ def test_with_a_broker_serve_starts_a_worker_and_beat_and_stops_them_with_it():
             raise AssertionError(f"no worker and beat beside uvicorn: {commands}")
         children = _children(process.pid)
     finally:
-        output = _stop(process)
+        output = stop(process)
     assert process.returncode is not None
     time.sleep(1)
     left = [pid for pid in children if Path(f"/proc/{pid}").exists() and _cmdline(pid)]

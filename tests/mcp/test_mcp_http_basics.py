@@ -49,6 +49,33 @@ def test_lists_every_tool_with_a_described_schema(asgi_server, tokens):
     assert tools["forget"].annotations.destructive_hint is True
 
 
+def _descriptions(schema) -> list[str]:
+    """Every "description" anywhere in a JSON schema ($defs and nested properties too)."""
+    if isinstance(schema, dict):
+        own = [schema["description"]] if isinstance(schema.get("description"), str) else []
+        return own + [d for value in schema.values() for d in _descriptions(value)]
+    if isinstance(schema, list):
+        return [d for value in schema for d in _descriptions(value)]
+    return []
+
+
+def test_tool_descriptions_read_as_plain_sentences(asgi_server, tokens):
+    """No docstring indentation or source line breaks reach the client: the tools' own
+    descriptions and their arguments' read as one line each."""
+
+    async def scenario():
+        async with http_client(asgi_server, tokens.alpha_rw) as client:
+            return (await client.list_tools()).tools
+
+    tools = run(scenario)
+    for tool in tools:
+        texts = [tool.description, *_descriptions(tool.input_schema)]
+        for text in texts:
+            assert "  " not in text and "\n" not in text, (tool.name, text)
+    search = next(t for t in tools if t.name == "memory_search").description
+    assert "Returns the best matches (id, content, score, why each ranked)" in search
+
+
 @pytest.mark.parametrize("header", [None, "Bearer mh_not-a-real-token", "Basic abc"])
 def test_missing_or_wrong_token_is_refused(asgi_server, tokens, header):
     headers = {"Authorization": header} if header else {}

@@ -67,6 +67,37 @@ def test_remember_then_memory_search_finds_it(asgi_server, tokens, embedding_mod
     assert log.was_useful is True and log.result_feedback == {memory_id: True}
 
 
+def test_search_text_counts_in_words_and_names_an_untitled_turn(asgi_server, tokens, stored):
+    """ "Found 1 memory", and an untitled memory's heading is its name on the pages (the
+    speaker and first words of a turn), never an empty "### 1."."""
+    turn = memory_create(
+        namespace=tokens.alpha,
+        content="Caroline: I went to the LGBTQ support group yesterday and it was powerful.",
+        category="conversation",
+    ).memory
+
+    async def scenario():
+        async with http_client(asgi_server, tokens.alpha_rw) as client:
+            one = await client.call_tool(
+                "memory_search", {"query": "Caroline support group", "limit": 1}
+            )
+            many = await client.call_tool(
+                "memory_search", {"query": "deploy redis migrations", "limit": 3}
+            )
+            read = await client.call_tool("get_memory", {"memory_id": str(turn.pk)})
+            return one, many, read
+
+    one, many, read = run(scenario)
+    assert text_of(read).startswith("**Caroline: I went to the LGBTQ support group yesterday…**")
+    text = text_of(one)
+    assert "Found 1 memory for: Caroline support group" in text
+    assert "### 1. Caroline: I went to the LGBTQ support group yesterday…" in text
+    assert "Found 3 memories for:" in text_of(many)
+    headings = [line for line in text_of(many).splitlines() if line.startswith("### ")]
+    assert len(headings) == 3
+    assert all(len(h.split(". ", 1)[1]) > 10 for h in headings), headings
+
+
 def test_search_text_respects_the_token_budget(asgi_server, tokens, stored):
     async def scenario():
         async with http_client(asgi_server, tokens.alpha_rw) as client:

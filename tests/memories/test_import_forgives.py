@@ -49,27 +49,52 @@ def _state(namespace: str) -> list[tuple]:
     return list(rows.values_list("id", "content", "created_at", "external_id", "updated_at"))
 
 
-def _import(path, namespace: str) -> str:
+def _import(path, namespace: str, workers: int = 1) -> str:
     out = StringIO()
     call_command(
-        "import_memories", str(path), "--namespace", namespace, "--no-progress", stdout=out
+        "import_memories",
+        str(path),
+        "--namespace",
+        namespace,
+        "--no-progress",
+        "--workers",
+        str(workers),
+        stdout=out,
     )
     return out.getvalue()
 
 
+@pytest.mark.parametrize("workers", [1, 2])
 def test_cli_imports_a_conversation_with_repeated_lines_and_a_second_time_adds_nothing(
-    tmp_path, embedding_model
+    tmp_path, embedding_model, workers
 ):
     path = tmp_path / "chat.jsonl"
     path.write_text(_jsonl(CONVERSATION))
-    assert "6 new, 1 already stored" in _import(path, "chat")
+    # The exact repeat is named as such, not counted as "already stored" (nothing was).
+    assert "6 new, 0 already stored, 1 repeated line skipped (line 5)" in _import(
+        path, "chat", workers
+    )
     stored = _state("chat")
     assert [row[1] for row in stored].count(THANKS) == 4
     revisions = MemoryRevision.objects.count()
 
-    assert "0 new, 7 already stored" in _import(path, "chat")
+    again = _import(path, "chat", workers)
+    assert "0 new, 6 already stored, 1 repeated line skipped (line 5)" in again
     assert _state("chat") == stored  # nothing added, nothing changed
     assert MemoryRevision.objects.count() == revisions
+
+
+def test_a_repeated_id_is_a_repeat_whatever_its_text(tmp_path, embedding_model):
+    records = [
+        {"id": "n1", "content": "The VPN uses WireGuard."},
+        {"id": "n2", "content": "The VPN gateway is in Amsterdam."},
+        {"id": "n1", "content": "The VPN uses WireGuard since May."},
+    ]
+    path = tmp_path / "notes.jsonl"
+    path.write_text(_jsonl(records))
+    assert "2 new, 0 already stored, 1 repeated line skipped (line 3)" in _import(path, "vpn")
+    kept = Memory.objects.get(namespace__name="vpn", external_id="n1")
+    assert kept.content == "The VPN uses WireGuard."  # the first line is the one written
 
 
 def test_cli_names_every_bad_line_in_one_pass_and_writes_nothing(tmp_path, embedding_model):
@@ -109,10 +134,12 @@ def test_the_upload_imports_repeats_and_a_second_upload_adds_nothing(embedding_m
     assert client.login(username="admin", password="pw-for-tests")
 
     first = _upload(client, "chat.jsonl", _jsonl(CONVERSATION))
-    assert "Imported: 6 new, 1 already stored" in first
+    assert "Imported: 6 new, 0 already stored" in first
+    repeat = "1 line of the file repeated an earlier line (the same id, or the same text at the "
+    assert repeat in first and "was skipped: line 5." in first
     stored = _state("chat")
     again = _upload(client, "chat.jsonl", _jsonl(CONVERSATION))
-    assert "Imported: 0 new, 7 already stored" in again
+    assert "Imported: 0 new, 6 already stored" in again and "was skipped: line 5." in again
     assert _state("chat") == stored
 
     rejected = _upload(client, "bad.jsonl", "\n".join(BAD) + "\n")

@@ -31,6 +31,26 @@ def test_memory_is_stored_with_a_unit_embedding_and_inferred_tags(namespace):
     assert memory.embedding_model == "all-MiniLM-L6-v2"
 
 
+def test_a_conversation_turn_is_stored_with_only_its_given_tags(namespace):
+    """One write and one batch: a turn saying its car broke is no bugfix (the keywords are for
+    project notes)."""
+    one = memory_create(
+        namespace=namespace, content="Caroline: my car broke down again", category="conversation"
+    )
+    batch = memory_batch_create(
+        namespace=namespace,
+        items=[
+            {"content": "Mel: the train was slow and crashed into my plans", "tags": ["session-1"],
+             "category": "conversation"},
+            {"content": "The importer crashed on an empty file", "category": "note"},
+        ],
+    )  # fmt: skip
+    assert one.inferred_tags == [] and not one.memory.tags.exists()
+    assert batch[0].inferred_tags == []
+    assert [t.name for t in batch[0].memory.tags.all()] == ["session-1"]
+    assert batch[1].inferred_tags == ["bugfix"]  # a note still gets its tag
+
+
 def test_identical_content_returns_the_existing_memory(namespace):
     first = memory_create(namespace=namespace, content="Use UTC everywhere")
     again = memory_create(namespace=namespace, content="  Use UTC everywhere ")

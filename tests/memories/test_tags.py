@@ -27,3 +27,12 @@ def test_inferred_tags_match_whole_words(content, category, expected):
 
 def test_given_tags_are_not_duplicated():
     assert infer_tags("fix the slow cache", "note", given=["perf", "Bugfix"]) == []
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["Caroline: my car broke down on the way, such a slow day", "Mel: don't worry, fix it later"],
+)
+def test_a_conversation_turn_gets_no_inferred_tag(content):
+    assert infer_tags(content, "conversation") == []
+    assert infer_tags(content, "note") != []  # the same words in a note still count

@@ -130,14 +130,20 @@ def code_for(session, base, client_id, *, namespaces, access="read") -> tuple[st
 
 
 def exchange(
-    base: str, client_id: str, code: str, verifier: str, *, resource: str | None = None
+    base: str,
+    client_id: str,
+    code: str,
+    verifier: str,
+    *,
+    resource: str | None = None,
+    redirect_uri: str = CALLBACK,
 ) -> httpx.Response:
     return httpx.post(
         f"{base}/oauth/token",
         data={
             "grant_type": "authorization_code",
             "code": code,
-            "redirect_uri": CALLBACK,
+            "redirect_uri": redirect_uri,
             "client_id": client_id,
             "code_verifier": verifier,
             "resource": resource or f"{base}/mcp",

@@ -47,6 +47,39 @@ HOSTILE_JSON_STRINGS = {
     "crlf": "a\r\nb",
 }
 
+# Redirect URIs that play on schemes: none may be registered, and none is redirected to by a
+# client registered with CALLBACK and Cursor's own scheme (RFC 8252 7.1).
+CURSOR = "cursor://anysphere.cursor-retrieval/oauth/callback"
+SCHEME_TRICKS = {
+    "javascript": "javascript:alert(1)",
+    "javascript mixed case": "JaVaScRiPt:alert(1)",
+    "javascript with authority": "javascript://anysphere.cursor-retrieval/%0Aalert(1)",
+    "javascript behind a tab": "java\tscript:alert(1)",
+    "javascript behind a space": " javascript:alert(1)",
+    "vbscript": "vbscript:msgbox(1)",
+    "data html": "data:text/html,<script>alert(1)</script>",
+    "data base64": "data:text/html;base64,PHNjcmlwdD4=",
+    "file": "file:///etc/passwd",
+    "blob": "blob:https://evil.example/1",
+    "view-source": "view-source:https://evil.example/",
+    "app scheme carrying javascript": "cursor:javascript:alert(1)",
+    "app scheme with userinfo": "cursor://anysphere.cursor-retrieval@evil.example/oauth/callback",
+    "app scheme with a fragment": CURSOR + "#x",
+    "app scheme, three slashes": "cursor:///oauth/callback",
+    "unknown bare scheme": "notanapp:/callback",
+    "scheme-relative": "//evil.example/callback",
+    "no scheme": "evil.example/callback",
+    "http elsewhere": "http://evil.example/callback",
+    "unclosed ipv6": "http://[::1",
+}
+# Registrable by some client, but not this one's: never followed.
+FOREIGN_REDIRECTS = {
+    "app scheme, another host": "cursor://evil.example/oauth/callback",
+    "app scheme, another path": CURSOR + "/../../elsewhere",
+    "app scheme with a query": CURSOR + "?next=https://evil.example",
+    "another reverse domain": "com.example.app:/oauth/callback",
+    "https elsewhere": "https://evil.example/callback",
+}
 AUTHORIZE_PARAMETERS = [
     "client_id",
     "redirect_uri",
@@ -142,6 +175,9 @@ def authorize_probes(client_id: str, challenge: str, base: str) -> list[Probe]:
         # Repeated: the same parameter twice with two different values.
         query = _form(valid) + f"&{parameter}=other"
         probes.append(Probe(f"authorize {parameter} twice", "GET", "/oauth/authorize", query))
+    for label, uri in {**SCHEME_TRICKS, **FOREIGN_REDIRECTS}.items():
+        query = _form({**valid, "redirect_uri": quote(uri, safe="")})
+        probes.append(Probe(f"authorize redirect {label}", "GET", "/oauth/authorize", query))
     # The attack of issue 42: the person has a live token; approval_prompt=auto from any
     # loopback port with the attacker's own PKCE challenge must still meet the consent page.
     for port in (1024, 8976, 49152, 65535):
@@ -250,6 +286,11 @@ def registration_probes() -> list[Probe]:
             probes.append(
                 Probe(f"register {name} as {label}", "POST", "/oauth/register", "", body, JSON_TYPE)
             )
+    for label, uri in SCHEME_TRICKS.items():
+        body = json.dumps({**valid, "redirect_uris": [uri]}).encode()
+        probes.append(
+            Probe(f"register redirect {label}", "POST", "/oauth/register", "", body, JSON_TYPE)
+        )
     bodies = {
         "nested arrays": b"[" * 100_000 + b"]" * 100_000,
         "nested objects": b'{"a":' * 50_000 + b"1" + b"}" * 50_000,
@@ -422,3 +463,27 @@ def test_the_metadata_never_fails(world):
     base, *_ = world
     with httpx.Client(base_url=base, timeout=60) as http:
         assert not (wrong := _run(base, metadata_probes(), http)), "\n".join(wrong)
+
+
+def test_redirect_scheme_tricks_are_never_registered_nor_followed(world):
+    base, person, _, session = world
+    client_id = register(base, redirect_uri=CURSOR)
+    with httpx.Client(base_url=base, timeout=60) as http:
+        for label, uri in SCHEME_TRICKS.items():
+            registered = http.post("/oauth/register", json={"redirect_uris": [CALLBACK, uri]})
+            assert registered.status_code == 400, label
+            assert registered.json()["error"] == "invalid_redirect_uri", label
+    _, challenge = pkce()
+    valid = {
+        "response_type": "code",
+        "client_id": client_id,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "state": "s",
+        "scope": "mcp",
+    }
+    for label, uri in {**SCHEME_TRICKS, **FOREIGN_REDIRECTS}.items():
+        page = session.get("/oauth/authorize", params={**valid, "redirect_uri": uri})
+        assert page.status_code == 400, label
+        assert "location" not in page.headers, label
+        assert "This connection cannot go on" in page.text or 'class="error"' in page.text

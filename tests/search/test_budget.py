@@ -31,3 +31,26 @@ def test_gap_warning_comes_first_and_contradictions_are_marked():
     text = render(_payload(2, 10, gap=True), 2000)
     assert text.startswith(GAP_WARNING)
     assert "Contradiction" in text
+
+
+@pytest.mark.parametrize(
+    ("n", "budget", "found", "left_out"),
+    [
+        (0, None, "Found 0 memories for: q", None),
+        (1, None, "Found 1 memory for: q", None),
+        (2, 200, "Found 2 memories for: q", "_(1 more result left out"),
+        (3, 200, "Found 3 memories for: q", "_(2 more results left out"),
+    ],
+)
+def test_counts_read_in_words(n, budget, found, left_out):
+    text = render(_payload(n), budget)
+    assert found in text
+    assert left_out is None or left_out in text
+
+
+def test_an_untitled_memory_is_headed_by_its_name_on_the_pages():
+    payload = _payload(1)
+    payload["memories"][0]["content"] = "Melanie: Painting lake sunrises keeps me calm these days."
+    assert "### 1. Melanie: Painting lake sunrises keeps me calm these days.\n" in render(
+        payload, None
+    )

@@ -3,6 +3,7 @@ round trip "find it, see why, correct it" that an assistant then sees over MCP."
 
 from __future__ import annotations
 
+import json
 import re
 from concurrent.futures import ThreadPoolExecutor
 
@@ -142,6 +143,15 @@ def test_connect_an_assistant_creates_a_working_token(page, admin_user, acme, as
     assert token_authenticate(raw) is not None
     expect(page.locator("pre[data-client=claude-code-http]")).to_contain_text(f"{asgi_server}/mcp")
     expect(page.locator("pre[data-client=curl]")).to_contain_text(raw)
+    # Claude Desktop over HTTP, as the README gives it: valid JSON, this server, the token.
+    desktop = json.loads(page.locator("pre[data-client=claude-desktop-http]").inner_text())
+    server = desktop["mcpServers"]["memoryhub"]
+    assert server["command"] == "npx" and f"{asgi_server}/mcp" in server["args"]
+    assert server["env"] == {"MEMORYHUB_TOKEN": raw}
+    # OAuth is told in words, not as a path into the repository.
+    oauth = page.locator("section.card", has_text="Apps you connected with OAuth")
+    expect(oauth).to_contain_text("add a custom connector with the address")
+    expect(oauth).not_to_contain_text("docs/oauth.md")
     shoot(page, "connect")
     page.once("dialog", lambda dialog: dialog.accept())
     page.click("button:has-text('Revoke')")

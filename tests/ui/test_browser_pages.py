@@ -214,16 +214,22 @@ def test_favicon_is_served(page, admin_user):
     assert response.headers["content-type"].startswith("image/svg")
 
 
-def test_the_upload_and_import_bars_end_full(page, admin_user, acme, tmp_path):
+def test_an_upload_shows_one_bar_and_names_the_repeated_line(page, admin_user, acme, tmp_path):
+    line = '{"content": "Rollbacks use the previous image.", "created_at": "2024-02-01T10:00:00Z"}'
+    other = '{"content": "Rollbacks take five minutes.", "created_at": "2024-02-01T10:05:00Z"}'
     path = tmp_path / "notes.jsonl"
-    path.write_text('{"content": "Rollbacks use the previous image."}\n')
+    path.write_text(f"{line}\n{other}\n{line}\n")
     login(page, "admin")
     page.goto("/ns/acme/transfer/")
     page.set_input_files("#import-file", str(path))
     page.click("#import-form button[type=submit]")
-    expect(page.locator("#import-result")).to_be_visible()
-    bar = page.locator("#upload-progress")
-    expect(bar).to_be_visible()
-    expect(bar).to_have_js_property("value", 100)
-    # The import's own bar ends full too, not where the last poll left it.
+    expect(page.locator("#import-result")).to_contain_text("Imported: 2 new, 0 already stored")
+    # The line repeated in the file is named, not hidden among "already stored".
+    expect(page.locator("#import-repeats")).to_have_text(
+        "1 line of the file repeated an earlier line (the same id, or the same text at the same "
+        "time) and was skipped: line 3."
+    )
+    # One bar: the upload's gives way to the import's, which ends full.
+    expect(page.locator("progress:visible")).to_have_count(1)
+    expect(page.locator("#upload-progress")).to_be_hidden()
     expect(page.locator("#import-progress")).to_have_js_property("position", 1)

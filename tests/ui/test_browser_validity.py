@@ -54,7 +54,7 @@ def test_supersede_a_possible_update_then_read_the_past(page, admin_user, acme):
     expect(old_as_result).to_have_count(0)
 
     page.locator("details.filters summary").click()
-    page.fill("input[name=as_of]", "2025-04-15")  # the date picker
+    page.fill("input[name=as_of]", "2025-04-15T12:00")  # the date and time picker
     page.locator("form.searchform button[type=submit]").click()
     expect(results.first).to_contain_text("stored in Docker Hub")
     expect(page.locator("ol.results")).not_to_contain_text("GitHub Container Registry")

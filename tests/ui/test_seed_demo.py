@@ -12,11 +12,12 @@ from apps.access.models import NamespaceMembership, Role
 from apps.history.models import MemoryRevision
 from apps.jobs.models import JobRun
 from apps.memories.models import CausalEdge, Memory, Namespace
-from apps.memories.selectors import stale_counts
+from apps.memories.selectors import stale_counts, stale_memories
 from apps.queues.selectors import conflict_count, duplicate_count, open_conflicts
 from apps.search.models import QueryLog
 from apps.search.selectors import missed_count
-from apps.ui.demo_queues import AGAINST_RULE, CI_AFTER, CI_BEFORE, RULE
+from apps.ui.demo_queues import AGAINST_RULE, CI_AFTER, CI_BEFORE, RULE, UNUSED_NOTE
+from apps.ui.templatetags.stale_nav import queue_counts
 
 from .conftest import make_user
 
@@ -61,13 +62,23 @@ def test_seed_demo(tmp_path, embedding_model):
     assert memories.count() == count
 
 
-def test_the_demo_conflicts_queue_holds_a_handful_of_meaningful_pairs(embedding_model):
-    """`make demo` as a newcomer runs it (the real LoCoMo conversation from shared/): fewer
-    than ten conflicts, no update flagged for a change word inside another word, the negated
-    rule a contradiction (no supersede), the moved CI an update."""
+def test_the_demo_queues_hold_a_handful_of_meaningful_items(embedding_model):
+    """`make demo` as a newcomer runs it (the real LoCoMo conversation from shared/): each
+    queue shows a handful of items, not the hundreds of 2023 turns the stale queue once
+    counted; fewer than ten conflicts, no update flagged for a change word inside another
+    word, the negated rule a contradiction (no supersede), the moved CI an update."""
     make_user("boss", superuser=True)
     call_command("seed_demo")
     demo = Namespace.objects.get(name="demo")
+    turns = Memory.objects.filter(namespace=demo, category="conversation")
+    assert turns.count() > 300  # the whole conversation is there...
+    counts = queue_counts(demo)
+    for queue in ("duplicates", "conflicts", "stale", "missed"):
+        assert 1 <= counts[queue] < 10, counts  # ...and the Queues badge stays small
+    assert counts["total"] < 25, counts
+    stale = stale_memories(namespace=demo)
+    assert not stale.filter(category="conversation").exists()
+    assert {m.content for m in stale.filter(is_unused=True)} == {UNUSED_NOTE}
     conflicts = open_conflicts(namespace=demo, limit=100)
     assert 2 <= conflict_count(namespace=demo) < 10
     for conflict in conflicts:

@@ -81,6 +81,25 @@ def test_a_recent_search_hit_keeps_an_old_memory_off_the_unused_list(namespace, 
     assert unused.pk not in {m.pk for m in stale_memories(namespace=namespace, reason="unused")}
 
 
+def test_an_old_conversation_turn_is_never_stale_but_an_old_note_is(namespace, stale_world):
+    """A turn is what someone said then: a year without a search, or decayed stability, does
+    not make it stale; the same age makes a note stale. A turn left as scratch still counts."""
+    before = stale_counts(namespace=namespace)
+    turn = _memory(namespace, "Caroline: I went to a support group.", days_old=400,
+                   category="conversation")  # fmt: skip
+    Memory.objects.filter(pk=turn.pk).update(stability=0.01)
+    scratch_turn = _memory(namespace, "Mel: maybe pottery?", days_old=400,
+                           category="conversation", tier="scratch")  # fmt: skip
+    note = _memory(namespace, "The old build box is called hermes.", days_old=400)
+    listed = {m.pk: m for m in stale_memories(namespace=namespace)}
+    assert turn.pk not in listed
+    assert listed[note.pk].is_unused
+    assert listed[scratch_turn.pk].is_scratch and not listed[scratch_turn.pk].is_unused
+    after = stale_counts(namespace=namespace)
+    assert after["unused"] == before["unused"] + 1  # the note alone
+    assert after["decayed"] == before["decayed"] and after["total"] == before["total"] + 2
+
+
 def test_stale_actions_write_revisions(namespace, stale_world):
     w = stale_world
     editor = _client("eddie", namespace, Role.EDITOR)
@@ -247,7 +266,8 @@ def test_demo_namespace_has_non_empty_queues(tmp_path, embedding_model, settings
     call_command("seed_demo", source=str(tmp_path), conversation="c")
     demo = Memory.objects.get(content__startswith="Scratch: try a bigger").namespace
     counts = stale_counts(namespace=demo)
-    assert counts["scratch"] == 1 and counts["unused"] >= 1  # the 2023 conversation turn
+    # The old project note is unused; the 2023 conversation turn is a record, not stale.
+    assert counts == {"total": 2, "decayed": 0, "scratch": 1, "unused": 1}
     groups = missed_groups(namespace=demo)
     assert groups, "the demo's unanswerable questions should be in the missed queue"
     assert any(len(g.queries) == 2 and "wifi" in g.lead for g in groups)

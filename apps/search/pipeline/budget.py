@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 
+from apps.core.wording import counted
+from apps.memories.texts import shown_title
+
 GAP_WARNING = (
     "> **Warning: weak evidence.** No result stands out from the rest; the memories below may "
     "not answer the question. Say so rather than rely on them."
@@ -19,8 +22,9 @@ def estimate_tokens(text: str) -> int:
 
 
 def memory_block(item: dict, index: int, contradicted: set[str]) -> str:
-    title = item.get("title") or ""
-    head = f"### {index}. {title}".rstrip() if title else f"### {index}."
+    # An untitled memory is named as every page names it: its first words, "Speaker: ..." for
+    # a turn; never an empty heading.
+    head = f"### {index}. {shown_title(item.get('title') or '', item.get('content') or '')}"
     meta = [f"id `{item['id']}`", f"score {item['score']:.3f}", str(item.get("created_at", ""))]
     if item.get("category"):
         meta.append(item["category"])
@@ -69,7 +73,9 @@ def render(payload: dict, token_budget: int | None) -> str:
         listed = "; ".join(f"`{a}` vs `{b}`" for a, b in flags["contradictions"])
         parts.append(f"> **Contradictions among the results:** {listed}")
     memories = payload.get("memories", [])
-    parts.append(f"Found {len(memories)} memories for: {payload.get('query', '')}")
+    parts.append(
+        f"Found {counted(len(memories), 'memory,memories')} for: {payload.get('query', '')}"
+    )
     used = estimate_tokens("\n\n".join(parts))
     omitted = 0
     for index, item in enumerate(memories, start=1):
@@ -83,5 +89,6 @@ def render(payload: dict, token_budget: int | None) -> str:
         parts.append(block)
         used += cost
     if omitted:
-        parts.append(f"_({omitted} more results left out to stay within {token_budget} tokens.)_")
+        left_out = counted(omitted, "more result,more results")
+        parts.append(f"_({left_out} left out to stay within {token_budget} tokens.)_")
     return "\n\n".join(parts)

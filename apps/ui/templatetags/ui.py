@@ -11,6 +11,7 @@ from django.utils.safestring import mark_safe
 
 from apps.memories.models import Memory
 from apps.memories.texts import shown_title
+from apps.memories.updates import why_in_words
 from apps.ui import markdown
 
 register = template.Library()
@@ -76,3 +77,10 @@ def constitutional_side(first, second):
     """Which of a pair is a constitutional memory (the side a queue action may only replace
     with an explicit confirmation), or None."""
     return next((m for m in (first, second) if m.tier == "constitutional"), None)
+
+
+@register.filter
+def in_words(why: str, newer=None) -> str:
+    """Why a new memory looks like an update of an older one, as a sentence (names spelled
+    as the newer memory spells them)."""
+    return why_in_words(why or "", getattr(newer, "content", "") or "")

@@ -6,8 +6,9 @@ import uuid
 
 from django.core.paginator import Page, Paginator
 from django.http import HttpRequest
-from django.template.defaultfilters import pluralize
 from django.utils.http import url_has_allowed_host_and_scheme
+
+from apps.core.wording import counted as counted  # the views' shared wording
 
 
 def writer(request: HttpRequest) -> dict:
@@ -35,13 +36,6 @@ def uuids(values: list[str]) -> list[str]:
         except ValueError:
             continue
     return out
-
-
-def counted(count: int, word: str) -> str:
-    """ "1 memory", "3 memories": `word` is "link" (an s is added) or "memory,memories"."""
-    return (
-        f"{count} {pluralize(count, word)}" if "," in word else f"{count} {word}{pluralize(count)}"
-    )
 
 
 def safe_next(request: HttpRequest, default: str) -> str:

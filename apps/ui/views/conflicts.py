@@ -12,6 +12,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from apps.core.exceptions import ValidationFailed
@@ -48,6 +49,10 @@ def conflicts_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
 @require_POST
 def conflicts_act(request: HttpRequest, namespace: Namespace) -> HttpResponse:
     back = redirect("ui:conflicts", namespace=namespace.name)
+    # A form in place (the new memory's update warning) comes back to its own page.
+    there = request.POST.get("next", "")
+    if url_has_allowed_host_and_scheme(there, {request.get_host()}, request.is_secure()):
+        back = redirect(there)
     ids = uuids([request.POST.get("first", ""), request.POST.get("second", "")])
     pair = list(Memory.objects.filter(namespace=namespace, pk__in=ids)) if len(ids) == 2 else []
     if len(pair) != 2 or not is_open_conflict(namespace=namespace, first=pair[0], second=pair[1]):

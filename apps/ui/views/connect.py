@@ -3,6 +3,8 @@ configuration, list and revoke tokens."""
 
 from __future__ import annotations
 
+import json
+import shlex
 import sys
 
 from django.conf import settings
@@ -26,6 +28,8 @@ SNIPPETS = [
     ("claude-code-http", "Claude Code (HTTP)"),
     ("claude-code-stdio", "Claude Code (stdio)"),
     ("claude-desktop", "Claude Desktop (stdio)"),
+    # The README's HTTP way for Claude Desktop: the mcp-remote bridge (Node.js) with a token.
+    ("claude-desktop-http", "Claude Desktop (HTTP, through mcp-remote: needs Node.js)"),
     ("cursor-http", "Cursor (HTTP)"),
     ("cursor-stdio", "Cursor (stdio)"),
     ("curl", "curl (REST)"),
@@ -49,6 +53,59 @@ def _snippet(key: str, values: dict) -> str:
     return render_to_string(f"ui/connect/snippets/{key}.txt", values)
 
 
+# Recall at session start (docs/session-start.md): the repository's folder name and the branch
+# as the query; outside a git checkout, the folder's name alone.
+RECALL_QUERY = (
+    '"query=$(basename "$(git rev-parse --show-toplevel 2>/dev/null || pwd)") '
+    '$(git branch --show-current 2>/dev/null)"'
+)
+
+
+def session_start_command(base_url: str, namespace: str) -> str:
+    """A shell command printing the namespace's best memories for the current repository, as
+    the MCP memory_search tool's text. The token comes from $MEMORYHUB_TOKEN, never the file."""
+    return " ".join(
+        [
+            "curl -sS --max-time 5 -G",
+            shlex.quote(f"{base_url}/api/v1/search/"),
+            '-H "Authorization: Bearer $MEMORYHUB_TOKEN"',
+            "-H 'Accept: text/markdown'",
+            "--data-urlencode",
+            shlex.quote(f"namespace={namespace}"),
+            "--data-urlencode limit=8",
+            "--data-urlencode",
+            RECALL_QUERY,
+        ]
+    )
+
+
+def claude_code_hook(command: str) -> str:
+    """Claude Code settings (.claude/settings.json) running `command` when a session starts
+    or is cleared or compacted; what it prints is added to the session's context."""
+    hook = {"type": "command", "command": command, "timeout": 10}
+    entry = {"matcher": "startup|clear|compact", "hooks": [hook]}
+    return json.dumps({"hooks": {"SessionStart": [entry]}}, indent=2)
+
+
+def session_start_snippets(request: HttpRequest, namespace: Namespace) -> list[dict]:
+    base = request.build_absolute_uri("/").rstrip("/")
+    command = session_start_command(base, namespace.name)
+    rule = render_to_string("ui/connect/session-start/cursor-rule.mdc", {"namespace": namespace})
+    return [
+        {
+            "key": "claude-code-session-start",
+            "label": "Claude Code: .claude/settings.json",
+            "text": claude_code_hook(command),
+        },
+        {
+            "key": "session-start-command",
+            "label": "The command alone (any shell or tool)",
+            "text": command,
+        },
+        {"key": "cursor-rule", "label": "Cursor: .cursor/rules/memoryhub.mdc", "text": rule},
+    ]
+
+
 @namespace_view(Action.MANAGE)
 def connect_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
     form = TokenForm(request.POST or None)
@@ -68,6 +125,7 @@ def connect_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
         .prefetch_related("namespaces")
     )
     context.update(connections=connections_of(request.user), mcp_url=mcp_resource(request))
+    context["session_start"] = session_start_snippets(request, namespace)
     for token in context["tokens"]:  # shown, so nobody revokes a shared token unawares
         token.shared_with = [n.name for n in token.namespaces.all() if n.pk != namespace.pk]
     return render(request, "ui/connect/page.html", context)

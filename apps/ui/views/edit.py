@@ -67,18 +67,9 @@ def create_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
         if result.superseded:
             replaced = counted(len(result.superseded), "older memory,older memories")
             messages.info(request, f"Replaces {replaced} (now ended).")
-        for update in result.possible_updates:
-            messages.warning(
-                request,
-                f"This looks like an update of “{update['title']}” ({update['why']}). "
-                "Confirm it in the conflicts queue to supersede the old one.",
-            )
-        for contradiction in result.possible_contradictions:
-            messages.warning(
-                request,
-                f"This says the opposite of “{contradiction['title']}” ({contradiction['why']}). "
-                "Decide which holds in the conflicts queue.",
-            )
+        # The memory page shows each possible update with a Supersede button in place.
+        if result.possible_updates or result.possible_contradictions:
+            messages.warning(request, "This memory may change what an older one says: see below.")
         return redirect("ui:memory", memory_id=result.memory.pk)
     status = 400 if request.method == "POST" else 200
     return render(request, "ui/memory/form.html", context, status=status)

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
+from datetime import UTC
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import dateformat, timezone
+from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
 from apps.core.exceptions import ValidationFailed
@@ -51,8 +55,10 @@ UNDO_LABELS = {
     "decision": "Undo this decision",
     "change": "Undo this change",
     "creation": "Undo this creation (to the trash)",
-    "supersede": "Re-open (undo the supersession)",
+    "supersede": "Re-open this memory (undo the supersession)",
 }
+# A decision that ended this memory (another one was kept) re-opens it when undone.
+REOPENING_DECISION = "Undo this decision (re-open this memory)"
 OUTCOMES = {
     "kept_both": "kept both (not duplicates)",
     "superseded": "marked as superseded",
@@ -69,6 +75,24 @@ FIELD_LABELS = {
     "last_accessed_at": "last used",
     "trigger_phrases": "triggers",
 }
+# How the history shows an instant: in the server's time zone, to the minute.
+MOMENT_FORMAT = "j M Y, H:i"
+ISO_MOMENT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
+# Recorded fields that hold instants (as ISO 8601 text in the revision).
+MOMENT_FIELDS = {"valid_from", "valid_until", "last_accessed_at", "created_at", "updated_at"}
+
+
+def moment_shown(value: str) -> str:
+    """An ISO 8601 instant as a person reads it ("28 Nov 2026, 20:03"); other text as it is."""
+    try:
+        moment = parse_datetime(value) if ISO_MOMENT.match(value) else None
+    except ValueError:  # well formed but no real instant: shown as recorded
+        moment = None
+    if moment is None:
+        return value
+    if timezone.is_naive(moment):
+        moment = moment.replace(tzinfo=UTC)  # revisions keep instants in UTC
+    return dateformat.format(timezone.localtime(moment), MOMENT_FORMAT)
 
 
 def _shown(value):
@@ -94,12 +118,16 @@ def field_changes(revision: MemoryRevision, names: dict[str, str] | None = None)
         if revision.before is None and name != "edge" and new in EMPTY:
             continue
         shown = (old, new) if name == "edge" else (_shown(old), _shown(new))
+        if name in MOMENT_FIELDS:
+            shown = tuple(moment_shown(v) if isinstance(v, str) else v for v in shown)
         if name == "edges_moved":
             shown = (None, f"{counted(len(new or []), 'link')} moved to this memory")
         if name == "decision":
             shown = (None, _decision_text(new) or _decision_text(old, undone=True))
         if name == "merged":
             shown = (None, [_named(i, names) for i in new or []])
+        if name == "superseded_by":
+            shown = (None, _named(new, names) if new else None)
         label = FIELD_LABELS.get(name, name.replace("_", " "))
         row = {"name": name, "label": label, "before": shown[0], "after": shown[1], "words": []}
         if name == "edge":
@@ -135,6 +163,8 @@ def _mentioned(revisions: list[MemoryRevision], namespace_id: int) -> dict[str, 
             edge = state.get("edge") or {}
             ids.update(str(edge[end]) for end in ("source", "target") if edge.get(end))
             ids.update(str(i) for i in state.get("merged") or [])
+            if state.get("superseded_by"):
+                ids.add(str(state["superseded_by"]))
     ids = [i for i in ids if is_uuid(i)]
     if not ids:
         return {}
@@ -155,22 +185,40 @@ def _decision_text(decision: dict | None, *, undone: bool = False) -> str | None
 
 
 def history_rows(memory: Memory, limit: int) -> list[dict]:
+    """One row per revision, newest first, each with at most one undo: a supersession that a
+    queue decision made is undone with that decision (which also puts the pair back in its
+    queue), so only the decision offers it."""
     revisions = list(revisions_for_memory(memory)[:limit])
     current = memory_state(memory)
     names = _mentioned(revisions, memory.namespace_id)
     rows = []
+    ended_by_decision: set[str] = set()  # successors kept by a decision still in effect
     for r in revisions:
         kind = _undo_kind(r, current, memory)
+        label = UNDO_LABELS.get(kind, "")
+        kept = ((r.after or {}).get("decision") or {}).get("kept")
+        if kind == "decision" and kept and kept != str(memory.pk):
+            ended_by_decision.add(kept)
+            label = REOPENING_DECISION
+        with_decision = kind == "supersede" and _successor(r) in ended_by_decision
+        if with_decision:
+            kind = label = ""
         rows.append(
             {
                 "revision": r,
                 "changes": field_changes(r, names),
-                "is_version": r.action in VERSION_ACTIONS,
+                # A supersession's own version is never the way back: its undo is.
+                "is_version": r.action in VERSION_ACTIONS and r.action != Change.SUPERSEDE,
                 "undo": kind,
-                "undo_label": UNDO_LABELS.get(kind, ""),
+                "undo_label": label,
+                "undone_with_decision": with_decision,
             }
         )
     return rows
+
+
+def _successor(revision: MemoryRevision) -> str | None:
+    return (revision.after or {}).get("superseded_by")
 
 
 def _undo_kind(revision: MemoryRevision, current: dict, memory: Memory) -> str:
@@ -212,9 +260,19 @@ def undo_change(request: HttpRequest, memory: Memory, revision_id: int) -> HttpR
             memory_refresh_undo(memory=memory, before=revision.before, **who)
             messages.success(request, "Refresh undone: stability and last use are back.")
         elif kind == "decision":
-            decision_undo(revision=revision, **who)
+            decision = decision_undo(revision=revision, **who)
             forget_counts(memory.namespace.name)
-            messages.success(request, "Decision undone: it is back in its queue.")
+            reopened = decision.get("kept") not in (None, str(memory.pk))
+            if decision.get("queue") == "recheck":
+                done = "Decision undone: it is back in the Re-check queue."
+            elif reopened:
+                done = (
+                    "Decision undone. Re-opened: this memory is valid again; the pair is back "
+                    "in its queue."
+                )
+            else:
+                done = "Decision undone: the pair is back in its queue."
+            messages.success(request, done)
         elif kind == "supersede":
             supersede_undo(revision=revision, **who)
             messages.success(request, "Re-opened: the memory is valid again and current.")

@@ -16,6 +16,7 @@ from apps.memories import services
 from apps.memories.browse import document_chunks, memory_edges, similar_memories
 from apps.memories.models import CausalEdge, Memory
 from apps.memories.supersession import validity_chain
+from apps.queues.selectors import noticed_for
 from apps.search.models import QueryLog
 from apps.search.services import search
 
@@ -58,6 +59,7 @@ def memory_page(request: HttpRequest, memory: Memory) -> HttpResponse:
         "link_form": LinkForm(),
         "history": history_rows(memory, HISTORY_ON_PAGE),
         "timeline": validity_chain(memory, [*outgoing, *incoming]),
+        "noticed": [] if memory.archived else noticed_for(memory),
     }
     return render(request, "ui/memory/detail.html", context)
 
