@@ -50,9 +50,10 @@ PAGES = [
     ("explain", lambda ns: "/explain/?namespace=acme&q=sessions+redis", 32),
     ("browse", lambda ns: "/ns/acme/memories/", 12),
     ("browse sorted", lambda ns: "/ns/acme/memories/?sort=importance&tag=x", 12),
-    # + 1 each: the validity timeline, and the titles of the memories its history's links name
-    ("memory", lambda ns: f"/memories/{_memory(ns, 'Use Redis for the session cache').pk}/", 16),
-    ("document chunk", lambda ns: f"/memories/{_memory(ns, HANDBOOK).pk}/", 16),
+    # + 1 each: the validity timeline, and the titles of the memories its history's links name;
+    # + 1 each: its re-check marks (issue 44)
+    ("memory", lambda ns: f"/memories/{_memory(ns, 'Use Redis for the session cache').pk}/", 17),
+    ("document chunk", lambda ns: f"/memories/{_memory(ns, HANDBOOK).pk}/", 17),
     ("edit", lambda ns: f"/memories/{_memory(ns, 'Use Redis for the session cache').pk}/edit/", 10),
     ("create", lambda ns: "/ns/acme/memories/new/", 8),
     ("connect", lambda ns: "/ns/acme/connect/", 10),
@@ -64,6 +65,7 @@ PAGES = [
     ("graph around a memory",
      lambda ns: f"/ns/acme/graph/data/?memory={_memory(ns, REDIS).pk}&depth=2", 12),
     ("analytics", lambda ns: "/ns/acme/analytics/?days=90", 15),  # + roll-up check
+    ("re-check queue", lambda ns: "/ns/acme/queues/recheck/", 10),  # marks prefetched
 ]  # fmt: skip
 
 
