@@ -97,10 +97,14 @@ def load(namespace, rows: list[dict]) -> dict[tuple[str, str], str]:
     return ids
 
 
-def _asked(namespace, query: str) -> tuple[list[str], list[str]]:
-    """(result ids, the path's ids) for one question."""
+def _asked(namespace, query: str) -> tuple[list[str], list[dict]]:
+    """(result ids, the path's steps) for one question."""
     response = search(namespace=namespace, query=query, limit=10, log=False)
-    return [m["id"] for m in response.memories], [s["id"] for s in response.path]
+    return [m["id"] for m in response.memories], response.path
+
+
+def _chain(path: list[dict]) -> str:
+    return " | ".join(f"{s['reads'] or ''} {s['title']}".strip() for s in path)
 
 
 def score_split(rows: list[dict], split: str) -> dict:
@@ -111,7 +115,7 @@ def score_split(rows: list[dict], split: str) -> dict:
         for row in rows:
             if row["kind"] == "nolink":
                 results, path = _asked(namespace, row["query"])
-                nolink.add(not path, {"query": row["query"], "path": len(path)})
+                nolink.add(not path, {"query": row["query"], "path": _chain(path)})
                 continue
             for question, outcome, answer in (
                 (row["why"], why, "cause"),
@@ -120,7 +124,8 @@ def score_split(rows: list[dict], split: str) -> dict:
                 if question is None:
                     continue
                 wanted = ids[(row["id"], question[answer])]
-                results, path = _asked(namespace, question["query"])
+                results, steps = _asked(namespace, question["query"])
+                path = [s["id"] for s in steps]
                 ok = wanted in results[:TOP] and wanted in path
                 outcome.add(
                     ok,
@@ -128,7 +133,7 @@ def score_split(rows: list[dict], split: str) -> dict:
                         "query": question["query"],
                         "rank": results.index(wanted) + 1 if wanted in results else None,
                         "in_path": wanted in path,
-                        "path": len(path),
+                        "path": _chain(steps),
                     },
                 )
     return {"why": why.as_dict(), "effect": effect.as_dict(), "no_link": nolink.as_dict()}

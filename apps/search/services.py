@@ -18,6 +18,7 @@ from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from apps.core import metrics
+from apps.core.exceptions import ValidationFailed
 from apps.memories.embeddings import embed_queries_soon, model_name
 from memoryhub import db_router
 
@@ -98,6 +99,8 @@ def search(
     if request is not None and arguments:
         raise TypeError("search() takes a SearchRequest or keyword arguments, not both")
     params = request if request is not None else SearchRequest.build(**arguments)
+    if causal not in (None, why.CAUSE, why.EFFECT):
+        raise ValidationFailed({"causal": f"Must be {why.CAUSE} or {why.EFFECT}."})
     cfg = (config or search_settings()).without(params.disabled)
     scope = _scope(params)
     timer = Timer()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from apps.core.exceptions import ValidationFailed
 from apps.memories.services import edge_create, memory_archive, memory_create
 from apps.search.services import render_markdown, search
 
@@ -88,6 +89,12 @@ def test_other_questions_never_run_the_why_stage(chain):
 def test_a_forced_direction_follows_links_whatever_the_wording(chain):
     response = search(namespace="test-ns", query="moving CI to GitHub Actions", causal="cause")
     assert chain["incident"] in [s["id"] for s in response.path]
+
+
+def test_a_forced_direction_must_be_one_of_the_two(chain):
+    with pytest.raises(ValidationFailed) as raised:
+        search(namespace="test-ns", query="CI", causal="sideways")
+    assert "causal" in raised.value.errors
 
 
 def test_an_archived_cause_is_never_named(chain):
