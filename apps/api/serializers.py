@@ -274,6 +274,19 @@ class SearchFlagsOut(serializers.Serializer):
     )
 
 
+class PathStepOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    title = serializers.CharField(allow_blank=True)
+    relation = serializers.CharField(
+        allow_null=True, help_text="The stored link to the memory before (null for the first)."
+    )
+    reads = serializers.CharField(
+        allow_null=True,
+        help_text='How that link reads along the chain: "caused by", "depends on", "replaces" '
+        '(why) or "caused", "basis of", "replaced by" (what followed).',
+    )
+
+
 class SearchOut(serializers.Serializer):
     memories = SearchHitOut(many=True)
     total = serializers.IntegerField()
@@ -285,6 +298,11 @@ class SearchOut(serializers.Serializer):
         "below 0.5. Null for a search without query text.",
     )
     flags = SearchFlagsOut()
+    path = PathStepOut(
+        many=True,
+        help_text="For a why-question (or what-followed question): the causal chain from the "
+        "best match, each memory with the link from the one before; empty when none exists.",
+    )
     debug = serializers.DictField(required=False)
     query_log_id = serializers.IntegerField(allow_null=True)
     text = serializers.CharField(help_text="The assistant-facing markdown, within the budget.")

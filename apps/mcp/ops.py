@@ -11,18 +11,19 @@ from apps.access.models import ApiToken
 from apps.access.permissions import Action
 from apps.access.scoping import batch_job_for, memory_for, namespace_for
 from apps.core.dates import parse_instant
-from apps.core.exceptions import NotFound
+from apps.core.exceptions import NotFound, ValidationFailed
 from apps.core.wording import counted
 from apps.history import selectors as history_selectors
 from apps.memories import batch_jobs
 from apps.memories import services as memory_services
 from apps.memories.models import BatchJob, BatchState
 from apps.search.feedback import feedback_record
-from apps.search.selectors import query_log_for
+from apps.search.selectors import memory_chain, query_log_for
 from apps.search.services import render_markdown
 from apps.search.services import search as search_service
 
 from .render import (
+    chain_markdown,
     edge_to_dict,
     memory_markdown,
     memory_to_dict,
@@ -51,6 +52,34 @@ def search(
         **params,
     )
     return tool_result(render_markdown(response, token_budget=token_budget), response.to_dict())
+
+
+def why(
+    token: ApiToken,
+    *,
+    namespace: str | None,
+    query: str | None,
+    memory_id: str | None,
+    direction: str,
+) -> CallToolResult:
+    """memory_why: the chain from a memory, or from the best match of a query."""
+    if bool(query and query.strip()) == bool(memory_id):
+        field = "memory_id" if memory_id else "query"
+        raise ValidationFailed({field: "Give either a query or a memory_id (one of the two)."})
+    if memory_id:
+        start = memory_for(token, memory_id)
+        if namespace is not None and namespace_for(token, namespace).pk != start.namespace_id:
+            raise NotFound(f"Memory {memory_id} does not exist in namespace '{namespace}'.")
+        path = memory_chain(memory=start, direction=direction)
+        asked = start.display_title
+    else:
+        ns = namespace_for(token, namespace)
+        path = search_service(namespace=ns, query=query, limit=5, causal=direction).path
+        asked = query
+    return tool_result(
+        chain_markdown(path, asked=asked, direction=direction),
+        {"direction": direction, "path": path, "found": bool(path)},
+    )
 
 
 def remember(token: ApiToken, *, namespace: str | None, **fields: Any) -> CallToolResult:

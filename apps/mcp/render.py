@@ -11,6 +11,9 @@ from mcp_types import CallToolResult, TextContent
 from apps.core.wording import counted
 from apps.memories.models import CausalEdge, Memory
 from apps.memories.recheck import mark_dict
+from apps.search.response import chain_text
+
+NO_CHAIN = "No causal link found"
 
 
 def json_safe(value: Any) -> Any:
@@ -126,3 +129,16 @@ def write_result_markdown(result) -> str:
             "which holds in the conflicts queue; tell the user about the contradiction."
         )
     return text
+
+
+def chain_markdown(path: list[dict], *, asked: str, direction: str) -> str:
+    """memory_why's text: the chain on one line, then each memory with its id; or a plain
+    statement that no link exists (never a guessed reason)."""
+    if not path:
+        what = "caused" if direction == "effect" else "explains"
+        return f"{NO_CHAIN} for: {asked}. No stored memory {what} it through a causal link."
+    lines = [f"**Causal chain ({direction}):** {chain_text(path)}", ""]
+    for index, step in enumerate(path, start=1):
+        link = f" ({step['reads']} the one above)" if step.get("reads") else ""
+        lines.append(f"{index}. {step['title']} `{step['id']}`{link}")
+    return "\n".join(lines)

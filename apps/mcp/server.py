@@ -38,6 +38,7 @@ DESTRUCTIVE = ToolAnnotations(readOnlyHint=False, destructiveHint=True, openWorl
 def _tools_with_hints() -> list[tuple]:
     return [
         (tools.memory_search, READ),
+        (tools.memory_why, READ),
         (tools.remember, WRITE),
         (tools.remember_batch, WRITE),
         (tools.batch_status, READ),

@@ -49,11 +49,52 @@ async def memory_search(
 ) -> CallToolResult:
     """Find stored memories that answer a question. Returns the best matches (id, content,
     score, why each ranked) and `confidence` (0..1: how likely the results hold the answer).
+    A why-question ("why did we ...", "what led to ...") or an effect question ("what did X
+    lead to") also follows causal links: `path` holds the chain, cause memories come first.
     When the result starts with a weak-evidence warning (flags.evidence_gap, confidence below
     0.5), treat the memories as hints, not facts. Pass the returned query_log_id to
     memory_feedback."""
     token = await current_token(ctx)
     return await run_sync(ops.search, token, namespace=namespace, **search.model_dump())
+
+
+async def memory_why(
+    ctx: Context,
+    query: Annotated[
+        str | None,
+        Field(
+            description="The decision or fact to explain, in words (e.g. 'moving CI off "
+            "Jenkins'); the best matching memory's chain is followed. Give this or memory_id.",
+            max_length=2000,
+        ),
+    ] = None,
+    memory_id: Annotated[
+        str | None,
+        Field(description="Start from this memory (a UUID) instead of a query."),
+    ] = None,
+    direction: Annotated[
+        Literal["cause", "effect"],
+        Field(
+            description="cause (default): why it holds, following caused / depends_on links "
+            "back; effect: what followed from it."
+        ),
+    ] = "cause",
+    namespace: NamespaceArg = None,
+) -> CallToolResult:
+    """Explain why a decision or fact holds (or what followed from it) along the causal links
+    stored with link_memories: returns the chain of memories, each with the relation to the
+    next ("CI moved to GitHub Actions  <- caused by  Jenkins outage of 3 March"). Use it when
+    asked why something is the way it is, or what an event led to. When no memory has a
+    causal link it answers "no causal link found": say so, do not invent a reason."""
+    token = await current_token(ctx)
+    return await run_sync(
+        ops.why,
+        token,
+        namespace=namespace,
+        query=query,
+        memory_id=memory_id,
+        direction=direction,
+    )
 
 
 async def remember(

@@ -18,6 +18,9 @@ from .pipeline import budget, confidence, fuse
 from .pipeline.candidates import Pool
 from .pipeline.reads import semantic
 from .pipeline.scope import uuid_array
+from .pipeline.why import chain_text
+
+__all__ = ["SearchResponse", "Trace", "chain_text", "explain", "payload", "render_markdown"]
 from .types import QueryAnalysis, Ranked
 
 # Reasons that also show in a result's `why` next to the per-strategy ranks.
@@ -42,6 +45,9 @@ class SearchResponse:
     # 0..1: how likely the results hold the answer (None: no query text, nothing to judge)
     confidence: float | None = None
     signals: dict | None = field(default=None, repr=False)  # what the confidence was built from
+    # The why path's chain (pipeline/why.py): each memory (id, title) with the link from the one
+    # before it; empty when the query asked no why or the matches have no causal link.
+    path: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         out = {
@@ -51,6 +57,7 @@ class SearchResponse:
             "mode": self.mode,
             "confidence": self.confidence,
             "flags": self.flags,
+            "path": self.path,
             "query_log_id": self.query_log_id,
         }
         if self.debug is not None:
@@ -195,7 +202,7 @@ def _content_as_of(rows: dict[str, dict], as_of: datetime) -> None:
 
 
 # The steps whose order the explain view shows per result.
-POSITION_STEPS = ("fused", "order", "diversity", "mmr")
+POSITION_STEPS = ("fused", "order", "diversity", "mmr", "why")
 
 
 @dataclass

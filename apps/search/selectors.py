@@ -16,11 +16,14 @@ from apps.access.permissions import Action, Principal
 from apps.access.scoping import require
 from apps.core.exceptions import NotFound
 from apps.memories.embeddings import embed_texts
-from apps.memories.models import Namespace
+from apps.memories.models import Memory, Namespace
 from apps.memories.selectors import count_by_namespace, memory_stats
 
 from . import querylog
 from .models import MissedQueryDismissal, MissedQueryVector, QueryLog
+from .pipeline import why
+from .pipeline.reads import chains as chain_reads
+from .pipeline.scope import Scope
 
 
 def query_log_for(
@@ -220,3 +223,14 @@ def missed_undismiss(*, namespace: Namespace, keys: Sequence[str]) -> int:
     cleaned = {k.strip().lower() for k in keys if k and k.strip()}
     found = MissedQueryDismissal.objects.filter(namespace=namespace, query_key__in=cleaned)
     return found.delete()[0]
+
+
+def memory_chain(*, memory: Memory, direction: str = why.CAUSE) -> list[dict]:
+    """The causal chain from one memory (memory_why with a memory_id): each memory (id,
+    title) with the link from the one before it, as a search's `path`; empty when the memory
+    has no link in `direction` ("cause": why it holds, "effect": what followed from it)."""
+    scope = Scope(namespace_id=memory.namespace_id)
+    seed = str(memory.pk)
+    edges = chain_reads.chain_edges(scope, [seed], why.MAX_DEPTH)
+    chain = why.best_chain({seed: 1.0}, edges, direction) if edges else None
+    return why.path_payload(chain, chain_reads.titles(chain.ids) if chain else {})

@@ -18,6 +18,7 @@ from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from apps.core import metrics
+from apps.core.exceptions import ValidationFailed
 from apps.memories.embeddings import embed_queries_soon, model_name
 from memoryhub import db_router
 
@@ -35,10 +36,12 @@ from .pipeline import (
     mmr,
     rerank_learned,
     session,
+    why,
 )
 from .pipeline import variants as query_variants
 from .pipeline.analyse import analyse_query, find_entities
 from .pipeline.candidates import KeywordHits, Pool, gather, keyword_hits
+from .pipeline.reads import chains as chain_reads
 from .pipeline.reads.exact import exact_search
 from .pipeline.reads.rows import browse, fetch_rows, mention_times, with_embeddings
 from .pipeline.reads.stats import namespace_tags
@@ -75,6 +78,7 @@ class Outcome:
     graph_enabled: bool = False
     verdict: confidence.Verdict | None = None
     vector: np.ndarray | None = None  # the query's own embedding
+    chain: why.Chain | None = None  # the why path's chain (why and effect questions only)
 
 
 def search(
@@ -83,15 +87,20 @@ def search(
     *,
     log: bool = True,
     config: SearchSettings | None = None,
+    causal: str | None = None,
     **arguments,
 ) -> SearchResponse:
     """Run one search. `request` is a SearchRequest (apps/search/params.py); callers that
     hold raw arguments pass them as keywords instead and they are validated into one.
-    `config` replaces the settings-built SearchSettings for this call (evaluate, bench)."""
+    `config` replaces the settings-built SearchSettings for this call (evaluate, bench).
+    `causal` ("cause" or "effect") follows the why path whatever the query's wording
+    (memory_why); left out, only questions that read as why or effect questions do."""
     started = time.perf_counter()
     if request is not None and arguments:
         raise TypeError("search() takes a SearchRequest or keyword arguments, not both")
     params = request if request is not None else SearchRequest.build(**arguments)
+    if causal not in (None, why.CAUSE, why.EFFECT):
+        raise ValidationFailed({"causal": f"Must be {why.CAUSE} or {why.EFFECT}."})
     cfg = (config or search_settings()).without(params.disabled)
     scope = _scope(params)
     timer = Timer()
@@ -99,7 +108,7 @@ def search(
     if not params.query:  # filters only: newest first, nothing to rank or judge
         outcome = Outcome(ranked=browse(scope, params.limit))
     else:
-        outcome = _rank(params, cfg, scope, timer, trace)
+        outcome = _rank(params, cfg, scope, timer, trace, causal)
     ranked, verdict, pool = outcome.ranked, outcome.verdict, outcome.pool
     with timer.span("contradictions"):
         pairs = contradictions.find(params.namespace.id, ranked) if _judged(cfg, ranked) else []
@@ -109,8 +118,9 @@ def search(
         "contradictions": [list(p) for p in pairs],
     }
     memories = payload(ranked, pairs, as_of=params.as_of, now=scope.valid_at or timezone.now())
+    path = _path(outcome.chain, memories)
     latency = elapsed_ms(started)
-    debug = _debug(params, cfg, outcome, trace, timer.timings, latency)
+    debug = _debug(params, cfg, outcome, trace, timer.timings, latency, path)
     metrics.observe_search(timer.timings, latency)
     log_id = _log(params, cfg, outcome, flags, timer.timings, latency) if log else None
     text_budget = params.token_budget
@@ -127,7 +137,18 @@ def search(
         text_budget=text_budget,
         confidence=round(verdict.confidence, 4) if verdict else None,
         signals=verdict.signals.as_dict() if verdict and verdict.signals else None,
+        path=path,
     )
+
+
+def _path(chain: why.Chain | None, memories: list[dict]) -> list[dict]:
+    """The chain as the response carries it, titled as the results are (a memory on the chain
+    that the limit left out is titled from its row)."""
+    if chain is None:
+        return []
+    titles = {m["id"]: m["title"] for m in memories if m.get("title")}
+    untitled = [i for i in chain.ids if i not in titles]
+    return why.path_payload(chain, {**chain_reads.titles(untitled), **titles})
 
 
 def _judged(cfg: SearchSettings, ranked: list[Ranked]) -> bool:
@@ -150,7 +171,12 @@ def _scope(req: SearchRequest) -> Scope:
 
 
 def _rank(
-    req: SearchRequest, cfg: SearchSettings, scope: Scope, timer: Timer, trace: Trace | None
+    req: SearchRequest,
+    cfg: SearchSettings,
+    scope: Scope,
+    timer: Timer,
+    trace: Trace | None,
+    causal: str | None = None,
 ) -> Outcome:
     """Stages 2-10 for a query text: understand it, then rank (exact mode: match it)."""
     outcome, vectors, keyword = _understand(req, cfg, scope, timer)
@@ -172,7 +198,14 @@ def _rank(
     if cfg.on("learned_rank"):  # after the verdict: it was calibrated on the boosted order
         rerank = partial(rerank_learned.rerank, analysis=analysis, temporal=pool.temporal)
         ordered = _run([("learned_rank", rerank)], ordered, timer, trace)
-    outcome.ranked = _run(_diversity(req, cfg, analysis), ordered, timer, trace)[: req.limit]
+    final = _run(_diversity(req, cfg, analysis), ordered, timer, trace)
+    direction = causal or analysis.causal
+    if direction and cfg.on("why"):  # only why and effect questions pay for the why path
+        with timer.span("why"):
+            final, outcome.chain = why.follow(final, scope, direction)
+        if trace is not None:
+            trace.record("why", final)
+    outcome.ranked = final[: req.limit]
     return outcome
 
 
@@ -402,7 +435,7 @@ def _exact(scope: Scope, req: SearchRequest) -> list[Ranked]:
     ][: req.limit]
 
 
-def _debug(req, cfg, outcome: Outcome, trace: Trace | None, timings, latency) -> dict | None:
+def _debug(req, cfg, outcome: Outcome, trace: Trace | None, timings, latency, path) -> dict | None:
     """The explain view (include_debug), or None when not asked for."""
     if not req.include_debug:
         return None
@@ -421,6 +454,12 @@ def _debug(req, cfg, outcome: Outcome, trace: Trace | None, timings, latency) ->
         model=model_name(),
     )
     debug["latency_ms"] = latency
+    chain = outcome.chain
+    debug["why_path"] = {
+        "direction": chain.direction if chain else (outcome.analysis and outcome.analysis.causal),
+        "score": chain.score if chain else None,
+        "path": path,
+    }
     verdict = outcome.verdict
     if verdict and verdict.signals:
         debug["confidence_signals"] = verdict.signals.as_dict()

@@ -33,6 +33,7 @@ STAGES: tuple[str, ...] = (
     "learned_rank",  # the boosted order's head re-ordered by a fitted model of the signals
     "diversity",  # at most N results per file
     "mmr",  # maximal marginal relevance, lambda per intent
+    "why",  # why / effect questions: the matches' causal chain, its memories brought to the top
     "confidence",  # evidence-gap flag
     "contradictions",  # contradiction flags
     "budget",  # token budget of the assistant-facing text

@@ -146,3 +146,5 @@ class QueryAnalysis:
     time_phrase: str = ""
     subject: str | None = None  # the tag the query asks about, of several it names
     asks_when: bool = False  # "When did ...", "What year ...": the answer is a time
+    # "cause" (a why-question), "effect" (what did X lead to) or None: the why path's direction
+    causal: str | None = None

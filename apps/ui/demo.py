@@ -6,6 +6,8 @@ from collections.abc import Iterable
 
 from apps.access.models import Role
 from apps.access.services import membership_set
+from apps.memories import services
+from apps.memories.models import Memory, Namespace
 
 PROJECT_MEMORIES: list[dict] = [
     {
@@ -49,6 +51,38 @@ PROJECT_MEMORIES: list[dict] = [
         "file_path": "apps/memories/embeddings.py",
     },
 ]
+
+
+# A short decision chain for the why path: an incident caused a decision, and the existing
+# warning about the import window rests on that decision. "Why does the import run at night?"
+# answers along it (search, memory_why, the explain view).
+CHAIN_INCIDENT = {
+    "title": "Search outage of 14 March",
+    "content": "On 14 March searches timed out for an hour: the daytime bulk import held locks "
+    "on memories_memory while people were searching.",
+    "category": "learning",
+    "tags": ["ops", "incident"],
+}
+CHAIN_DECISION = {
+    "title": "Nightly import at 02:00 UTC",
+    "content": "The bulk import runs nightly at 02:00 UTC, outside working hours.",
+    "category": "decision",
+    "tags": ["ops"],
+}
+CHAIN_FOLLOW_UP = "Never run migrations during the import window"  # in PROJECT_MEMORIES
+CHAIN_QUESTION = "Why does the import run at night?"
+
+
+def seed_decision_chain(namespace: Namespace, *, door: str = "cli") -> tuple[Memory, Memory]:
+    """The incident and the decision it caused; the import-window warning (stored already)
+    depends on the decision. Returns (incident, decision)."""
+    incident = services.memory_create(namespace=namespace, door=door, **CHAIN_INCIDENT).memory
+    decision = services.memory_create(namespace=namespace, door=door, **CHAIN_DECISION).memory
+    services.edge_create(source=incident, target=decision, relation="caused", door=door)
+    follow_up = Memory.objects.filter(namespace=namespace, title=CHAIN_FOLLOW_UP).first()
+    if follow_up is not None:
+        services.edge_create(source=follow_up, target=decision, relation="depends_on", door=door)
+    return incident, decision
 
 
 def long_document() -> str:

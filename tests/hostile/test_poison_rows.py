@@ -113,3 +113,27 @@ def test_mcp_search_list_and_get_meet_poison_rows(asgi_server, tokens, poisoned)
         assert not result.is_error, result.content[0].text[:300]
     found = {m["title"] for m in structured(results[0])["memories"]}
     assert len(found & set(POISON)) >= 10
+
+
+def test_why_chains_through_poison_rows(asgi_server, tokens, poisoned):
+    """Causal links between odd rows: memory_why and a why-question still answer, and every
+    step of the chain has a readable title."""
+    from apps.memories import services
+
+    rows = [Memory.objects.get(pk=memory_id) for memory_id in poisoned.values()]
+    for cause, effect in zip(rows, rows[1:], strict=False):
+        services.edge_create(source=cause, target=effect, relation="caused")
+
+    async def scenario():
+        async with http_client(asgi_server, tokens.alpha_rw) as client:
+            results = [await client.call_tool("memory_search", {"query": "why poison row"})]
+            for memory_id in poisoned.values():
+                results.append(await client.call_tool("memory_why", {"memory_id": memory_id}))
+            return results
+
+    results = run(scenario)
+    for result in results:
+        assert not result.is_error, result.content[0].text[:300]
+    chains = [structured(r)["path"] for r in results]
+    assert any(chains)
+    assert all(isinstance(step["title"], str) and step["title"] for c in chains for step in c)

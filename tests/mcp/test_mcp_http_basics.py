@@ -20,6 +20,7 @@ NEW_TOOLS = {
     "update_memory",
     "forget",
     "memory_history",
+    "memory_why",
 }
 OLD_TOOLS = {
     "retrieve_memory",
@@ -199,7 +200,7 @@ def test_bad_arguments_are_tool_errors_not_crashes(asgi_server, tokens):
         else:
             assert result.is_error, (name, arguments, text_of(result))
             assert text_of(result), name
-    assert len(alive.tools) == 16
+    assert len(alive.tools) == 17
 
 
 def test_token_never_reaches_another_namespace(asgi_server, tokens, embedding_model):

@@ -59,7 +59,7 @@ def test_stdio_serves_the_same_tools_scoped_to_the_token(tokens, embedding_model
             return listed, stored, found, old, bad, foreign, foreign_ns
 
     listed, stored, found, old, bad, foreign, foreign_ns = run(scenario)
-    assert len(listed.tools) == 16
+    assert len(listed.tools) == 17
     memory_id = structured(stored)["id"]
     assert Memory.objects.get(pk=memory_id).namespace == tokens.alpha
     assert structured(found)["memories"][0]["id"] == memory_id

@@ -16,6 +16,8 @@ from apps.memories.selectors import stale_counts, stale_memories
 from apps.queues.selectors import conflict_count, duplicate_count, open_conflicts
 from apps.search.models import QueryLog
 from apps.search.selectors import missed_count
+from apps.search.services import search
+from apps.ui.demo import CHAIN_DECISION, CHAIN_INCIDENT, CHAIN_QUESTION
 from apps.ui.demo_queues import AGAINST_RULE, CI_AFTER, CI_BEFORE, RULE, UNUSED_NOTE
 from apps.ui.templatetags.stale_nav import queue_counts
 
@@ -57,6 +59,10 @@ def test_seed_demo(tmp_path, embedding_model):
     assert logs.exclude(results=[]).count() >= 5
     assert logs.filter(feedback_at__isnull=False).exists()
     assert JobRun.objects.filter(job="pagerank", namespace__name="demo").exists()
+    # The decision chain answers a why-question along its links.
+    chain = search(namespace=demo, query=CHAIN_QUESTION, log=False).path
+    titles = [step["title"] for step in chain]
+    assert titles[:2] == [CHAIN_DECISION["title"], CHAIN_INCIDENT["title"]]
     count = memories.count()
     call_command("seed_demo", source=str(tmp_path), conversation="conv-1")
     assert memories.count() == count

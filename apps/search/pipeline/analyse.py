@@ -172,6 +172,36 @@ def find_entities(text: str, known_tags: Iterable[str]) -> dict[str, tuple[str, 
     return {"identifiers": identifiers, "paths": paths, "phrases": phrases, "tags": tags}
 
 
+# "What did the Jenkins outage lead to?", "what followed from ...": the question asks for
+# consequences. Checked before CAUSE_QUESTION, whose "what caused" / "what led to" these
+# phrasings do not match ("what did X cause" puts the subject between the verb and "what").
+EFFECT_QUESTION = re.compile(
+    r"\bwhat\s+(?:did|does|has|have|will|would)\s+.+?\s+"
+    r"(?:cause|lead\s+to|led\s+to|result\s+in|bring\s+about|trigger|change)\b"
+    r"|\bwhat\s+(?:followed|came|resulted|happened)\s+(?:from|of|out\s+of|after|because\s+of)\b"
+    r"|\b(?:consequences?|effects?|outcomes?)\s+of\b",
+    re.IGNORECASE,
+)
+CAUSE_QUESTION = re.compile(
+    r"\bwhy\b|\bhow\s+come\b|\bwhat\s+(?:led|leads)\s+to\b|\bwhat\s+caused\b"
+    r"|\b(?:the|a|what)\s+(?:\w+\s+)?reasons?\s+(?:for|why|behind|of)\b"
+    r"|\bwhat\s+(?:was|is|were|are)\s+the\s+reasons?\b|\bwhat\s+made\s+(?:us|you|them|we)\b",
+    re.IGNORECASE,
+)
+CAUSE, EFFECT = "cause", "effect"
+
+
+def causal_direction(text: str) -> str | None:
+    """ "cause" for a why-question (why, how come, what led to, the reason for, what caused),
+    "effect" for a question about consequences (what did X cause / lead to, what followed
+    from, what came of), None for any other query: only these two pay for the why path."""
+    if EFFECT_QUESTION.search(text):
+        return EFFECT
+    if CAUSE_QUESTION.search(text):
+        return CAUSE
+    return None
+
+
 AUXILIARY = r"(?:does|did|do|is|was|were|are|has|have|had|would|will|can|could|might|should)"
 
 
@@ -209,8 +239,9 @@ def analyse_query(
     words = keywords(text)
     first = text.strip().lower().split(" ", 1)[0] if text.strip() else ""
     is_question = first in QUESTION_WORDS or text.strip().endswith("?")
+    causal = causal_direction(text)
     if not enabled:
-        return QueryAnalysis(text=text, keywords=words, is_question=is_question)
+        return QueryAnalysis(text=text, keywords=words, is_question=is_question, causal=causal)
     intent, scores = ("lookup", {})
     if vector is not None:
         intent, scores = classify_intent(vector, model_name)
@@ -241,4 +272,5 @@ def analyse_query(
         time_phrase=phrase,
         asks_when=bool(ASKS_WHEN.match(text)),
         subject=subject_of(text, found["tags"]),
+        causal=causal,
     )

@@ -7,6 +7,8 @@ import math
 from apps.core.wording import counted
 from apps.memories.texts import shown_title
 
+from .why import chain_text
+
 GAP_WARNING = (
     "> **Warning: weak evidence.** No result stands out from the rest; the memories below may "
     "not answer the question. Say so rather than rely on them."
@@ -72,6 +74,8 @@ def render(payload: dict, token_budget: int | None) -> str:
     if flags.get("contradictions"):
         listed = "; ".join(f"`{a}` vs `{b}`" for a, b in flags["contradictions"])
         parts.append(f"> **Contradictions among the results:** {listed}")
+    if payload.get("path"):
+        parts.append(f"**Causal chain:** {chain_text(payload['path'])}")
     memories = payload.get("memories", [])
     parts.append(
         f"Found {counted(len(memories), 'memory,memories')} for: {payload.get('query', '')}"

@@ -141,6 +141,7 @@ def explain_page(request: HttpRequest) -> HttpResponse:
             "latency_ms",
             "results",
             "moves",
+            "why_path",
         }
         other = {k: v for k, v in response.debug.items() if k not in known}
         context["signals"] = _signals(other.pop("confidence_signals", None))

@@ -18,7 +18,7 @@ from django.core.management.base import BaseCommand, CommandError
 from apps.memories import services
 from apps.memories.models import Memory
 
-from ...demo import PROJECT_MEMORIES, grant_owners, long_document
+from ...demo import PROJECT_MEMORIES, grant_owners, long_document, seed_decision_chain
 from ...demo_insights import seed_insights
 from ...demo_queues import seed_queues
 
@@ -78,13 +78,14 @@ class Command(BaseCommand):
                 relation="contradicts",
                 door="cli",
             )
+            seed_decision_chain(ns)  # incident -> decision -> follow-up, for "why" questions
             seed_queues(ns)  # a scratch note and a few searches the demo cannot answer
             # links and PageRank for the graph, answered searches with feedback for analytics
             insights = seed_insights(ns, Path(source), conversation)
             self.stdout.write(
                 self.style.SUCCESS(
                     f"Namespace '{namespace}': {len(results)} conversation turns and "
-                    f"{len(PROJECT_MEMORIES) + 1} project memories, {insights['links']} links, "
+                    f"{len(PROJECT_MEMORIES) + 3} project memories, {insights['links']} links, "
                     f"{insights['searches']} searches with feedback."
                 )
             )

@@ -1,0 +1,121 @@
+"""The why path inside search(), against the real Postgres and model: a why-question brings
+the cause and names the chain; an effect question the effect; no link, no chain; other
+searches never run the stage."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.core.exceptions import ValidationFailed
+from apps.memories.services import edge_create, memory_archive, memory_create
+from apps.search.services import render_markdown, search
+
+NOTES = {
+    "incident": {
+        "title": "Jenkins outage of 3 March",
+        "content": "The Jenkins build controller's disk filled up on 3 March and no pipeline "
+        "ran for nine hours.",
+    },
+    "decision": {
+        "title": "CI moved to GitHub Actions",
+        "content": "We moved CI off Jenkins to GitHub Actions; the old controller is retired.",
+    },
+    "followup": {
+        "title": "Release tags come from release.yml",
+        "content": "The release checklist tags builds with the GitHub Actions workflow.",
+    },
+    "distractor": {
+        "title": "Jenkins plugin list",
+        "content": "The Jenkins plugins of the legacy build farm are listed on the wiki.",
+    },
+    "unlinked": {
+        "title": "Admin tool in Svelte",
+        "content": "The team chose Svelte for the internal admin tool.",
+    },
+}
+
+
+@pytest.fixture
+def chain(remember, namespace):
+    stored = dict(zip(NOTES, remember(list(NOTES.values())), strict=True))
+    edge_create(source=stored["incident"], target=stored["decision"], relation="caused")
+    edge_create(source=stored["followup"], target=stored["decision"], relation="depends_on")
+    return {k: str(m.pk) for k, m in stored.items()} | {"_objects": stored}
+
+
+def test_why_question_brings_the_cause_and_names_the_chain(chain):
+    response = search(namespace="test-ns", query="Why did we move CI off Jenkins?")
+    ids = [m["id"] for m in response.memories]
+    assert chain["incident"] in ids[:3]
+    assert [s["id"] for s in response.path] == [chain["decision"], chain["incident"]]
+    assert response.path[1] == {
+        "id": chain["incident"],
+        "title": "Jenkins outage of 3 March",
+        "relation": "caused",
+        "reads": "caused by",
+    }
+    assert response.to_dict()["path"] == response.path
+    text = render_markdown(response)
+    assert "CI moved to GitHub Actions  <- caused by  Jenkins outage of 3 March" in text
+
+
+def test_effect_question_follows_the_other_way(chain):
+    response = search(namespace="test-ns", query="What did the Jenkins outage lead to?")
+    assert [s["id"] for s in response.path][:2] == [chain["incident"], chain["decision"]]
+    assert response.path[1]["reads"] == "caused"
+    assert chain["decision"] in [m["id"] for m in response.memories][:3]
+
+
+def test_question_about_an_unlinked_memory_claims_no_chain(chain):
+    response = search(namespace="test-ns", query="Why did we choose Svelte for the admin tool?")
+    assert response.memories[0]["id"] == chain["unlinked"]
+    assert response.path == []
+    assert "Causal chain" not in render_markdown(response)
+
+
+def test_other_questions_never_run_the_why_stage(chain):
+    plain = search(namespace="test-ns", query="What do we use for CI?", include_debug=True)
+    assert plain.path == []
+    assert "why" not in plain.debug["stage_timings_ms"]
+    asked = search(namespace="test-ns", query="Why did we move CI off Jenkins?", include_debug=True)
+    assert "why" in asked.debug["stage_timings_ms"]
+    assert asked.debug["why_path"]["direction"] == "cause"
+    off = search(
+        namespace="test-ns", query="Why did we move CI off Jenkins?", disabled_stages=["why"]
+    )
+    assert off.path == []
+
+
+def test_a_forced_direction_follows_links_whatever_the_wording(chain):
+    response = search(namespace="test-ns", query="moving CI to GitHub Actions", causal="cause")
+    assert chain["incident"] in [s["id"] for s in response.path]
+
+
+def test_a_forced_direction_must_be_one_of_the_two(chain):
+    with pytest.raises(ValidationFailed) as raised:
+        search(namespace="test-ns", query="CI", causal="sideways")
+    assert "causal" in raised.value.errors
+
+
+def test_an_archived_cause_is_never_named(chain):
+    memory_archive(memory=chain["_objects"]["incident"])
+    response = search(namespace="test-ns", query="Why did we move CI off Jenkins?")
+    assert chain["incident"] not in [s["id"] for s in response.path]
+    assert chain["incident"] not in [m["id"] for m in response.memories]
+
+
+def test_a_superseded_fact_reads_as_replaced(remember, namespace):
+    (old,) = remember(["User sessions are stored in Redis."])
+    (incident,) = remember(
+        ["Redis evicted session keys under memory pressure and logged out 30% of users."]
+    )
+    new = memory_create(
+        namespace=namespace,
+        content="User sessions are stored in Postgres.",
+        supersedes=[str(old.pk)],
+    ).memory
+    edge_create(source=incident, target=new, relation="caused")
+    response = search(namespace="test-ns", query="Why are sessions stored in Postgres?")
+    assert [s["id"] for s in response.path] == [str(new.pk), str(incident.pk)]
+    effect = search(namespace="test-ns", query="what did the logged out users lead to", limit=5)
+    assert effect.path and effect.path[-1]["id"] == str(new.pk)
