@@ -160,7 +160,7 @@ def _well_known_locations(path_prefix: str) -> str:
         blocks.append(
             f"        location = /.well-known/{name}{resource} {{\n"
             "            proxy_pass http://memoryhub;\n"
-            "            proxy_set_header Host $host;\n"
+            "            proxy_set_header Host $http_host;\n"
             "            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n"
             "            proxy_set_header X-Forwarded-Proto $scheme;\n"
             "        }\n"
