@@ -102,11 +102,17 @@ def run_checks(origin: str, prefix: str, token: str, namespace: str) -> list[Out
         f"GET {prefix}: {bare.status_code} -> {bare.headers.get('location')}",
     )
     docs = web.get(f"{prefix}/api/docs/")
+    schema = web.get(f"{prefix}/api/v1/schema/", params={"format": "json"})
+    servers = schema.json().get("servers") if schema.status_code == 200 else None
     check(
         "API docs",
-        docs.status_code == 200 and not _outside(_links(docs.text), prefix),
+        docs.status_code == 200
+        and not _outside(_links(docs.text), prefix)
+        and f'"{prefix}/api/v1/schema' in docs.text  # the schema it loads
+        and servers == [{"url": public}],
         f"GET {prefix}/api/docs/: {docs.status_code}, links outside the prefix: "
-        f"{_outside(_links(docs.text), prefix) or 'none'}",
+        f"{_outside(_links(docs.text), prefix) or 'none'}; the schema's servers "
+        f"(where 'Try it out' calls): {servers}",
     )
 
     # REST: a write and a search that finds it.
