@@ -7,8 +7,8 @@ PORT ?= 8000
 # Web worker processes (uvicorn reads the same variable); one per core suits most machines.
 WEB_CONCURRENCY ?= 2
 
-.PHONY: run test install lint format migrate worker stop-db evaluate loadtest clean demo browser prod-check \
-	screenshots
+.PHONY: run test install lint format migrate worker stop-db evaluate loadtest clean demo browser nginx \
+	prod-check screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,7 +48,15 @@ browser:
 		else echo "The browser tests need Chromium: sudo apt-get install chromium chromium-driver"; exit 1; fi; \
 	fi
 
-test: lint browser
+# nginx (Debian package nginx-light) for the test of the production shape under a path prefix
+# (tests/core/test_path_prefix.py); `make prod-check` installs it the same way when missing.
+nginx:
+	@if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then \
+		if [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y nginx-light; \
+		else echo "The path-prefix test needs nginx: sudo apt-get install nginx-light"; exit 1; fi; \
+	fi
+
+test: lint browser nginx
 	$(BIN)/pytest
 
 # The browser tests save their screenshots under var/screenshots (ignored); this reruns them
@@ -84,5 +92,6 @@ loadtest: migrate
 # The production shape on this machine (ops/prod_check.py): PostgreSQL primary + streaming
 # replica on TCP, Redis, two web processes behind nginx, Celery worker and beat; every fault
 # under load, then everything torn down. Not part of `make test`.
+# PROD_CHECK_ARGS="--prefix /memory/" serves it all under a path (MEMORYHUB_PUBLIC_URL with a path).
 prod-check: install
 	nice -n 19 $(BIN)/python ops/prod_check.py $(PROD_CHECK_ARGS)

@@ -31,6 +31,7 @@ from apps.mcp.server import BearerTokenGate, http_app  # noqa: E402
 from memoryhub import db_router  # noqa: E402
 from memoryhub.admission import AdmissionGate  # noqa: E402
 from memoryhub.limits import RequestBodyLimit  # noqa: E402
+from memoryhub.prefix import PathPrefix, django_scope  # noqa: E402
 from memoryhub.warmup import warm  # noqa: E402
 
 # /healthz says "starting" (503) until this process has loaded and exercised the model.
@@ -50,7 +51,7 @@ async def _route_by_path(scope, receive, send):
     if scope["type"] == "lifespan" or _is_mcp(scope):
         await mcp_application(scope, receive, send)
     else:
-        await django_application(scope, receive, send)
+        await django_application(django_scope(scope), receive, send)
 
 
 # Every HTTP request (Django and MCP) gets one request id, a JSON access log line and a latency.
@@ -89,3 +90,8 @@ application = RequestBodyLimit(  # noqa: F811
 # --no-proxy-headers, so this is the only place that reads it (uvicorn's own middleware).
 if settings.TRUSTED_PROXIES:
     application = ProxyHeadersMiddleware(application, trusted_hosts=settings.TRUSTED_PROXIES)
+
+# Outermost: under a path prefix (MEMORYHUB_PUBLIC_URL's path) every layer above sees the path
+# without it, whether the proxy passed the prefix on or not (memoryhub/prefix.py).
+if settings.PATH_PREFIX:
+    application = PathPrefix(application, settings.PATH_PREFIX)

@@ -11,6 +11,10 @@ Faults, each under a bounded load of concurrent writers and searchers: the repli
 primary stops; a web process is killed; Redis stops. It ends by checking that every write a
 client got a 2xx for is present on the primary and on the replica.
 
+With `--prefix /memory/` everything is served under that path (MEMORYHUB_PUBLIC_URL
+http://127.0.0.1:8450/memory/, nginx's locations under it): the load and the faults go through
+it, and ops/prefix_check.py checks pages, redirects, static files, REST, MCP and OAuth there.
+
 Everything lives in a temporary directory and is stopped at the end, also on failure.
 Ports: nginx 8450, web 8451-8452, Redis 8490, PostgreSQL 55432 (primary) and 55433 (replica).
 """
@@ -39,6 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ops import shape  # noqa: E402
+from ops.prefix_check import run_checks  # noqa: E402
 
 NGINX_PORT = 8450
 WEB_PORTS = [8451, 8452]
@@ -61,8 +66,9 @@ def pg_bin(name: str) -> str:
 
 
 class Shape:
-    def __init__(self, tmp: Path, venv_bin: Path) -> None:
+    def __init__(self, tmp: Path, venv_bin: Path, path_prefix: str = "") -> None:
         self.tmp = tmp
+        self.path_prefix = path_prefix
         self.bin = venv_bin
         self.procs: dict[str, subprocess.Popen] = {}
         self.logs: dict[str, Path] = {}
@@ -73,6 +79,7 @@ class Shape:
             "secret_key": self.secret_key,
             "allowed_hosts": "127.0.0.1,localhost",
             "ssl_redirect": "false",  # plain HTTP on this machine; TLS would end at nginx
+            "public_url": f"http://{HOST}:{NGINX_PORT}{path_prefix}/" if path_prefix else "",
             "db_password": self.db_password,
             "db_host": HOST,
             "db_port": PRIMARY_PORT,
@@ -277,11 +284,11 @@ class Shape:
         port = WEB_PORTS[index]
         self.spawn(f"web{index + 1}", self.app_argv("web", web_host=HOST, web_port=port))
 
-    def wait_healthy(self, port: int, timeout: float = 180) -> float:
+    def wait_healthy(self, port: int, timeout: float = 180, path: str = "/healthz") -> float:
         began = time.monotonic()
         while time.monotonic() - began < timeout:
             try:
-                if httpx.get(f"http://{HOST}:{port}/healthz", timeout=3).status_code == 200:
+                if httpx.get(f"http://{HOST}:{port}{path}", timeout=3).status_code == 200:
                     return time.monotonic() - began
             except httpx.HTTPError:
                 pass
@@ -307,6 +314,7 @@ class Shape:
                 upstreams=[f"{HOST}:{p}" for p in WEB_PORTS],
                 pid=str(prefix / "nginx.pid"),
                 prefix=str(prefix),
+                path_prefix=self.path_prefix,
             )
         )
         self.spawn("nginx", [nginx, "-c", str(conf), "-p", str(prefix), "-g", "daemon off;"])
@@ -440,11 +448,11 @@ def errors(stats: Counter, kind: str, allowed: tuple[str, ...] = ("200", "201"))
 # --- The run ----------------------------------------------------------------------------
 
 
-def run(keep: bool) -> int:
+def run(keep: bool, path_prefix: str = "") -> int:
     tmp = Path(tempfile.mkdtemp(prefix="memoryhub-prod-"))
     os.chmod(tmp, 0o755)
     venv_bin = Path(sys.executable).parent
-    s = Shape(tmp, venv_bin)
+    s = Shape(tmp, venv_bin, path_prefix)
     failures: list[str] = []
     outcomes: list[str] = []
 
@@ -494,8 +502,8 @@ def run(keep: bool) -> int:
             took = s.wait_healthy(port)
             say(f"web process on {HOST}:{port} healthy after {took:.1f} s")
         s.start_nginx()
-        s.wait_healthy(NGINX_PORT, timeout=30)
-        base = f"http://{HOST}:{NGINX_PORT}"
+        s.wait_healthy(NGINX_PORT, timeout=30, path=f"{path_prefix}/healthz")
+        base = f"http://{HOST}:{NGINX_PORT}{path_prefix}"
         check = httpx.get(base + "/api/v1/stats/", headers={"Authorization": "Bearer x"})
         say(
             f"nginx on {base} -> web processes {WEB_PORTS}; unauthenticated API call: "
@@ -508,6 +516,10 @@ def run(keep: bool) -> int:
             "DEBUG off (a 404 shows no debug page), secret key generated for this run, "
             "ALLOWED_HOSTS=127.0.0.1,localhost",
         )
+        if path_prefix:
+            say(f"served under {path_prefix}/ (MEMORYHUB_PUBLIC_URL={s.params['public_url']})")
+            for checked in run_checks(f"http://{HOST}:{NGINX_PORT}", path_prefix, token, namespace):
+                outcome(f"prefix: {checked.name}", checked.ok, checked.text)
 
         client = httpx.Client(
             base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=30
@@ -756,8 +768,15 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    parser.add_argument(
+        "--prefix",
+        default="",
+        metavar="PATH",
+        help="serve everything under this path behind nginx, e.g. /memory/",
+    )
     args = parser.parse_args()
-    sys.exit(run(args.keep))
+    path_prefix = args.prefix.strip("/")
+    sys.exit(run(args.keep, f"/{path_prefix}" if path_prefix else ""))
 
 
 if __name__ == "__main__":

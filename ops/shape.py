@@ -28,6 +28,9 @@ APP_ENV = {
     # TLS ends in front of the proxy (or nowhere, on this machine): the proxy says which.
     "DJANGO_SECURE_SSL_REDIRECT": "{ssl_redirect}",
     "DJANGO_SECURE_PROXY_SSL_HEADER": "true",
+    # Where clients reach the proxy; a path in it (https://example.org/memory/) serves everything
+    # under that prefix, and nginx's locations must then carry it (nginx_conf's path_prefix).
+    "MEMORYHUB_PUBLIC_URL": "{public_url}",
     "DATABASE_URL": "postgres://memoryhub:{db_password}@{db_host}:{db_port}/memoryhub",
     "DATABASE_REPLICA_URL": (
         "postgres://memoryhub:{db_password}@{replica_host}:{replica_port}/memoryhub"
@@ -98,6 +101,13 @@ PROCESSES = {
 }
 
 NGINX_TEMPLATE = Path(__file__).with_name("nginx.conf.template")
+# nginx's settings in docker-compose.yml (ops/compose/nginx.conf is rendered with them).
+COMPOSE_NGINX = {
+    "listen": "8000",
+    "upstreams": ["web:8000"],
+    "pid": "/tmp/nginx.pid",
+    "prefix": "/tmp",
+}
 
 
 def render(value, params: dict):
@@ -119,9 +129,53 @@ def command(name: str, params: dict) -> list[str]:
     return render(PROCESSES[name]["command"], params)
 
 
-def nginx_conf(*, listen: str, upstreams: list[str], pid: str, prefix: str) -> str:
+def nginx_conf(
+    *, listen: str, upstreams: list[str], pid: str, prefix: str, path_prefix: str = ""
+) -> str:
     """nginx's configuration: one upstream of every web process, passive health checks (a
     process that refuses connections is skipped for a few seconds; the request goes to the
-    next one)."""
+    next one). `prefix` is nginx's own directory; `path_prefix` the path memoryhub is served
+    under ("/memory" for MEMORYHUB_PUBLIC_URL=https://example.org/memory/; "" at the root)."""
+    path_prefix = path_prefix.rstrip("/")
+    if path_prefix and not path_prefix.startswith("/"):
+        raise ValueError(f"path_prefix must start with '/': {path_prefix!r}")
     servers = "\n".join(f"        server {u} max_fails=1 fail_timeout=5s;" for u in upstreams)
-    return NGINX_TEMPLATE.read_text().format(listen=listen, servers=servers, pid=pid, prefix=prefix)
+    return NGINX_TEMPLATE.read_text().format(
+        listen=listen,
+        servers=servers,
+        pid=pid,
+        prefix=prefix,
+        path_prefix=path_prefix,
+        well_known=_well_known_locations(path_prefix),
+    )
+
+
+def _well_known_locations(path_prefix: str) -> str:
+    """Under a path prefix, RFC 8414 and RFC 9728 name the OAuth metadata of the issuer
+    (https://example.org/memory) and of the MCP endpoint (.../memory/mcp) at the host's root,
+    with the path after the well-known name: these two addresses go to memoryhub too."""
+    if not path_prefix:
+        return ""
+    blocks = []
+    for name in ("oauth-authorization-server", "oauth-protected-resource"):
+        resource = path_prefix if name == "oauth-authorization-server" else f"{path_prefix}/mcp"
+        blocks.append(
+            f"        location = /.well-known/{name}{resource} {{\n"
+            "            proxy_pass http://memoryhub;\n"
+            "            proxy_set_header Host $http_host;\n"
+            "            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n"
+            "            proxy_set_header X-Forwarded-Proto $scheme;\n"
+            "        }\n"
+        )
+    return "".join(blocks)
+
+
+if __name__ == "__main__":
+    # Compose's proxy configuration under a path:
+    #   python ops/shape.py --path-prefix /memory/ > ops/compose/nginx-memory.conf
+    # then mount that file in place of ops/compose/nginx.conf (docs/operations.md).
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Print compose's nginx configuration.")
+    parser.add_argument("--path-prefix", default="", help="e.g. /memory/ (default: the root)")
+    print(nginx_conf(**COMPOSE_NGINX, path_prefix=parser.parse_args().path_prefix), end="")

@@ -11,7 +11,7 @@ from django.views import defaults
 
 
 def _is_api(request: HttpRequest) -> bool:
-    return request.path.startswith("/api/")
+    return request.path_info.startswith("/api/")
 
 
 def server_error(request: HttpRequest, template_name: str = "500.html"):

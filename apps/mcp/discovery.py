@@ -9,15 +9,18 @@ OAuth metadata instead of Django's HTML 404 page.
 from __future__ import annotations
 
 from django.http import HttpRequest, JsonResponse
+from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
 HOW = (
-    "memoryhub offers OAuth 2.1 without OpenID Connect: see "
-    "/.well-known/oauth-authorization-server. Or send an API token in the header "
-    "'Authorization: Bearer <token>' (created on the UI's Connect page)."
+    "memoryhub offers OAuth 2.1 without OpenID Connect: see {metadata}. Or send an API token "
+    "in the header 'Authorization: Bearer <token>' (created on the UI's Connect page)."
 )
 
 
 @csrf_exempt
 def elsewhere(request: HttpRequest) -> JsonResponse:
-    return JsonResponse({"error": "unsupported", "error_description": HOW}, status=404)
+    metadata = reverse("oauth2_provider:oauth-server-metadata")  # under the path prefix, if any
+    return JsonResponse(
+        {"error": "unsupported", "error_description": HOW.format(metadata=metadata)}, status=404
+    )

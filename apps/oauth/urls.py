@@ -4,6 +4,7 @@ people's pages, under "oauth"."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.urls import path
 from oauth2_provider import views as dot
 
@@ -31,6 +32,26 @@ protocol_patterns = [
     path("oauth/revoke", views.oauth_endpoint(dot.RevokeTokenView.as_view()), name="revoke-token"),
     path("oauth/register", views.oauth_endpoint(views.register), name="dcr-register"),
 ]
+
+if settings.PATH_PREFIX:
+    # Under a path prefix the RFC 8414 and RFC 9728 addresses put the issuer's and the
+    # resource's path after the well-known name, at the host's root
+    # (https://example.org/.well-known/oauth-authorization-server/memory); the proxy passes
+    # them on (ops/nginx.conf.template). The same documents are also under the prefix.
+    protocol_patterns += [
+        path(
+            f".well-known/oauth-authorization-server{settings.PATH_PREFIX}",
+            views.oauth_endpoint(dot.OAuthServerMetadataView.as_view(), methods=("GET", "HEAD")),
+            name="oauth-server-metadata-inserted",
+        ),
+        path(
+            f".well-known/oauth-protected-resource{settings.PATH_PREFIX}/mcp",
+            views.oauth_endpoint(
+                views.ProtectedResourceMetadata.as_view(), methods=("GET", "HEAD")
+            ),
+            name="oauth-resource-metadata-inserted",
+        ),
+    ]
 
 page_patterns = [
     path("connect/apps/", views.connections_page, name="connections"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth import views as auth_views
 from django.templatetags.static import static
-from django.urls import path
+from django.urls import path, reverse_lazy
 from django.utils.functional import lazy
 from django.views.generic import RedirectView
 
@@ -46,7 +46,7 @@ urlpatterns = [
     path(
         "password/",
         auth_views.PasswordChangeView.as_view(
-            template_name="ui/auth/password.html", success_url="/password/done/"
+            template_name="ui/auth/password.html", success_url=reverse_lazy("ui:password_done")
         ),
         name="password",
     ),

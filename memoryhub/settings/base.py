@@ -6,8 +6,10 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(os.environ.get("MEMORYHUB_VAR_DIR", BASE_DIR / "var"))
@@ -29,6 +31,21 @@ if not SECRET_KEY:
     SECRET_KEY = local_secret_key(VAR_DIR)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+
+# The address people and assistants reach this server at, e.g. https://memory.example.com, or
+# https://example.org/memory/ behind a proxy that serves it under a path. It fixes the OAuth
+# issuer and the MCP resource URL (apps/oauth/resource.py); empty: taken from each request.
+PUBLIC_URL = env("MEMORYHUB_PUBLIC_URL", default="").rstrip("/")
+_public = urlsplit(PUBLIC_URL)
+if PUBLIC_URL and (_public.scheme not in ("http", "https") or not _public.netloc or _public.query):
+    raise ImproperlyConfigured(
+        f"MEMORYHUB_PUBLIC_URL={PUBLIC_URL!r}: give the address clients use, as "
+        "https://memory.example.com or https://example.org/memory/ (no query)."
+    )
+# Its path ("/memory"; "" at the root) prefixes every URL the server answers and writes: pages,
+# redirects, REST, /mcp, static files (memoryhub/prefix.py; docs/operations.md).
+PATH_PREFIX = urlsplit(PUBLIC_URL).path.rstrip("/")
+FORCE_SCRIPT_NAME = PATH_PREFIX or None
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -226,14 +243,18 @@ TIME_ZONE = env("TIME_ZONE", default="UTC")
 USE_I18N = True
 USE_TZ = True
 
-STATIC_URL = "static/"
+# Absolute, prefix included: the static handler of memoryhub/asgi.py reads it before any request.
+STATIC_URL = f"{PATH_PREFIX}/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 
 # The web UI's own login page; the admin keeps its own at /admin/login/.
-LOGIN_URL = "/login/"
-LOGIN_REDIRECT_URL = "/"
-LOGOUT_REDIRECT_URL = "/login/"
+# URL names, so that they carry the path prefix.
+LOGIN_URL = "ui:login"
+LOGIN_REDIRECT_URL = "ui:search"
+LOGOUT_REDIRECT_URL = "ui:login"
+# Under a path prefix the cookies stay with it (another application on the host never sees them).
+SESSION_COOKIE_PATH = CSRF_COOKIE_PATH = f"{PATH_PREFIX}/"
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("MAX_REQUEST_BYTES", default=5 * 1024 * 1024)
 # A client that stops sending a request body for this long gets 408 (memoryhub/limits.py);
@@ -487,6 +508,9 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {"CategoryEnum": "apps.memories.models.Category"},
 }
+if PATH_PREFIX:
+    # The schema's paths start at /api/; the API docs' "Try it out" must call them under the prefix.
+    SPECTACULAR_SETTINGS["SERVERS"] = [{"url": PUBLIC_URL}]
 
 # --- Metrics (apps/core/metrics.py) -----------------------------------------------------------
 # Off by default. When on, /metrics answers a bearer METRICS_TOKEN if one is set, otherwise only
@@ -496,9 +520,7 @@ METRICS_TOKEN = env("METRICS_TOKEN", default="")
 METRICS_ALLOWED_IPS = env.list("METRICS_ALLOWED_IPS", default=["127.0.0.1", "::1"])
 
 # --- OAuth 2.1 for the remote MCP endpoint (apps/oauth, docs/oauth.md) ----------------------
-# The address people and assistants reach this server at, e.g. https://memory.example.com.
-# Behind a proxy it fixes the issuer and the MCP resource URL; empty: taken from each request.
-PUBLIC_URL = env("MEMORYHUB_PUBLIC_URL", default="").rstrip("/")
+# The issuer is PUBLIC_URL (above) when set.
 # django-oauth-toolkit's own models (named so the migrations that point at them resolve).
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
 OAUTH2_PROVIDER_ACCESS_TOKEN_MODEL = "oauth2_provider.AccessToken"

@@ -4,10 +4,12 @@ Use with DJANGO_SETTINGS_MODULE=memoryhub.settings.production behind TLS. `.env.
 each variable; `manage.py check --deploy` passes with them filled in (tests/core).
 """
 
+import re
+
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
-from .base import env
+from .base import PATH_PREFIX, env
 
 DEBUG = False
 SECRET_KEY = env("DJANGO_SECRET_KEY", default="")
@@ -28,6 +30,7 @@ X_FRAME_OPTIONS = "DENY"
 if env.bool("DJANGO_SECURE_PROXY_SSL_HEADER", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 # The health check is polled over plain HTTP by load balancers and must not be redirected.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+_healthz = re.escape(PATH_PREFIX.lstrip("/") + "/") if PATH_PREFIX else ""  # its path prefix
+SECURE_REDIRECT_EXEMPT = [rf"^{_healthz}healthz$"]
 # The evaluation and benchmark commands (lab/) are tooling: a production server runs without them.
 INSTALLED_APPS = [app for app in INSTALLED_APPS if app != "lab"]  # noqa: F405

@@ -39,6 +39,21 @@ def test_check_deploy_is_clean_with_the_example_values():
     assert "no issues" in result.stdout
 
 
+def test_a_public_url_that_is_not_an_address_is_refused_at_start_naming_it():
+    env = {**os.environ, "MEMORYHUB_PUBLIC_URL": "example.org/memory"}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode != 0
+    assert "MEMORYHUB_PUBLIC_URL='example.org/memory'" in result.stderr
+    assert "https://example.org/memory/" in result.stderr
+
+
 def test_every_secure_setting_the_production_module_reads_is_in_the_example():
     source = (ROOT / "memoryhub/settings/production.py").read_text()
     read = set(re.findall(r'env(?:\.\w+)?\("(DJANGO_[A-Z_]+)"', source))

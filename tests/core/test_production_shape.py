@@ -20,6 +20,7 @@ COMPOSE_PARAMS = {
     "secret_key": "${DJANGO_SECRET_KEY:?set DJANGO_SECRET_KEY}",
     "allowed_hosts": "${DJANGO_ALLOWED_HOSTS:-localhost,127.0.0.1}",
     "ssl_redirect": "${DJANGO_SECURE_SSL_REDIRECT:-true}",
+    "public_url": "${MEMORYHUB_PUBLIC_URL:-}",
     "db_password": "${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD}",
     "db_host": "db",
     "db_port": 5432,
@@ -76,7 +77,5 @@ def test_databases_are_postgres_of_the_same_major_with_a_streaming_replica():
 
 
 def test_the_proxy_config_is_the_shapes_template():
-    rendered = shape.nginx_conf(
-        listen="8000", upstreams=["web:8000"], pid="/tmp/nginx.pid", prefix="/tmp"
-    )
+    rendered = shape.nginx_conf(**shape.COMPOSE_NGINX)
     assert (ROOT / "ops/compose/nginx.conf").read_text() == rendered

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.urls import reverse
 from drf_spectacular.openapi import AutoSchema
 from rest_framework.exceptions import ValidationError
 from rest_framework.generics import GenericAPIView
@@ -51,7 +52,7 @@ class BasicMetadata(SimpleMetadata):
             "description": view.get_view_description(),
             "renders": [r.media_type for r in view.renderer_classes],
             "parses": [p.media_type for p in view.parser_classes],
-            "schema": "/api/v1/schema/",
+            "schema": reverse("api:schema"),
         }
 
 

@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
@@ -70,7 +71,7 @@ def browse_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
 @require_POST
 def bulk_action(request: HttpRequest, namespace: Namespace) -> HttpResponse:
     form = BulkForm(request.POST)
-    back = safe_next(request, f"/ns/{namespace.name}/memories/")
+    back = safe_next(request, reverse("ui:browse", args=[namespace.name]))
     if not form.is_valid():
         messages.error(request, "Choose memories and an action. " + form.errors.as_text())
         return redirect(back)

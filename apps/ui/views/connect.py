@@ -17,7 +17,7 @@ from django.views.decorators.http import require_POST
 from apps.access.models import ApiToken
 from apps.access.services import token_create, token_revoke
 from apps.memories.models import Namespace
-from apps.oauth.resource import mcp_resource
+from apps.oauth.resource import mcp_resource, public_base
 from apps.oauth.services import connections_of
 
 from ..access import Action, can, namespace_view
@@ -37,7 +37,7 @@ SNIPPETS = [
 
 
 def snippets(request: HttpRequest, namespace: Namespace, raw_token: str) -> list[dict]:
-    base = request.build_absolute_uri("/").rstrip("/")
+    base = public_base(request)
     values = {
         "base_url": base,
         "mcp_url": f"{base}/mcp",

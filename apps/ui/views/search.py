@@ -7,6 +7,7 @@ import uuid
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
@@ -212,4 +213,4 @@ def similar_page(request: HttpRequest, memory_id) -> HttpResponse:
     memory = memory_or_404(request.user, memory_id)
     text = (memory.title + "\n" + memory.content).strip()[:500]
     query = urlencode({"namespace": memory.namespace.name, "q": text, "mode": "semantic"})
-    return redirect(f"/?{query}")
+    return redirect(f"{reverse('ui:search')}?{query}")

@@ -10,6 +10,7 @@ from django.contrib import messages
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from apps.core.exceptions import ValidationFailed
@@ -57,7 +58,7 @@ def stale_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
 @namespace_view(Action.CHANGE)
 @require_POST
 def stale_act(request: HttpRequest, namespace: Namespace) -> HttpResponse:
-    back = safe_next(request, f"/ns/{namespace.name}/queues/stale/")
+    back = safe_next(request, reverse("ui:stale", args=[namespace.name]))
     action, ids = _requested(request)
     if action not in ACTIONS:
         messages.error(request, "action: choose archive, refresh or promote.")
