@@ -1,4 +1,4 @@
-"""What rests on a changed memory, marked for re-check (issue 44, SPEC section 3).
+"""What rests on a changed memory, marked for re-check (SPEC section 9).
 
 A memory rests on another when it has a `depends_on` link to it, or the other `caused` it.
 When a memory is superseded, deleted or its content edited, the memories resting on it,

@@ -1,4 +1,4 @@
-"""Links a write draws from the memory it stores: `caused_by` and `depends_on` (issue 44).
+"""Links a write draws from the memory it stores: `caused_by` and `depends_on`.
 
 Checked like `supersedes` (apps/memories/supersession.py): every id names a memory of the
 write's namespace (by id or external id), or the write fails whole with the field named.
