@@ -1,6 +1,7 @@
-"""Every curl example of the README runs as written against a fresh server: the block is read
-from README.md, given a real token and the server's address, and each command is run by bash
-and curl in order, the ids the README leaves as placeholders taken from the answers before."""
+"""Every curl example of docs/using.md (where the README sends a reader for REST) runs as
+written against a fresh server: the block is read from that page, given a real token and the
+server's address, and each command is run by bash and curl in order, the ids the page leaves as
+placeholders taken from the answers before."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from apps.access.services import token_create
 from apps.memories.models import Namespace
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "using.md"
 pytestmark = pytest.mark.django_db(transaction=True)
 
 

@@ -143,7 +143,7 @@ def test_connect_an_assistant_creates_a_working_token(page, admin_user, acme, as
     assert token_authenticate(raw) is not None
     expect(page.locator("pre[data-client=claude-code-http]")).to_contain_text(f"{asgi_server}/mcp")
     expect(page.locator("pre[data-client=curl]")).to_contain_text(raw)
-    # Claude Desktop over HTTP, as the README gives it: valid JSON, this server, the token.
+    # Claude Desktop over HTTP, as docs/using.md gives it: valid JSON, this server, the token.
     desktop = json.loads(page.locator("pre[data-client=claude-desktop-http]").inner_text())
     server = desktop["mcpServers"]["memoryhub"]
     assert server["command"] == "npx" and f"{asgi_server}/mcp" in server["args"]
