@@ -28,7 +28,7 @@ SNIPPETS = [
     ("claude-code-http", "Claude Code (HTTP)"),
     ("claude-code-stdio", "Claude Code (stdio)"),
     ("claude-desktop", "Claude Desktop (stdio)"),
-    # The HTTP way for Claude Desktop of docs/using.md: the mcp-remote bridge (Node.js) with a token.
+    # Claude Desktop over HTTP (docs/using.md): the mcp-remote bridge (Node.js) with a token.
     ("claude-desktop-http", "Claude Desktop (HTTP, through mcp-remote: needs Node.js)"),
     ("cursor-http", "Cursor (HTTP)"),
     ("cursor-stdio", "Cursor (stdio)"),
