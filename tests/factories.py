@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from apps.memories.models import Memory, Namespace
+from apps.memories.services import edge_create, memory_create
 from apps.search.types import Ranked
 
 BASE_TIME = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
@@ -82,3 +83,19 @@ def import_dialog(turns: Sequence[str], namespace: str = "chat") -> dict[str, Me
         progress=False,
     )
     return {m.external_id: m for m in Memory.objects.filter(namespace__name=namespace)}
+
+
+def jenkins_chain(namespace: Namespace) -> tuple[Memory, Memory]:
+    """An incident and the decision it `caused`: the why path's smallest chain."""
+    incident = memory_create(
+        namespace=namespace,
+        title="Jenkins outage of 3 March",
+        content="The Jenkins build controller's disk filled up and no pipeline ran for hours.",
+    ).memory
+    decision = memory_create(
+        namespace=namespace,
+        title="CI moved to GitHub Actions",
+        content="We moved CI off Jenkins to GitHub Actions.",
+    ).memory
+    edge_create(source=incident, target=decision, relation="caused")
+    return incident, decision

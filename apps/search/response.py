@@ -19,9 +19,9 @@ from .pipeline.candidates import Pool
 from .pipeline.reads import semantic
 from .pipeline.scope import uuid_array
 from .pipeline.why import chain_text
+from .types import QueryAnalysis, Ranked
 
 __all__ = ["SearchResponse", "Trace", "chain_text", "explain", "payload", "render_markdown"]
-from .types import QueryAnalysis, Ranked
 
 # Reasons that also show in a result's `why` next to the per-strategy ranks.
 WHY_REASONS = ("coactivation", "entity")

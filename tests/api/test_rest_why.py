@@ -5,24 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from apps.memories.services import edge_create, memory_create
+from tests.factories import jenkins_chain
 
 from .live import bearer
 
 
 @pytest.fixture
 def chain(tokens, embedding_model):
-    incident = memory_create(
-        namespace=tokens.alpha,
-        title="Jenkins outage of 3 March",
-        content="The Jenkins build controller's disk filled up and no pipeline ran for hours.",
-    ).memory
-    decision = memory_create(
-        namespace=tokens.alpha,
-        title="CI moved to GitHub Actions",
-        content="We moved CI off Jenkins to GitHub Actions.",
-    ).memory
-    edge_create(source=incident, target=decision, relation="caused")
+    incident, decision = jenkins_chain(tokens.alpha)
     return str(incident.pk), str(decision.pk)
 
 

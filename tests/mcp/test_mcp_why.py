@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from apps.memories.services import edge_create, memory_create
+from apps.memories.services import memory_create
+from tests.factories import jenkins_chain
 
 from .client import http_client, run, structured, text_of
 
@@ -14,20 +15,10 @@ CHAIN_LINE = "CI moved to GitHub Actions  <- caused by  Jenkins outage of 3 Marc
 
 @pytest.fixture
 def chain(tokens, embedding_model):
-    incident = memory_create(
-        namespace=tokens.alpha,
-        title="Jenkins outage of 3 March",
-        content="The Jenkins build controller's disk filled up and no pipeline ran for hours.",
-    ).memory
-    decision = memory_create(
-        namespace=tokens.alpha,
-        title="CI moved to GitHub Actions",
-        content="We moved CI off Jenkins to GitHub Actions.",
-    ).memory
+    incident, decision = jenkins_chain(tokens.alpha)
     unlinked = memory_create(
         namespace=tokens.alpha, content="The team chose Svelte for the internal admin tool."
     ).memory
-    edge_create(source=incident, target=decision, relation="caused")
     return {"incident": incident, "decision": decision, "unlinked": unlinked}
 
 
