@@ -1,11 +1,14 @@
 """Measuring the why path (tooling, never imported by runtime code).
 
-Data: data/why_chains.jsonl, written before any tuning. Each line is either
+Data: data/why_chains.jsonl and data/why_nolink_*.jsonl, each written before the tuning it
+was used for. Each line is either
 - a decision chain ("kind": "chain"): 2-4 memories written as a team's notes, their causal
   edges ([from, relation, to] by key), a why-question whose answer is the cause, for many an
   effect question whose answer is what followed, and distractors that share words with the
   chain but are linked to nothing; or
-- a memory with no causal link ("kind": "nolink") and a why or effect question about it.
+- a memory with no causal link ("kind": "nolink") and a why or effect question about it, some
+  with distractors; many share words with a linked chain of their part, so a linked memory
+  ranks near the unlinked one the question is about.
 Every line has a split: "train" (the only part looked at while tuning the why path's
 constants) or "heldout" (scored, never tuned on).
 
@@ -29,14 +32,18 @@ from apps.search.services import search
 from .validity import scratch_namespace
 
 DATA = Path(__file__).parent / "data" / "why_chains.jsonl"
+NOLINK = sorted(DATA.parent.glob("why_nolink_*.jsonl"))
 SPLITS = ("train", "heldout")
 TOP = 3
 CREATED = "2025-05-01"
 
 
-def read_set(path: Path = DATA) -> list[dict]:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
+def read_set(paths: list[Path] | None = None) -> list[dict]:
+    rows = []
+    for path in paths or [DATA, *NOLINK]:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        rows += [json.loads(line) for line in lines if line.strip()]
+    return rows
 
 
 @dataclass
