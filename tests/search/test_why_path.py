@@ -118,7 +118,16 @@ def test_chain_text_reads_arrows_by_direction():
     assert chain_text([]) == "" and path_payload(None, titles) == []
 
 
-def test_seeds_are_the_head_that_scores_near_the_top():
-    ranked = [Ranked(id="a", score=1.0), Ranked(id="b", score=0.6), Ranked(id="c", score=0.2)]
-    assert seeds_of(ranked) == {"a": 1.0, "b": 0.6}
+def test_seeds_are_the_top_result_and_those_nearly_tying_it():
+    ranked = [Ranked(id="a", score=1.0), Ranked(id="b", score=0.9), Ranked(id="c", score=0.75)]
+    assert seeds_of(ranked) == {"a": 1.0, "b": 0.9}
     assert seeds_of([]) == {}
+
+
+def test_a_linked_neighbour_of_an_unlinked_top_result_starts_no_chain():
+    # "Why do search pods run three replicas?": the unlinked note is first, the linked memory
+    # that shares its words scores 0.7 of it; the question is not about that one.
+    ranked = [Ranked(id="replicas", score=1.0), Ranked(id="decision", score=0.7)]
+    seeds = seeds_of(ranked)
+    assert seeds == {"replicas": 1.0}
+    assert best_chain(seeds, EDGES, CAUSE) is None

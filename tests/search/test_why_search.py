@@ -73,6 +73,38 @@ def test_question_about_an_unlinked_memory_claims_no_chain(chain):
     assert "Causal chain" not in render_markdown(response)
 
 
+# Other notes of the team, so that scores spread as in a real namespace.
+TEAM_NOTES = [
+    "Kubernetes dashboards are in the Grafana folder Platform.",
+    "Search relevance is reviewed monthly with the product team.",
+    "Redis runs with 2 GiB of memory in every environment.",
+    "The orders page shows 50 rows per page.",
+    "Deploy notifications go to #releases.",
+    "Backups of the analytics warehouse run weekly.",
+    "API keys are rotated every 90 days.",
+    "Elasticsearch is still used for log search by the platform team.",
+]
+
+
+def test_an_unlinked_memory_near_a_linked_chain_claims_no_chain(remember):
+    # The note asked about shares "search pods" with a linked decision, which ranks second:
+    # that chain answers another question, so none is claimed.
+    incident, decision, replicas = remember(
+        [
+            "The search pods were OOM-killed during the Black Friday peak.",
+            "Search pods request 4 GiB and are limited to 6 GiB of memory.",
+            "Search pods run three replicas spread over two zones.",
+        ]
+    )
+    remember(TEAM_NOTES)
+    edge_create(source=incident, target=decision, relation="caused")
+    response = search(namespace="test-ns", query="Why do search pods run three replicas?")
+    assert [m["id"] for m in response.memories][:2] == [str(replicas.pk), str(decision.pk)]
+    assert response.path == []
+    asked = search(namespace="test-ns", query="Why do search pods have a 6 GiB memory limit?")
+    assert [s["id"] for s in asked.path] == [str(decision.pk), str(incident.pk)]
+
+
 def test_other_questions_never_run_the_why_stage(chain):
     plain = search(namespace="test-ns", query="What do we use for CI?", include_debug=True)
     assert plain.path == []
