@@ -1,4 +1,4 @@
-"""The why path's targets on the labelled decision chains (lab/data/why_chains.jsonl), as
+"""The why path's targets on the labelled decision chains and no-link questions (lab/data), as
 `manage.py evaluate_why` measures them: a regression here is one users notice."""
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ def test_the_labelled_set_is_the_size_the_targets_need():
     assert len(chains) >= 40
     assert all(2 <= len(r["memories"]) <= 4 and r["edges"] for r in chains)
     assert sum("effect" in r for r in chains) >= 20
-    assert sum(r["kind"] == "nolink" for r in rows) == 20
+    for split in ("train", "heldout"):
+        nolink = [r for r in rows if r["kind"] == "nolink" and r["split"] == split]
+        assert len(nolink) >= 20, split
     assert {r["split"] for r in rows} == {"train", "heldout"}
 
 
@@ -27,5 +29,6 @@ def test_why_effect_and_no_link_targets(embedding_model, split):
     assert why["share"] >= 0.85, why["misses"]
     assert effect["share"] >= 0.85, effect["misses"]
     # No chain claimed for questions about unlinked memories: all of them in training; the
-    # held-out part has one known miss (docs/benchmarks.md, "Why along causal links").
+    # held-out part has one known miss, where a linked memory ranks above the unlinked one
+    # asked about (docs/benchmarks.md, "Why along causal links").
     assert no_link["questions"] - no_link["passed"] <= (0 if split == "train" else 1), no_link

@@ -87,7 +87,7 @@ TEAM_NOTES = [
 
 
 def test_an_unlinked_memory_near_a_linked_chain_claims_no_chain(remember):
-    # The note asked about shares "search pods" with a linked decision, which ranks second:
+    # The note asked about shares "search pods" with a linked decision, which ranks close:
     # that chain answers another question, so none is claimed.
     incident, decision, replicas = remember(
         [
@@ -99,7 +99,8 @@ def test_an_unlinked_memory_near_a_linked_chain_claims_no_chain(remember):
     remember(TEAM_NOTES)
     edge_create(source=incident, target=decision, relation="caused")
     response = search(namespace="test-ns", query="Why do search pods run three replicas?")
-    assert [m["id"] for m in response.memories][:2] == [str(replicas.pk), str(decision.pk)]
+    ids = [m["id"] for m in response.memories]
+    assert ids[0] == str(replicas.pk) and str(decision.pk) in ids[1:3]
     assert response.path == []
     asked = search(namespace="test-ns", query="Why do search pods have a 6 GiB memory limit?")
     assert [s["id"] for s in asked.path] == [str(decision.pk), str(incident.pk)]
