@@ -20,6 +20,8 @@ from apps.search.types import Ranked
         ("What led to the monorepo?", CAUSE),
         ("what was the reason for three seats on the free plan", CAUSE),
         ("The reason behind pinning Node 18", CAUSE),
+        ("What's the reason the nightly export moved to Sunday?", CAUSE),
+        ("what’s the reason we pinned Node 18", CAUSE),
         ("What caused the outage in the billing module?", CAUSE),
         ("What did the Jenkins outage lead to?", EFFECT),
         ("what did the scraper incident cause", EFFECT),

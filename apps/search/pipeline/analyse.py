@@ -185,7 +185,7 @@ EFFECT_QUESTION = re.compile(
 CAUSE_QUESTION = re.compile(
     r"\bwhy\b|\bhow\s+come\b|\bwhat\s+(?:led|leads)\s+to\b|\bwhat\s+caused\b"
     r"|\b(?:the|a|what)\s+(?:\w+\s+)?reasons?\s+(?:for|why|behind|of)\b"
-    r"|\bwhat\s+(?:was|is|were|are)\s+the\s+reasons?\b|\bwhat\s+made\s+(?:us|you|them|we)\b",
+    r"|\bwhat(?:\s+(?:was|is|were|are)|['’]s)\s+the\s+reasons?\b|\bwhat\s+made\s+(?:us|you|them|we)\b",
     re.IGNORECASE,
 )
 CAUSE, EFFECT = "cause", "effect"
