@@ -1,0 +1,170 @@
+"""The phrases the risk check looks for, one small readable list per idea and language.
+
+Each list is joined into one compiled pattern in `risk`, run only when the text holds one of its
+`*_WORDS` (substrings of the lower-cased text, every pattern needs one): most writes hold none,
+and a substring test costs a fraction of a pattern's. A phrase must be aimed at the model
+(its instructions, its prompt, its role), not at a person: "Ignore the flaky test" is a team's
+rule, "ignore your previous instructions" is not. Written lower case; matched ignoring case.
+"""
+
+from __future__ import annotations
+
+# Asks the model to drop what it was told.
+OVERRIDE = [
+    # English
+    r"\b(?:ignore|disregard|forget|override|bypass|skip|discard|drop|abandon)\b[^.\n]{0,40}?"
+    r"\b(?:your|previous|prior|above|earlier|preceding|initial|original|system|safety|content)\b[^.\n]{0,25}?\b(?:instructions?|guidelines?|directives?|"
+    r"guidance|rules|polic(?:y|ies)|prompts?|restrictions|filters|programming|constraints)\b",
+    r"\bforget\s+(?:everything|all|anything)\b[^.\n]{0,30}\b(?:told|said|above|before|instructed)",
+    r"\b(?:stop|quit)\s+following\b[^.\n]{0,30}\b(?:instructions?|rules|guidelines?)",
+    r"\b(?:instructions?|rules|guidelines?)\s+(?:above|before|you\s+were\s+given)[^.\n]{0,20}"
+    r"\b(?:no\s+longer\s+apply|are\s+(?:void|cancelled|canceled|obsolete))",
+    r"\bno\s+longer\s+bound\s+by\b",
+    r"\byour (?:new|real|true|only|actual)\s+(?:task|instructions?|goal|objective|purpose|"
+    r"orders?|role|mission)\b",
+    r"\bonly\s+valid\s+instructions\b",
+    # German
+    r"\b(?:ignoriere|ignorier|vergiss|missachte)\b[^.\n]{0,20}?\b(?:alle|vorherigen|vorigen|"
+    r"bisherigen|früheren|deine|ihre|obigen)\b[^.\n]{0,20}?\b(?:anweisungen|regeln|"
+    r"instruktionen|vorgaben|richtlinien)\b",
+    r"\bbefolgst\s+(?:keine|nicht\s+mehr)\b",
+    # French
+    r"\b(?:ignore|ignorez|oublie|oubliez)\b[^.\n]{0,20}?\b(?:toutes|tes|vos)\b[^.\n]{0,15}?"
+    r"\b(?:instructions|consignes|règles|directives)\b",
+    r"\b(?:instructions|consignes|règles)\s+(?:précédentes|antérieures)\b",
+    # Spanish
+    r"\b(?:ignora|ignore|olvida|olvide)\b[^.\n]{0,20}?\b(?:todas|tus|sus)\b[^.\n]{0,15}?"
+    r"\b(?:instrucciones|reglas|directrices|indicaciones)\b",
+    r"\b(?:instrucciones|reglas|indicaciones)\s+(?:anteriores|previas)\b",
+    # Russian
+    r"(?:игнорируй|игнорируйте|забудь|забудьте|проигнорируй)[^.\n]{0,30}?(?:предыдущ|прошл|"
+    r"все|сво)[^.\n]{0,20}?(?:инструкци|правил|указани)",
+    # Chinese, Japanese
+    r"(?:忽略|无视|忘记|忘掉|不要理会)[^。\n]{0,15}?(?:指令|指示|规则|提示)",
+    r"(?:指示|命令|ルール)[^。\n]{0,10}?(?:無視|忘れ)",
+]
+
+OVERRIDE_WORDS = (
+    "instruction", "guideline", "directive", "guidance", "rule", "polic", "prompt", "restriction",
+    "filter", "programming", "constraint", "forget", "bound by", "your new", "your real",
+    "your true", "your only", "your actual", "anweisung", "regeln", "instruktion", "vorgabe",
+    "richtlinie", "befolgst", "consigne", "règle", "instruccion", "regla", "directri", "indicacion",
+    "инструкци", "правил", "указани", "指令", "指示", "规则", "提示", "命令", "ルール",
+)  # fmt: skip
+
+# Asks the model to show its prompt or instructions.
+REVEAL = [
+    r"\b(?:reveal|print|show|output|repeat|display|dump|share|leak|paste|disclose|tell\s+me|"
+    r"write\s+out|list)\b[^.\n]{0,50}?\b(?:your|the|its\s+own)\s+(?:full\s+|entire\s+|complete\s+|"
+    r"exact\s+|initial\s+|original\s+|hidden\s+|secret\s+|first\s+)*(?:system\s+"
+    r"(?:prompt|message|instructions?)|(?:initial|original|hidden|secret)\s+(?:prompt|"
+    r"instructions?)|instructions\s+you\s+(?:were|have\s+been)\s+given)",
+    r"\b(?:your|the)\s+system\s+(?:prompt|message)\b[^.\n]{0,30}\b(?:verbatim|word\s+for\s+word|"
+    r"in\s+full)",
+    r"\beverything\s+above\s+this\s+line\b",
+    r"(?:systemprompt|system-prompt|systemnachricht)",  # German
+    r"\b(?:prompt|message)\s+(?:système|del\s+sistema|de\s+sistema)\b",  # French, Spanish
+    r"(?:системн\w*\s+(?:промпт|сообщени|инструкци))",  # Russian
+    r"(?:系统提示|系統提示|システムプロンプト|系统指令)",  # Chinese, Japanese
+]
+
+REVEAL_WORDS = (
+    "system", "prompt", "instruction", "everything above", "sistema", "système", "системн", "系统",
+    "系統", "システム",
+)  # fmt: skip
+
+# Asks the model to keep something from the person it works for.
+SECRECY = [
+    r"\b(?:do\s+not|don't|never)\s+(?:tell|inform|alert|warn)\s+(?:the\s+)?(?:user|human|"
+    r"operator)\s+(?:about|of)\s+(?:this|these|it)\b",
+    r"\b(?:do\s+not|don't|never)\s+(?:mention|reveal|show)\s+(?:this|it)\s+to\s+(?:the\s+)?"
+    r"(?:user|human|operator)\b",
+    r"\b(?:do\s+not|don't|never)\s+mention\s+this\s+(?:note|instruction|memory|message)",
+    r"\bwithout\s+(?:telling|informing|alerting)\s+(?:the\s+)?(?:user|human)\b",
+    r"\b(?:so|so\s+that)\s+the\s+user\s+(?:does\s+not|doesn't|won't)\s+notice\b",
+    r"\bsilently\s+ignore\b",
+    r"\bsans\s+en\s+parler\s+à\s+l'utilisateur\b",
+    r"\bohne\s+(?:es\s+)?dem\s+(?:nutzer|benutzer)\b",
+    r"\bsin\s+(?:decírselo|avisar)\s+al\s+usuario\b",
+    r"(?:不要告诉用户|不要让用户知道|ユーザーに(?:言わ|伝え)ないで)",
+]
+
+SECRECY_WORDS = (
+    "user", "human", "operator", "silently", "utilisateur", "nutzer", "usuario", "用户", "ユーザー",
+)  # fmt: skip
+
+# Claims a role above the writer: system, developer, an unrestricted persona.
+ROLE = [
+    r"<\|(?:im_start|start_header_id)\|>\s*(?:system|developer|assistant|user)\b",
+    r"<\|(?:system|developer)\|>",
+    r"<<\s*/?SYS\s*>>|\[/?INST\]",
+    r"</?\s*(?:system|developer)(?:_message|_prompt)?\s*>",
+    r"(?:^|\n)\s*\[(?:system|developer)\]\s*\S",
+    # "System: Ubuntu 22.04" is a note; "SYSTEM: the assistant must ..." speaks to the model.
+    r"(?:^|\n)\s*(?:system|developer)\s*(?:message|prompt|override|note)?\s*:[^\n]{0,80}?"
+    r"\b(?:you|assistant|model|ai|must|ignore|override|instructions?|polic\w*|rules?|comply|obey|"
+    r"execute|reveal|mode)\b",
+    r"(?:^|\n)\s*#+\s*(?:system|developer)\s+(?:message|prompt)\s*(?:\n|$)",
+    r"\bas\s+(?:your|the)\s+(?:developer|creator|operator|administrator)s?\b",
+    r"\bi\s+am\s+(?:your|the)\s+(?:developer|creator|operator)\b[^.\n]{0,30}\byou\b",
+    r"\b(?:message|instructions?|orders?)\s+from\s+(?:the\s+)?(?:system\s+administrator|"
+    r"developers?|openai|anthropic)\b[^.\n]{0,30}\b(?:model|assistant|ai)\b",
+    r"\bdeveloper\s+mode\s+(?:is\s+)?(?:enabled|activated|on)\b",
+    r"\b(?:enable|activate|enter)\s+developer\s+mode\b",
+    r"\byou\s+are\s+(?:now\s+)?in\s+(?:developer|god|admin|maintenance|debug|jailbreak)\s+mode\b",
+    r"\bthe\s+assistant\s+is\s+now\s+in\s+\w+\s+mode\b",
+    r"\byou\s+are\s+(?:now\s+)?(?:dan\b|an?\s+(?:unrestricted|unfiltered|uncensored|jailbroken)|"
+    r"no\s+longer\s+an?\s+(?:ai|assistant))",
+    r"\byou\s+are\s+now\s+an?\s+(?:ai|assistant|model|chatbot|bot|llm)\b",
+    r"\b(?:pretend|act\s+as\s+if)\s+(?:to\s+be|you\s+are|you're)\s+an?\s+(?:\w+\s+){0,2}"
+    r"(?:ai|assistant|model|chatbot|bot)\b",
+    r"\bstay\s+in\s+character\b",
+    r"\b(?:answer|respond|reply|comply)\w*\s+(?:to\s+every\s+\w+\s+)?without\s+(?:any\s+)?"
+    r"(?:filters?|restrictions|limits|questions)\b",
+    r"\bnever\s+refuse\b",
+    r"\b(?:ai|assistant|model)\s+(?:that\s+has|with)\s+no\s+(?:restrictions|rules|filters|limits)\b",
+    r"\bunrestricted\s+(?:ai|assistant|model|mode)\b",
+    r"\bignore\s+(?:any\s+)?(?:safety|content)\s+(?:guidelines|policies|filters)\b",
+    r"\b(?:entwicklermodus|modo\s+desarrollador|mode\s+développeur|режим\w*\s+разработчика)\b",
+    r"(?:开发者模式|開発者モード)",
+    r"\bsans\s+(?:restrictions|filtres)\b|\bsin\s+(?:filtros|restricciones)\b",
+    r"\bohne\s+(?:einschränkungen|filter)\b|\bбез\s+(?:ограничений|фильтров)\b",
+    r"(?:不受任何限制|没有任何限制|制限なし|制限のない)",
+    r"\b(?:en\s+tant\s+que\s+(?:ton|votre)\s+développeur|als\s+dein\s+entwickler)\b",
+]
+
+ROLE_WORDS = (
+    "<|", "<<", "[inst", "[/inst", "system", "developer", "creator", "operator", "administrator",
+    "openai", "anthropic", "mode", "are dan", "unrestricted", "unfiltered", "uncensored",
+    "jailbroken", "no longer", "are now", "pretend", "act as", "in character", "without",
+    "refuse", "with no", "has no", "guideline", "polic", "filter", "desarrollador",
+    "développeur", "entwickler", "разработчика", "开发者", "開発者", "restriction", "filtr",
+    "einschränkung", "ограничени", "фильтр", "限制", "制限",
+)  # fmt: skip
+
+# Sends data somewhere: the verb and the data must come before the destination.
+SEND = [
+    r"\b(?:send|e-?mail|mail|upload|post|forward|transmit|copy|paste|leak|exfiltrate|share|"
+    r"submit|include|put|attach|push|sync|beam|ship)\w*\b",
+    r"\b(?:sende|schick|schicke|lade|übermittle|leite|envoie|envoyez|transmets|transmettez|"
+    r"téléverse|envía|envia|enviar|manda|sube|reenvía|отправь|отправьте|перешли|перешлите|"
+    r"загрузи|пришли)\w*",
+    r"(?:发送|发到|发给|上传|转发|寄给)",
+]
+# Japanese and Korean put the verb after the place: "... に送信してください".
+SEND_AFTER = r"(?:送信|送って|送る|アップロード|転送|보내|전송|업로드)"
+DATA = [
+    r"\b(?:passwords?|passwd|credentials?|secrets?|tokens?|api[\s_-]?keys?|access[\s_-]?keys?|"
+    r"private[\s_-]?keys?|ssh[\s_-]?keys?|deploy[\s_-]?keys?|keys|cookies?|session\s+\w+|"
+    r"conversation|chat(?:\s+history)?|history|messages|kubeconfig)\b"
+    # "the API key rotation schedule", "the password reset link": about a credential, not one.
+    r"(?!\s+(?:rotation|polic|runbook|schedule|guide|docs?\b|documentation|reset|expir|format|"
+    r"naming|request|form|manager|vault|strength|length|requirement))",
+    r"(?:\.env|\.npmrc|\.netrc|~/\.\w+|/etc/(?:passwd|shadow))\b",
+    r"(?:passw[öo]rt\w*|kennw[öo]rt\w*|schlüssel\w*|zugangsdaten|mots?\s+de\s+passe|identifiants|"
+    r"clés|jetons|contraseñas?|credenciales|claves|парол\w*|токен\w*|ключ\w*|учётн\w*|"
+    r"密码|密钥|凭证|令牌|口令|パスワード|キー|認証情報|トークン)",
+]
+# A place outside: a URL, an e-mail address.
+DESTINATION = r"\b(?:https?|ftp|sftp|wss?)://[^\s)>\"']+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+NEGATION = r"\b(?:never|don't|do\s+not|must\s+not|mustn't|no)\s+$"
