@@ -9,8 +9,9 @@ keys) and the public-IP plugin (an address is not a credential).
 Our own rules cover what the library has no plugin for: Google API keys (AIza...), OpenAI
 project and service keys (sk-proj-..., whose newer forms lack the marker the library's OpenAI
 plugin needs), GitHub fine-grained tokens (github_pat_...), Anthropic keys (sk-ant-...), npm
-tokens outside an .npmrc line, and the end of a PEM private key block (the library finds its
-first line only; the whole block is the secret).
+tokens outside an .npmrc line, AWS secret keys assigned without quotes (the library's rule
+wants quotes), and the end of a PEM private key block (the library finds its first line only;
+the whole block is the secret).
 """
 
 from __future__ import annotations
@@ -100,6 +101,10 @@ _KINDS: list[tuple[str, re.Pattern]] = [
     ("OpenAI key", re.compile(r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}")),
     ("Anthropic key", re.compile(r"\bsk-ant-[a-z]+\d*-[A-Za-z0-9_-]{40,}")),
     ("npm token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
+    (
+        "AWS secret key",
+        re.compile(r"aws_?secret_?(?:access_?)?key\W{0,3}[:=]\W{0,3}([A-Za-z0-9/+]{40})", re.I),
+    ),
     ("GitHub token", re.compile(r"\bgithub_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}\b")),
 ]
 _KEYWORD = KeywordDetector()
@@ -155,8 +160,11 @@ def _pattern_hits(line: str) -> Iterator[tuple[str, int, int]]:
     for kind, pattern in _KINDS:
         for m in pattern.finditer(line):
             start, end = _span(m)
-            while end < len(line) and line[end] in _TOKEN_CHARS and line[end - 1] in _TOKEN_CHARS:
+            joins = _TOKEN_CHARS | {"."} if kind == "JSON web token" else _TOKEN_CHARS
+            while end < len(line) and line[end] in _TOKEN_CHARS and line[end - 1] in joins:
                 end += 1  # a longer key than the pattern needs is still the key
+            while kind == "private key" and start > 0 and line[start - 1] == "-":
+                start -= 1
             value = line[start:end]
             if kind == "JSON web token" and not JwtTokenDetector.is_formally_valid(value):
                 continue
