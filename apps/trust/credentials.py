@@ -110,6 +110,8 @@ _KINDS: list[tuple[str, re.Pattern]] = [
 _KEYWORD = KeywordDetector()
 _KEYWORD_WORDS = ("pass", "pwd", "secret", "key", "token", "contrase", "auth")
 _ASSIGNED = re.compile(r"(?:pass|pwd|secret|key|token|contrase|auth)[\w\]'\"`]*\s*(?:[:=]|!=)")
+# settings.STRIPE_KEY, DB_PASSWORD, env.secret: a name that points at the secret.
+_REFERENCE = re.compile(r"^(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Z][A-Z0-9_]*)$")
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 # Worth handing to the pattern rules: a long token, a URL with a user, a key block. The keyword
@@ -182,8 +184,10 @@ def _keyword_hits(line: str) -> Iterator[tuple[str, int, int]]:
     values = _KEYWORD.analyze_string(line, denylist_regex_to_group=CONFIG_DENYLIST_REGEX_TO_GROUP)
     for value in values:
         value = value.strip()
-        if " " in value or _is_placeholder(value) or not _looks_made_up(value):
-            continue  # a sentence or a word after "password:", not a password
+        if " " in value or _is_placeholder(value) or _REFERENCE.match(value):
+            continue  # a sentence, a placeholder, a variable: not the password itself
+        if not _looks_made_up(value):
+            continue
         start = line.find(value)
         if start >= 0:
             yield "password or secret", start, start + len(value)

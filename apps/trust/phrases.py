@@ -18,7 +18,12 @@ OVERRIDE = [
     r"\bforget\s+(?:everything|all|anything)\b[^.\n]{0,30}\b(?:told|said|above|before|instructed)",
     r"\b(?:stop|quit)\s+following\b[^.\n]{0,30}\b(?:instructions?|rules|guidelines?)",
     r"\b(?:instructions?|rules|guidelines?)\s+(?:above|before|you\s+were\s+given)[^.\n]{0,20}"
-    r"\b(?:no\s+longer\s+apply|are\s+(?:void|cancelled|canceled|obsolete))",
+    r"\b(?:no\s+longer\s+apply|are\s+(?:void|cancelled|canceled|obsolete|outdated|invalid|"
+    r"superseded|replaced))",
+    r"\b(?:ignore|disregard|forget|override)\b[^.\n]{0,30}?\b(?:instructions?|guidelines?|rules|"
+    r"prompt)\s+(?:you\s+(?:were|have\s+been)\s+given|you\s+received|given\s+to\s+you)",
+    r"\bnew\s+instructions?\s+(?:for|to)\s+(?:the\s+|any\s+|all\s+)?(?:ai|assistant|model|llm|"
+    r"agent)s?\b",
     r"\bno\s+longer\s+bound\s+by\b",
     r"\byour (?:new|real|true|only|actual)\s+(?:task|instructions?|goal|objective|purpose|"
     r"orders?|role|mission)\b",
