@@ -1,7 +1,8 @@
 """Scoring the trust checks (tooling, never imported by runtime code).
 
 Data: data/trust/*.jsonl (see data/trust/README.md), the train sets written before any rule was
-tuned, the held-out sets after them. Four scores per split: injections flagged by
+tuned, the held-out sets after them (heldout2, injections and benign notes only, after heldout
+was first scored). Four scores per split: injections flagged by
 `risk.assess`, benign notes flagged, credentials refused by `secrets.find_secrets`, look-alikes
 refused. And every turn of the LoCoMo dev set, which is ordinary conversation: the share that
 the risk check flags and the secrets check refuses, with each check's cost per text.
@@ -21,7 +22,8 @@ from apps.trust import risk, secrets
 
 DATA = Path(__file__).parent / "data" / "trust"
 LOCOMO = Path(__file__).resolve().parents[1].parent / "shared/benchmarks/locomo-dev"
-SPLITS = ("train", "heldout")
+SPLITS = ("train", "heldout", "heldout2")
+HELDOUT = ("heldout", "heldout2")
 
 # name: (file stem, check, flagged is right)
 SETS: dict[str, tuple[str, str, bool]] = {
@@ -74,6 +76,8 @@ def _described(found: list, text: str) -> list[str]:
 def score_split(split: str) -> list[Score]:
     scores = []
     for name, (stem, check, should_flag) in SETS.items():
+        if not (DATA / f"{stem}_{split}.jsonl").exists():
+            continue
         rows = read_set(stem, split)
         score = Score(name, 0, len(rows))
         for row in rows:

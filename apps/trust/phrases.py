@@ -12,9 +12,24 @@ from __future__ import annotations
 # Asks the model to drop what it was told.
 OVERRIDE = [
     # English
-    r"\b(?:ignore|disregard|forget|override|bypass|skip|discard|drop|abandon)\b[^.\n]{0,40}?"
-    r"\b(?:your|previous|prior|above|earlier|preceding|initial|original|system|safety|content)\b[^.\n]{0,25}?\b(?:instructions?|guidelines?|directives?|"
-    r"guidance|rules|polic(?:y|ies)|prompts?|restrictions|filters|programming|constraints)\b",
+    r"\b(?:ignore|disregard|forget|override|bypass|skip|discard|drop|abandon|"
+    r"pay\s+no\s+attention\s+to|set\s+aside)\b[^.\n]{0,40}?\b(?:your|previous|prior|above|"
+    r"earlier|preceding|initial|original|system|safety|content)\b[^.\n]{0,25}?\b(?:instructions?|"
+    r"guidelines?|directives?|directions|guidance|rules|polic(?:y|ies)|prompts?|restrictions|"
+    r"filters|programming|constraints)\b",
+    # "the instructions you got earlier", "the rules you were given": the model's own.
+    r"\b(?:ignore|disregard|forget|override|drop|pay\s+no\s+attention\s+to|set\s+aside)\b"
+    r"[^.\n]{0,30}?\b(?:instructions?|guidelines?|guidance|rules|directions|prompt)\s+you\s+"
+    r"(?:got|received|were\s+given|have\s+been\s+given|were\s+told)",
+    r"\b(?:instructions?|guidelines?|guidance|rules|directions)\s+you\s+(?:got|received|were\s+"
+    r"given|have\s+been\s+given)\b(?!\s+(?:from|by)\b)[^.\n]{0,30}?\b(?:are|is)\s+(?:wrong|void|"
+    r"invalid|cancelled|canceled|revoked|fake|a\s+test)\b",
+    r"\byour\s+(?:earlier|previous|prior|original|initial|old|current)\s+(?:instructions?|"
+    r"guidelines?|guidance|rules|directions|prompt)\s+(?:is|are|has\s+been|have\s+been)\s+"
+    r"(?:cancelled|canceled|void|revoked|obsolete|wrong|invalid|replaced|superseded|lifted)\b",
+    r"\b(?:highest|top)[- ]priority\s+instructions?\b",
+    r"\bignore\s+(?:the\s+)?user'?s?\s+(?:question|request|message|prompt)\s+and\s+(?:instead|"
+    r"say|reply|answer|tell|respond)\b",
     r"\bforget\s+(?:everything|all|anything)\b[^.\n]{0,30}\b(?:told|said|above|before|instructed)",
     r"\b(?:stop|quit)\s+following\b[^.\n]{0,30}\b(?:instructions?|rules|guidelines?)",
     r"\b(?:instructions?|rules|guidelines?)\s+(?:above|before|you\s+were\s+given)[^.\n]{0,20}"
@@ -47,6 +62,10 @@ OVERRIDE = [
     # Chinese, Japanese
     r"(?:忽略|无视|忘记|忘掉|不要理会)[^。\n]{0,15}?(?:指令|指示|规则|提示)",
     r"(?:指示|命令|ルール)[^。\n]{0,10}?(?:無視|忘れ)",
+    # Italian, Portuguese, Dutch, Polish, Korean
+    r"\b(?:istruzioni|regole)\s+precedenti\b|\binstru[çc](?:ões|oes)\s+anteriores\b",
+    r"\b(?:eerdere|vorige)\s+(?:instructies|regels)\b|\bpoprzednie\s+(?:instrukcje|polecenia)\b",
+    r"(?:지시|명령|지침|규칙)[^.\n]{0,10}?무시",
 ]
 
 OVERRIDE_WORDS = (
@@ -55,6 +74,8 @@ OVERRIDE_WORDS = (
     "your true", "your only", "your actual", "anweisung", "regeln", "instruktion", "vorgabe",
     "richtlinie", "befolgst", "consigne", "règle", "instruccion", "regla", "directri", "indicacion",
     "инструкци", "правил", "указани", "指令", "指示", "规则", "提示", "命令", "ルール",
+    "direction", "priority", "ignore the user", "istruzioni", "regole", "instru", "regels",
+    "polecenia", "무시",
 )  # fmt: skip
 
 # Asks the model to show its prompt or instructions.
@@ -68,14 +89,16 @@ REVEAL = [
     r"in\s+full)",
     r"\beverything\s+above\s+this\s+line\b",
     r"(?:systemprompt|system-prompt|systemnachricht)",  # German
-    r"\b(?:prompt|message)\s+(?:système|del\s+sistema|de\s+sistema)\b",  # French, Spanish
+    # French, Spanish, Italian, Portuguese, Dutch, Polish, Korean
+    r"\b(?:prompt|message|mensaje)\s+(?:système|del\s+sistema|de\s+sistema|di\s+sistema|do\s+"
+    r"sistema)\b|systeemprompt|\bprompt\w*\s+systemow|시스템\s*프롬프트",
     r"(?:системн\w*\s+(?:промпт|сообщени|инструкци))",  # Russian
     r"(?:系统提示|系統提示|システムプロンプト|系统指令)",  # Chinese, Japanese
 ]
 
 REVEAL_WORDS = (
     "system", "prompt", "instruction", "everything above", "sistema", "système", "системн", "系统",
-    "系統", "システム",
+    "系統", "システム", "systeem", "시스템",
 )  # fmt: skip
 
 # Asks the model to keep something from the person it works for.
@@ -84,7 +107,8 @@ SECRECY = [
     r"operator)\s+(?:about|of)\s+(?:this|these|it)\b",
     r"\b(?:do\s+not|don't|never)\s+(?:mention|reveal|show)\s+(?:this|it)\s+to\s+(?:the\s+)?"
     r"(?:user|human|operator)\b",
-    r"\b(?:do\s+not|don't|never)\s+mention\s+this\s+(?:note|instruction|memory|message)",
+    r"\b(?:do\s+not|don't|never)\s+(?:mention|reveal|disclose)\s+this\s+(?:note|instruction|"
+    r"memory|message)",
     r"\bwithout\s+(?:telling|informing|alerting)\s+(?:the\s+)?(?:user|human)\b",
     r"\b(?:so|so\s+that)\s+the\s+user\s+(?:does\s+not|doesn't|won't)\s+notice\b",
     r"\bsilently\s+ignore\b",
@@ -96,6 +120,7 @@ SECRECY = [
 
 SECRECY_WORDS = (
     "user", "human", "operator", "silently", "utilisateur", "nutzer", "usuario", "用户", "ユーザー",
+    "this note", "this instruction", "this memory", "this message",
 )  # fmt: skip
 
 # Claims a role above the writer: system, developer, an unrestricted persona.
@@ -124,10 +149,13 @@ ROLE = [
     r"\b(?:pretend|act\s+as\s+if)\s+(?:to\s+be|you\s+are|you're)\s+an?\s+(?:\w+\s+){0,2}"
     r"(?:ai|assistant|model|chatbot|bot)\b",
     r"\bstay\s+in\s+character\b",
+    r"\bact\s+as\s+(?:the\s+|a\s+|an\s+)?(?:system\s+administrator|sysadmin|root(?:\s+user)?|"
+    r"superuser|system)\b",
     r"\b(?:answer|respond|reply|comply)\w*\s+(?:to\s+every\s+\w+\s+)?without\s+(?:any\s+)?"
     r"(?:filters?|restrictions|limits|questions)\b",
     r"\bnever\s+refuse\b",
-    r"\b(?:ai|assistant|model)\s+(?:that\s+has|with)\s+no\s+(?:restrictions|rules|filters|limits)\b",
+    r"\b(?:ai|assistant|model)\s+(?:that\s+has|with)\s+no\s+(?:restrictions|rules|filters|"
+    r"limits)\b",
     r"\bunrestricted\s+(?:ai|assistant|model|mode)\b",
     r"\bignore\s+(?:any\s+)?(?:safety|content)\s+(?:guidelines|policies|filters)\b",
     r"\b(?:entwicklermodus|modo\s+desarrollador|mode\s+développeur|режим\w*\s+разработчика)\b",
@@ -152,8 +180,8 @@ SEND = [
     r"\b(?:send|e-?mail|mail|upload|post|forward|transmit|copy|paste|leak|exfiltrate|share|"
     r"submit|include|put|attach|push|sync|beam|ship)\w*\b",
     r"\b(?:sende|schick|schicke|lade|übermittle|leite|envoie|envoyez|transmets|transmettez|"
-    r"téléverse|envía|envia|enviar|manda|sube|reenvía|отправь|отправьте|перешли|перешлите|"
-    r"загрузи|пришли)\w*",
+    r"téléverse|envía|envia|envie|enviar|manda|sube|reenvía|invia|inviare|stuur|verstuur|"
+    r"wyślij|отправь|отправьте|перешли|перешлите|загрузи|пришли)\w*",
     r"(?:发送|发到|发给|上传|转发|寄给)",
 ]
 # Japanese and Korean put the verb after the place: "... に送信してください".
@@ -164,12 +192,17 @@ DATA = [
     r"conversation|chat(?:\s+history)?|history|messages|kubeconfig)\b"
     # "the API key rotation schedule", "the password reset link": about a credential, not one.
     r"(?!\s+(?:rotation|polic|runbook|schedule|guide|docs?\b|documentation|reset|expir|format|"
-    r"naming|request|form|manager|vault|strength|length|requirement))",
+    r"naming|request|form|manager|vault|strength|length|requirement|budget|limit|count|usage|cost|"
+    r"window|numbers?|stat))",
     r"(?:\.env|\.npmrc|\.netrc|~/\.\w+|/etc/(?:passwd|shadow))\b",
     r"(?:passw[öo]rt\w*|kennw[öo]rt\w*|schlüssel\w*|zugangsdaten|mots?\s+de\s+passe|identifiants|"
-    r"clés|jetons|contraseñas?|credenciales|claves|парол\w*|токен\w*|ключ\w*|учётн\w*|"
+    r"clés|jetons|contraseñas?|credenciales|claves|senhas?|chiavi|wachtwoord\w*|hasł\w*|"
+    r"парол\w*|токен\w*|ключ\w*|учётн\w*|"
     r"密码|密钥|凭证|令牌|口令|パスワード|キー|認証情報|トークン)",
 ]
 # A place outside: a URL, an e-mail address.
-DESTINATION = r"\b(?:https?|ftp|sftp|wss?)://[^\s)>\"']+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+DESTINATION = (
+    r"\b(?:https?|ftp|sftp|wss?)://[^\s)>\"']+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|"
+    r"\bpublic\s+(?:gist|repo(?:sitory)?|channel|bucket|paste)\b|\bpastebin\b"
+)
 NEGATION = r"\b(?:never|don't|do\s+not|must\s+not|mustn't|no)\s+$"

@@ -110,7 +110,7 @@ def _tool_calls(text: str) -> Iterator[Risk]:
 def _exfiltration(text: str) -> Iterator[Risk]:
     """A verb of sending and a credential or the conversation, then a URL or address, in one
     sentence."""
-    if "@" not in text and "://" not in text:
+    if "@" not in text and "://" not in text and "public" not in text and "pastebin" not in text:
         return
     for dest in _DESTINATION.finditer(text):
         window_start = max(0, dest.start() - 250)
