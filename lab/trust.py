@@ -1,8 +1,9 @@
 """Scoring the trust checks (tooling, never imported by runtime code).
 
 Data: data/trust/*.jsonl (see data/trust/README.md), the train sets written before any rule was
-tuned, the held-out sets after them (heldout2, injections and benign notes only, after heldout
-was first scored). Four scores per split: injections flagged by
+tuned, the held-out sets after them. heldout2 and heldout3 (injections and benign notes only) were
+each written after the previous held-out set had been scored and its misses used to widen the
+rules, so only the last one scored is a clean measure. Four scores per split: injections flagged by
 `risk.assess`, benign notes flagged, credentials refused by `secrets.find_secrets`, look-alikes
 refused. And every turn of the LoCoMo dev set, which is ordinary conversation: the share that
 the risk check flags and the secrets check refuses, with each check's cost per text.
@@ -22,8 +23,8 @@ from apps.trust import risk, secrets
 
 DATA = Path(__file__).parent / "data" / "trust"
 LOCOMO = Path(__file__).resolve().parents[1].parent / "shared/benchmarks/locomo-dev"
-SPLITS = ("train", "heldout", "heldout2")
-HELDOUT = ("heldout", "heldout2")
+SPLITS = ("train", "heldout", "heldout2", "heldout3")
+HELDOUT = ("heldout", "heldout2", "heldout3")
 
 # name: (file stem, check, flagged is right)
 SETS: dict[str, tuple[str, str, bool]] = {

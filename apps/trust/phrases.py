@@ -78,6 +78,33 @@ OVERRIDE_WORDS = (
     "polecenia", "무시",
 )  # fmt: skip
 
+# The model's own instructions, named any way, and within a few words of it a claim that they
+# are void, overridden or to be shown: "the earlier directions no longer count", "whatever your
+# operator instructed you, drop it", "the hidden preamble you were started with ... word for
+# word". Either alone is ordinary ("your rules", "ignore it"); together they speak to the model.
+OWN_INSTRUCTIONS = (
+    r"\byour\s+(?:\w+\s+){0,2}?(?:instructions?|guidelines?|guardrails?|rules|directives?|"
+    r"directions|guidance|prompt|preamble|configuration|programming|polic(?:y|ies)|restrictions|"
+    r"safety\s+(?:rules|guidelines|filters|guardrails|layer|settings|polic\w+)|content\s+filters?|"
+    r"operator|creators?|system\s+(?:prompt|message))\b|"
+    r"\byou\s+(?:were|have\s+been)\s+(?:\w+ly\s+)?(?:told|instructed|given|started\s+with|"
+    r"configured|programmed)\b|\b(?:instructed|told)\s+you\b|"
+    r"\b(?:initial|original|hidden|earlier|previous|prior|starting)\s+(?:instructions|directions|"
+    r"preamble|prompt|directives|guidance)\b"
+)
+OWN_INSTRUCTIONS_WORDS = (
+    "instruct", "guideline", "guardrail", "rule", "directive", "direction", "guidance", "prompt",
+    "preamble", "configur", "programm", "polic", "restriction", "safety", "filter", "operator",
+    "creator", "told", "given", "started with",
+)  # fmt: skip
+VOIDED_OR_SHOWN = (
+    r"\b(?:void|no\s+longer\s+(?:count|apply|valid|matter|in\s+effect)|(?:are|is)\s+(?:now\s+)?"
+    r"(?:cancelled|canceled|revoked|suspended|disabled|lifted|expired|off)|expired|suspended|"
+    r"drop\s+(?:it|them)|ignore|disregard|forget|bypass|override|overrule|supersed\w*|"
+    r"takes?\s+precedence|higher\s+priority|output|print|repeat|reveal|disclose|copy\s+out|"
+    r"paste|word\s+for\s+word|verbatim|in\s+full|dump)\b"
+)
+
 # Asks the model to show its prompt or instructions.
 REVEAL = [
     r"\b(?:reveal|print|show|output|repeat|display|dump|share|leak|paste|disclose|tell\s+me|"
@@ -112,6 +139,9 @@ SECRECY = [
     r"\bwithout\s+(?:telling|informing|alerting)\s+(?:the\s+)?(?:user|human)\b",
     r"\b(?:so|so\s+that)\s+the\s+user\s+(?:does\s+not|doesn't|won't)\s+notice\b",
     r"\bsilently\s+ignore\b",
+    r"\bkeep\s+(?:this|it)\s+between\s+(?:us|you\s+and\s+me)\b",
+    r"\b(?:do\s+not|don't|never)\s+let\s+(?:the\s+)?(?:user|person|human|people|anyone)\b"
+    r"[^.\n]{0,40}\bknow\b",
     r"\bsans\s+en\s+parler\s+à\s+l'utilisateur\b",
     r"\bohne\s+(?:es\s+)?dem\s+(?:nutzer|benutzer)\b",
     r"\bsin\s+(?:decírselo|avisar)\s+al\s+usuario\b",
@@ -120,7 +150,8 @@ SECRECY = [
 
 SECRECY_WORDS = (
     "user", "human", "operator", "silently", "utilisateur", "nutzer", "usuario", "用户", "ユーザー",
-    "this note", "this instruction", "this memory", "this message",
+    "this note", "this instruction", "this memory", "this message", "between us",
+    "between you", "let the", "let anyone", "let people",
 )  # fmt: skip
 
 # Claims a role above the writer: system, developer, an unrestricted persona.
@@ -139,7 +170,9 @@ ROLE = [
     r"\bi\s+am\s+(?:your|the)\s+(?:developer|creator|operator)\b[^.\n]{0,30}\byou\b",
     r"\b(?:message|instructions?|orders?)\s+from\s+(?:the\s+)?(?:system\s+administrator|"
     r"developers?|openai|anthropic)\b[^.\n]{0,30}\b(?:model|assistant|ai)\b",
-    r"\bdeveloper\s+mode\s+(?:is\s+)?(?:enabled|activated|on)\b",
+    r"\b(?:developer|jailbreak|god|dan|unrestricted|debug|maintenance)\s+mode\s+(?:is\s+)?"
+    r"(?:now\s+)?(?:enabled|activated|active|engaged|on)\b",
+    r"\[+\s*system\b[^\]\n]{0,30}\]+",
     r"\b(?:enable|activate|enter)\s+developer\s+mode\b",
     r"\byou\s+are\s+(?:now\s+)?in\s+(?:developer|god|admin|maintenance|debug|jailbreak)\s+mode\b",
     r"\bthe\s+assistant\s+is\s+now\s+in\s+\w+\s+mode\b",
@@ -154,6 +187,10 @@ ROLE = [
     r"\b(?:answer|respond|reply|comply)\w*\s+(?:to\s+every\s+\w+\s+)?without\s+(?:any\s+)?"
     r"(?:filters?|restrictions|limits|questions)\b",
     r"\bnever\s+refuse\b",
+    r"\b(?:escaped|free\s+of|freed\s+from)\s+(?:its|your|all|any)\s+(?:restrictions|guardrails|"
+    r"filters|rules|limits)\b",
+    r"\b(?:ai|assistant|model|bot|gpt)\b[^.\n]{0,20}\b(?:with|has|have|having)\s+(?:no|zero)\s+"
+    r"(?:restrictions|guardrails|limits)\b",
     r"\b(?:ai|assistant|model)\s+(?:that\s+has|with)\s+no\s+(?:restrictions|rules|filters|"
     r"limits)\b",
     r"\bunrestricted\s+(?:ai|assistant|model|mode)\b",
@@ -170,7 +207,8 @@ ROLE_WORDS = (
     "<|", "<<", "[inst", "[/inst", "system", "developer", "creator", "operator", "administrator",
     "openai", "anthropic", "mode", "are dan", "unrestricted", "unfiltered", "uncensored",
     "jailbroken", "no longer", "are now", "pretend", "act as", "in character", "without",
-    "refuse", "with no", "has no", "guideline", "polic", "filter", "desarrollador",
+    "refuse", "with no", "has no", "zero", "escaped", "free of", "freed from", "[system",
+    "guideline", "polic", "filter", "desarrollador",
     "développeur", "entwickler", "разработчика", "开发者", "開発者", "restriction", "filtr",
     "einschränkung", "ограничени", "фильтр", "限制", "制限",
 )  # fmt: skip
@@ -178,7 +216,7 @@ ROLE_WORDS = (
 # Sends data somewhere: the verb and the data must come before the destination.
 SEND = [
     r"\b(?:send|e-?mail|mail|upload|post|forward|transmit|copy|paste|leak|exfiltrate|share|"
-    r"submit|include|put|attach|push|sync|beam|ship)\w*\b",
+    r"submit|include|put|attach|push|sync|beam|ship|append|encode|embed)\w*\b",
     r"\b(?:sende|schick|schicke|lade|übermittle|leite|envoie|envoyez|transmets|transmettez|"
     r"téléverse|envía|envia|envie|enviar|manda|sube|reenvía|invia|inviare|stuur|verstuur|"
     r"wyślij|отправь|отправьте|перешли|перешлите|загрузи|пришли)\w*",
@@ -189,7 +227,8 @@ SEND_AFTER = r"(?:送信|送って|送る|アップロード|転送|보내|전�
 DATA = [
     r"\b(?:passwords?|passwd|credentials?|secrets?|tokens?|api[\s_-]?keys?|access[\s_-]?keys?|"
     r"private[\s_-]?keys?|ssh[\s_-]?keys?|deploy[\s_-]?keys?|keys|cookies?|session\s+\w+|"
-    r"conversation|chat(?:\s+history)?|history|messages|kubeconfig)\b"
+    r"conversation|chat(?:\s+history)?|history|messages|kubeconfig|memor(?:y|ies)|namespace|"
+    r"connection\s+strings?)\b"
     # "the API key rotation schedule", "the password reset link": about a credential, not one.
     r"(?!\s+(?:rotation|polic|runbook|schedule|guide|docs?\b|documentation|reset|expir|format|"
     r"naming|request|form|manager|vault|strength|length|requirement|budget|limit|count|usage|cost|"

@@ -55,12 +55,16 @@ _TOOL_CALL = _joined(
         # A call tag with its closing tag: "<execute> tags" in prose is a mention, not a call.
         r"<\s*(?P<tag>(?:[\w-]+:)?(?:function_?calls?|tool_?calls?|tool_?use|tool_code|invoke|"
         r"\w+_invoke|execute|run_command))\b[^>\n]{0,200}>(?s:.){0,2000}?</\s*(?P=tag)\s*>",
-        r"\b(?:call|run|invoke|execute|use)\s+(?:the\s+)?(?:tool|function)\s+[\w.]+\s+with\s+"
+        r"\"type\"\s*:\s*\"(?:function|tool_use|tool_call)\"",
+        r"(?:^|\n)\s*action\s+input\s*:\s*[{\[]",
+        r"\b(?:call|run|invoke|execute|use)\s+(?:the\s+)?(?:tool|function)\s+[\w.]*\s*with\s+"
         r"(?:(?:the\s+)?(?:arguments?|parameters?)\s+)?\{\s*\"",
     ]
 )
 _CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]+`", re.DOTALL)
 
+_OWN_INSTRUCTIONS = re.compile(phrases.OWN_INSTRUCTIONS, re.IGNORECASE)
+_VOIDED_OR_SHOWN = re.compile(phrases.VOIDED_OR_SHOWN, re.IGNORECASE)
 _DESTINATION = re.compile(phrases.DESTINATION, re.IGNORECASE)
 _SEND = _joined(phrases.SEND)
 _SEND_AFTER = re.compile(phrases.SEND_AFTER)
@@ -98,6 +102,20 @@ def _phrases(text: str) -> Iterator[Risk]:
             continue
         for m in pattern.finditer(text):
             yield Risk(kind, reason, m.start(), m.end())
+
+
+def _claims(text: str) -> Iterator[Risk]:
+    """The model's own instructions and, close by, a claim that they are void or to be shown."""
+    lowered = text.lower()
+    if not any(word in lowered for word in phrases.OWN_INSTRUCTIONS_WORDS):
+        return
+    for own in _OWN_INSTRUCTIONS.finditer(text):
+        claim = _VOIDED_OR_SHOWN.search(text, max(0, own.start() - 60), own.end() + 100)
+        if claim:
+            start, end = min(own.start(), claim.start()), max(own.end(), claim.end())
+            reason = "says the assistant's own instructions are void, or asks for them"
+            yield Risk("instructions", reason, start, end)
+            return
 
 
 def _tool_calls(text: str) -> Iterator[Risk]:
@@ -148,7 +166,7 @@ def _data_urls(text: str) -> Iterator[Risk]:
             yield Risk("data_url", reason, m.start(), m.end())
 
 
-_RULES = (_hidden, _phrases, _tool_calls, _exfiltration, _data_urls)
+_RULES = (_hidden, _phrases, _claims, _tool_calls, _exfiltration, _data_urls)
 
 
 def assess(text: str) -> list[Risk]:

@@ -1,5 +1,4 @@
-"""The labelled sets meet their targets: guards the detectors against regressions. The
-held-out sets were written after the train sets and never tuned on."""
+"""The labelled sets meet their targets: guards the detectors against regressions."""
 
 from __future__ import annotations
 
@@ -16,28 +15,36 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.mark.parametrize("split", trust.SPLITS)
-def test_every_score_meets_its_target(split, tmp_path):
+@pytest.mark.parametrize("heldout", [False, True], ids=["train", "heldout"])
+def test_every_score_meets_its_target(heldout, tmp_path):
     report_path = tmp_path / "report.json"
-    args = ["--json", str(report_path)] + (["--heldout"] if split == "heldout" else [])
     out = StringIO()
-    call_command("evaluate_trust", *args, stdout=out)
+    call_command(
+        "evaluate_trust",
+        "--json",
+        str(report_path),
+        *(["--heldout"] if heldout else []),
+        stdout=out,
+    )
     report = json.loads(report_path.read_text())
-    assert report["split"] == split
-    assert set(report["scores"]) == set(trust.TARGETS)
-    missed = [name for name, score in report["scores"].items() if not score["meets_target"]]
+    assert set(report["scores"]) == {*(trust.HELDOUT if heldout else ["train"]), "locomo"}
+    missed = [
+        (split, name)
+        for split, scores in report["scores"].items()
+        for name, score in scores.items()
+        if not score["meets_target"]
+    ]
     assert missed == [], out.getvalue()
-    assert report["scores"]["LoCoMo turns flagged"]["total"] == len(trust.locomo_turns())
-    assert "us per LoCoMo turn" in out.getvalue()
+    assert report["scores"]["locomo"]["LoCoMo turns flagged"]["total"] == len(trust.locomo_turns())
+    assert set(report["microseconds_per_text"]) == {"risk.assess", "find_secrets"}
 
 
 def test_the_sets_are_the_size_they_claim():
-    sizes = {
-        (stem, split): len(trust.read_set(stem, split))
-        for stem, _, _ in trust.SETS.values()
-        for split in trust.SPLITS
-    }
     minimum = {"injections": (60, 40), "benign": (60, 40), "secrets": (30, 15),
                "lookalikes": (60, 25)}  # fmt: skip
-    for (stem, split), size in sizes.items():
-        assert size >= minimum[stem][split == "heldout"], (stem, split, size)
+    for stem, (train, heldout) in minimum.items():
+        assert len(trust.read_set(stem, "train")) >= train
+        assert len(trust.read_set(stem, "heldout")) >= heldout
+    for split in ("heldout2", "heldout3"):
+        assert len(trust.read_set("injections", split)) >= 40
+        assert len(trust.read_set("benign", split)) >= 40
