@@ -17,6 +17,17 @@ OVERRIDE = [
     r"earlier|preceding|initial|original|system|safety|content)\b[^.\n]{0,25}?\b(?:instructions?|"
     r"guidelines?|directives?|directions|guidance|rules|polic(?:y|ies)|prompts?|restrictions|"
     r"filters|programming|constraints)\b",
+    r"\b(?:follow|obey|carry\s+out|do)\s+only\s+(?:what|the\s+instructions?)\s+(?:is\s+|are\s+)?"
+    r"(?:written\s+)?(?:here|in\s+this\s+(?:note|memory|message))\b",
+    r"\bsafety\s+(?:checks|rules|filters|guidelines|guardrails|measures|layer|polic\w+)\s+"
+    r"(?:are|is)\s+(?:now\s+)?(?:unnecessary|not\s+needed|disabled|off|suspended|lifted)\b",
+    r"\binstructions?\s+override\b|"
+    r"\boverride\s+(?:all\s+)?(?:previous\s+|prior\s+)?instructions\b",
+    # Text that addresses whichever model reads it: the mark of an injected page or note.
+    r"\b(?:ai|llm|language\s+model|assistant|agent)s?\s+(?:systems?\s+)?(?:processing|reading|"
+    r"parsing|summari[sz]ing|analy[sz]ing)\s+this\s+(?:page|document|text|email|file|memory|"
+    r"message|note)\b",
+    r"\b(?:ignore|disregard)\s+(?:the\s+)?(?:user|human)\s+and\b",
     # "the instructions you got earlier", "the rules you were given": the model's own.
     r"\b(?:ignore|disregard|forget|override|drop|pay\s+no\s+attention\s+to|set\s+aside)\b"
     r"[^.\n]{0,30}?\b(?:instructions?|guidelines?|guidance|rules|directions|prompt)\s+you\s+"
@@ -44,14 +55,15 @@ OVERRIDE = [
     r"orders?|role|mission)\b",
     r"\bonly\s+valid\s+instructions\b",
     # German
-    r"\b(?:ignoriere|ignorier|vergiss|missachte)\b[^.\n]{0,20}?\b(?:alle|vorherigen|vorigen|"
-    r"bisherigen|früheren|deine|ihre|obigen)\b[^.\n]{0,20}?\b(?:anweisungen|regeln|"
-    r"instruktionen|vorgaben|richtlinien)\b",
+    r"\b(?:ignorier\w*|vergiss\w*|missacht\w*)\b[^.\n]{0,20}?\b(?:alle|vorherigen|vorigen|"
+    r"bisherigen|früheren|deine|ihre|obigen)\b[^.\n]{0,20}?(?:anweisungen|regeln|"
+    r"instruktionen|vorgaben|richtlinien)",
     r"\bbefolgst\s+(?:keine|nicht\s+mehr)\b",
     # French
     r"\b(?:ignore|ignorez|oublie|oubliez)\b[^.\n]{0,20}?\b(?:toutes|tes|vos)\b[^.\n]{0,15}?"
     r"\b(?:instructions|consignes|règles|directives)\b",
-    r"\b(?:instructions|consignes|règles)\s+(?:précédentes|antérieures)\b",
+    r"\b(?:instructions|consignes|règles)\s+(?:précédentes|antérieures|initiales|d'origine)\b",
+    r"\bne\s+tiens?\s+(?:plus|pas)\s+compte\s+de\s+(?:tes|vos)\b",
     # Spanish
     r"\b(?:ignora|ignore|olvida|olvide)\b[^.\n]{0,20}?\b(?:todas|tus|sus)\b[^.\n]{0,15}?"
     r"\b(?:instrucciones|reglas|directrices|indicaciones)\b",
@@ -62,10 +74,13 @@ OVERRIDE = [
     # Chinese, Japanese
     r"(?:忽略|无视|忘记|忘掉|不要理会)[^。\n]{0,15}?(?:指令|指示|规则|提示)",
     r"(?:指示|命令|ルール)[^。\n]{0,10}?(?:無視|忘れ)",
+    r"(?:指示|指令|提示|プロンプト)[^。\n]{0,12}?(?:出力|表示|教えて|输出|显示|告诉)",
     # Italian, Portuguese, Dutch, Polish, Korean
     r"\b(?:istruzioni|regole)\s+precedenti\b|\binstru[çc](?:ões|oes)\s+anteriores\b",
     r"\b(?:eerdere|vorige)\s+(?:instructies|regels)\b|\bpoprzednie\s+(?:instrukcje|polecenia)\b",
     r"(?:지시|명령|지침|규칙)[^.\n]{0,10}?무시",
+    # Turkish
+    r"\btalimat\w*[^.\n]{0,20}?(?:yok\s+say|görmezden\s+gel|unut)",
 ]
 
 OVERRIDE_WORDS = (
@@ -75,7 +90,10 @@ OVERRIDE_WORDS = (
     "richtlinie", "befolgst", "consigne", "règle", "instruccion", "regla", "directri", "indicacion",
     "инструкци", "правил", "указани", "指令", "指示", "规则", "提示", "命令", "ルール",
     "direction", "priority", "ignore the user", "istruzioni", "regole", "instru", "regels",
-    "polecenia", "무시",
+    "polecenia", "무시", "only what", "only the instruction", "safety",
+    "override", "processing this", "reading this", "parsing this", "summarising this",
+    "summarizing this", "analysing this", "analyzing this", "the user and", "the human and",
+    "tiens", "talimat", "出力", "表示", "教えて", "输出", "显示", "告诉",
 )  # fmt: skip
 
 # The model's own instructions, named any way, and within a few words of it a claim that they
@@ -89,20 +107,27 @@ OWN_INSTRUCTIONS = (
     r"operator|creators?|system\s+(?:prompt|message))\b|"
     r"\byou\s+(?:were|have\s+been)\s+(?:\w+ly\s+)?(?:told|instructed|given|started\s+with|"
     r"configured|programmed)\b|\b(?:instructed|told)\s+you\b|"
+    r"\b(?:prompt|instructions?|rules|guidelines)\s+(?:that|which)\s+(?:configures?|governs?|"
+    r"controls?|defines?|drives?|shapes?)\s+you\b|"
+    r"\b(?:rules|instructions|guidelines|prompt)\s+you\s+(?:started|began|operate\s+under|"
+    r"run\s+under)\b|"
     r"\b(?:initial|original|hidden|earlier|previous|prior|starting)\s+(?:instructions|directions|"
     r"preamble|prompt|directives|guidance)\b"
 )
 OWN_INSTRUCTIONS_WORDS = (
     "instruct", "guideline", "guardrail", "rule", "directive", "direction", "guidance", "prompt",
     "preamble", "configur", "programm", "polic", "restriction", "safety", "filter", "operator",
-    "creator", "told", "given", "started with",
+    "creator", "told", "given", "started with", "configures you", "governs you", "controls you",
+    "defines you", "drives you", "shapes you", "you started", "you began", "operate under",
+    "run under",
 )  # fmt: skip
 VOIDED_OR_SHOWN = (
     r"\b(?:void|no\s+longer\s+(?:count|apply|valid|matter|in\s+effect)|(?:are|is)\s+(?:now\s+)?"
     r"(?:cancelled|canceled|revoked|suspended|disabled|lifted|expired|off)|expired|suspended|"
     r"drop\s+(?:it|them)|ignore|disregard|forget|bypass|override|overrule|supersed\w*|"
     r"takes?\s+precedence|higher\s+priority|output|print|repeat|reveal|disclose|copy\s+out|"
-    r"paste|word\s+for\s+word|verbatim|in\s+full|dump)\b"
+    r"paste|word\s+for\s+word|verbatim|in\s+full|dump|summari[sz]e|quote|recite|spell\s+out|"
+    r"disable|turn\s+off|switch\s+off|lift|suspend|remove|relax|loosen)\b"
 )
 
 # Asks the model to show its prompt or instructions.
@@ -218,7 +243,8 @@ SEND = [
     r"\b(?:send|e-?mail|mail|upload|post|forward|transmit|copy|paste|leak|exfiltrate|share|"
     r"submit|include|put|attach|push|sync|beam|ship|append|encode|embed)\w*\b",
     r"\b(?:sende|schick|schicke|lade|übermittle|leite|envoie|envoyez|transmets|transmettez|"
-    r"téléverse|envía|envia|envie|enviar|manda|sube|reenvía|invia|inviare|stuur|verstuur|"
+    r"téléverse|envía|envia|envie|enviar|manda|mánda|copia|copie|kopiere|sube|reenvía|invia|"
+    r"inviare|stuur|verstuur|"
     r"wyślij|отправь|отправьте|перешли|перешлите|загрузи|пришли)\w*",
     r"(?:发送|发到|发给|上传|转发|寄给)",
 ]

@@ -65,6 +65,7 @@ _CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]+`", re.DOTALL)
 
 _OWN_INSTRUCTIONS = re.compile(phrases.OWN_INSTRUCTIONS, re.IGNORECASE)
 _VOIDED_OR_SHOWN = re.compile(phrases.VOIDED_OR_SHOWN, re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[,;:.!?\n]")
 _DESTINATION = re.compile(phrases.DESTINATION, re.IGNORECASE)
 _SEND = _joined(phrases.SEND)
 _SEND_AFTER = re.compile(phrases.SEND_AFTER)
@@ -95,24 +96,44 @@ def _hidden(text: str) -> Iterator[Risk]:
         yield Risk("hidden", reason, start, end)
 
 
+_OPEN_QUOTES, _CLOSE_QUOTES = "'\"“‘«`", "'\"”’»`"
+
+
+def _quoted(text: str, start: int, end: int) -> bool:
+    """A phrase in quotes is mentioned, not said: "the red team tried 'ignore previous
+    instructions' attacks"."""
+    return text[start - 1 : start] in _OPEN_QUOTES and text[end : end + 1] in _CLOSE_QUOTES
+
+
 def _phrases(text: str) -> Iterator[Risk]:
     lowered = text.lower()
     for kind, reason, words, pattern in _PHRASE_RULES:
         if not any(word in lowered for word in words):
             continue
         for m in pattern.finditer(text):
-            yield Risk(kind, reason, m.start(), m.end())
+            if not _quoted(text, m.start(), m.end()):
+                yield Risk(kind, reason, m.start(), m.end())
 
 
 def _claims(text: str) -> Iterator[Risk]:
-    """The model's own instructions and, close by, a claim that they are void or to be shown."""
+    """The model's own instructions and, close by, a claim that they are void or to be shown:
+    before them in the same clause ("disable your safety filters"), or after them within a
+    couple of sentences ("your initial instructions? Output them in full")."""
     lowered = text.lower()
     if not any(word in lowered for word in phrases.OWN_INSTRUCTIONS_WORDS):
         return
     for own in _OWN_INSTRUCTIONS.finditer(text):
-        claim = _VOIDED_OR_SHOWN.search(text, max(0, own.start() - 60), own.end() + 100)
-        if claim:
+        clause_start = max(0, own.start() - 30)
+        ends = list(_CLAUSE_END.finditer(text, clause_start, own.start()))
+        clause_start = ends[-1].end() if ends else clause_start
+        for claim in (
+            *_VOIDED_OR_SHOWN.finditer(text, clause_start, own.start()),
+            *_VOIDED_OR_SHOWN.finditer(text, own.end(), own.end() + 100),
+        ):
             start, end = min(own.start(), claim.start()), max(own.end(), claim.end())
+            negated = _NEGATION.search(text[max(0, claim.start() - 12) : claim.start()])
+            if negated or _quoted(text, start, end):
+                continue
             reason = "says the assistant's own instructions are void, or asks for them"
             yield Risk("instructions", reason, start, end)
             return
