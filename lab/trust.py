@@ -1,7 +1,7 @@
 """Scoring the trust checks (tooling, never imported by runtime code).
 
 Data: data/trust/*.jsonl (see data/trust/README.md), the train sets written before any rule was
-tuned, the held-out sets after them. heldout2 and heldout3 (injections and benign notes only) were
+tuned, the held-out sets after them. heldout2, heldout3 and heldout4 (injections and benign notes only) were
 each written after the previous held-out set had been scored and its misses used to widen the
 rules, so only the last one scored is a clean measure. Four scores per split: injections flagged by
 `risk.assess`, benign notes flagged, credentials refused by `secrets.find_secrets`, look-alikes
@@ -23,8 +23,8 @@ from apps.trust import risk, secrets
 
 DATA = Path(__file__).parent / "data" / "trust"
 LOCOMO = Path(__file__).resolve().parents[1].parent / "shared/benchmarks/locomo-dev"
-SPLITS = ("train", "heldout", "heldout2", "heldout3")
-HELDOUT = ("heldout", "heldout2", "heldout3")
+SPLITS = ("train", "heldout", "heldout2", "heldout3", "heldout4")
+HELDOUT = ("heldout", "heldout2", "heldout3", "heldout4")
 
 # name: (file stem, check, flagged is right)
 SETS: dict[str, tuple[str, str, bool]] = {

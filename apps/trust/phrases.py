@@ -23,15 +23,17 @@ OVERRIDE = [
     r"(?:are|is)\s+(?:now\s+)?(?:unnecessary|not\s+needed|disabled|off|suspended|lifted)\b",
     r"\binstructions?\s+override\b|"
     r"\boverride\s+(?:all\s+)?(?:previous\s+|prior\s+)?instructions\b",
-    # Text that addresses whichever model reads it: the mark of an injected page or note.
+    # A page that addresses whichever model reads it: the mark of an injected document. (Not
+    # "assistants reading this note": a memory written for assistants may well say that.)
     r"\b(?:ai|llm|language\s+model|assistant|agent)s?\s+(?:systems?\s+)?(?:processing|reading|"
-    r"parsing|summari[sz]ing|analy[sz]ing)\s+this\s+(?:page|document|text|email|file|memory|"
-    r"message|note)\b",
+    r"parsing|summari[sz]ing|analy[sz]ing)\s+this\s+(?:page|document|text|email|file|website|"
+    r"site|message)\b",
     r"\b(?:ignore|disregard)\s+(?:the\s+)?(?:user|human)\s+and\b",
     # "the instructions you got earlier", "the rules you were given": the model's own.
     r"\b(?:ignore|disregard|forget|override|drop|pay\s+no\s+attention\s+to|set\s+aside)\b"
-    r"[^.\n]{0,30}?\b(?:instructions?|guidelines?|guidance|rules|directions|prompt)\s+you\s+"
-    r"(?:got|received|were\s+given|have\s+been\s+given|were\s+told)",
+    r"[^.\n]{0,30}?\b(?:instructions?|guidelines?|guidance|rules|directions|prompt|constraints|"
+    r"restrictions|limits)\s+you\s+(?:have\s+|'ve\s+)?(?:got|gotten|received|were\s+given|"
+    r"been\s+given|were\s+told|been\s+told|operate\s+under|run\s+under|were\s+trained\s+with)",
     r"\b(?:instructions?|guidelines?|guidance|rules|directions)\s+you\s+(?:got|received|were\s+"
     r"given|have\s+been\s+given)\b(?!\s+(?:from|by)\b)[^.\n]{0,30}?\b(?:are|is)\s+(?:wrong|void|"
     r"invalid|cancelled|canceled|revoked|fake|a\s+test)\b",
@@ -39,6 +41,9 @@ OVERRIDE = [
     r"guidelines?|guidance|rules|directions|prompt)\s+(?:is|are|has\s+been|have\s+been)\s+"
     r"(?:cancelled|canceled|void|revoked|obsolete|wrong|invalid|replaced|superseded|lifted)\b",
     r"\b(?:highest|top)[- ]priority\s+instructions?\b",
+    r"\b(?:outranks?|takes?\s+precedence\s+over|overrides?|supersedes?)\s+(?:anything\s+|"
+    r"everything\s+|whatever\s+|all\s+)?(?:the\s+)?(?:user|system|your\s+(?:instructions|rules|"
+    r"guidelines|prompt)|other\s+instructions|previous\s+instructions)\b",
     r"\bignore\s+(?:the\s+)?user'?s?\s+(?:question|request|message|prompt)\s+and\s+(?:instead|"
     r"say|reply|answer|tell|respond)\b",
     r"\bforget\s+(?:everything|all|anything)\b[^.\n]{0,30}\b(?:told|said|above|before|instructed)",
@@ -88,12 +93,12 @@ OVERRIDE_WORDS = (
     "filter", "programming", "constraint", "forget", "bound by", "your new", "your real",
     "your true", "your only", "your actual", "anweisung", "regeln", "instruktion", "vorgabe",
     "richtlinie", "befolgst", "consigne", "règle", "instruccion", "regla", "directri", "indicacion",
-    "инструкци", "правил", "указани", "指令", "指示", "规则", "提示", "命令", "ルール",
-    "direction", "priority", "ignore the user", "istruzioni", "regole", "instru", "regels",
-    "polecenia", "무시", "only what", "only the instruction", "safety",
-    "override", "processing this", "reading this", "parsing this", "summarising this",
-    "summarizing this", "analysing this", "analyzing this", "the user and", "the human and",
-    "tiens", "talimat", "出力", "表示", "教えて", "输出", "显示", "告诉",
+    "инструкци", "правил", "указани", "指令", "指示", "规则", "提示", "命令", "ルール", "direction",
+    "priority", "ignore the user", "istruzioni", "regole", "instru", "regels", "polecenia", "무시",
+    "outrank", "precedence", "supersede", "only what", "only the instruction", "safety", "override",
+    "processing this", "reading this", "parsing this", "summarising this", "summarizing this",
+    "analysing this", "analyzing this", "the user and", "the human and", "tiens", "talimat", "出力",
+    "表示", "教えて", "输出", "显示", "告诉",
 )  # fmt: skip
 
 # The model's own instructions, named any way, and within a few words of it a claim that they
@@ -109,6 +114,8 @@ OWN_INSTRUCTIONS = (
     r"configured|programmed)\b|\b(?:instructed|told)\s+you\b|"
     r"\b(?:prompt|instructions?|rules|guidelines)\s+(?:that|which)\s+(?:configures?|governs?|"
     r"controls?|defines?|drives?|shapes?)\s+you\b|"
+    r"\b(?:instructions|rules|guidelines|prompt)\s+(?:your\s+\w+|they|the\s+\w+)\s+gave\s+you\b|"
+    r"\byour\s+context\s+window\b|"
     r"\b(?:rules|instructions|guidelines|prompt)\s+you\s+(?:started|began|operate\s+under|"
     r"run\s+under)\b|"
     r"\b(?:initial|original|hidden|earlier|previous|prior|starting)\s+(?:instructions|directions|"
@@ -118,8 +125,8 @@ OWN_INSTRUCTIONS_WORDS = (
     "instruct", "guideline", "guardrail", "rule", "directive", "direction", "guidance", "prompt",
     "preamble", "configur", "programm", "polic", "restriction", "safety", "filter", "operator",
     "creator", "told", "given", "started with", "configures you", "governs you", "controls you",
-    "defines you", "drives you", "shapes you", "you started", "you began", "operate under",
-    "run under",
+    "defines you", "drives you", "shapes you", "gave you", "context window", "you started",
+    "you began", "operate under", "run under",
 )  # fmt: skip
 VOIDED_OR_SHOWN = (
     r"\b(?:void|no\s+longer\s+(?:count|apply|valid|matter|in\s+effect)|(?:are|is)\s+(?:now\s+)?"
@@ -134,12 +141,16 @@ VOIDED_OR_SHOWN = (
 REVEAL = [
     r"\b(?:reveal|print|show|output|repeat|display|dump|share|leak|paste|disclose|tell\s+me|"
     r"write\s+out|list)\b[^.\n]{0,50}?\b(?:your|the|its\s+own)\s+(?:full\s+|entire\s+|complete\s+|"
-    r"exact\s+|initial\s+|original\s+|hidden\s+|secret\s+|first\s+)*(?:system\s+"
-    r"(?:prompt|message|instructions?)|(?:initial|original|hidden|secret)\s+(?:prompt|"
+    r"exact\s+|initial\s+|original\s+|hidden\s+|secret\s+|first\s+|confidential\s+|private\s+|"
+    r"internal\s+)*(?:system\s+"
+    r"(?:prompt|message|instructions?)|(?:initial|original|hidden|secret|confidential|private|"
+    r"internal)\s+(?:prompt|"
     r"instructions?)|instructions\s+you\s+(?:were|have\s+been)\s+given)",
     r"\b(?:your|the)\s+system\s+(?:prompt|message)\b[^.\n]{0,30}\b(?:verbatim|word\s+for\s+word|"
     r"in\s+full)",
     r"\beverything\s+above\s+this\s+line\b",
+    r"\brepeat\s+(?:the\s+)?(?:words|text|everything|all)\s+above\b|\b(?:words|text)\s+above\s+"
+    r"starting\s+with\b",
     r"(?:systemprompt|system-prompt|systemnachricht)",  # German
     # French, Spanish, Italian, Portuguese, Dutch, Polish, Korean
     r"\b(?:prompt|message|mensaje)\s+(?:système|del\s+sistema|de\s+sistema|di\s+sistema|do\s+"
@@ -149,8 +160,8 @@ REVEAL = [
 ]
 
 REVEAL_WORDS = (
-    "system", "prompt", "instruction", "everything above", "sistema", "système", "системн", "系统",
-    "系統", "システム", "systeem", "시스템",
+    "system", "prompt", "instruction", "everything above", "above", "sistema", "système", "системн",
+    "系统", "系統", "システム", "systeem", "시스템",
 )  # fmt: skip
 
 # Asks the model to keep something from the person it works for.
@@ -175,19 +186,24 @@ SECRECY = [
 
 SECRECY_WORDS = (
     "user", "human", "operator", "silently", "utilisateur", "nutzer", "usuario", "用户", "ユーザー",
-    "this note", "this instruction", "this memory", "this message", "between us",
-    "between you", "let the", "let anyone", "let people",
+    "this note", "this instruction", "this memory", "this message", "between us", "between you",
+    "let the", "let anyone", "let people",
 )  # fmt: skip
 
 # Claims a role above the writer: system, developer, an unrestricted persona.
-ROLE = [
+# Chat-template role tags: read outside code blocks, like tool calls (a team documenting its
+# chat template writes them in ```).
+ROLE_TAGS = [
     r"<\|(?:im_start|start_header_id)\|>\s*(?:system|developer|assistant|user)\b",
     r"<\|(?:system|developer)\|>",
     r"<<\s*/?SYS\s*>>|\[/?INST\]",
     r"</?\s*(?:system|developer)(?:_message|_prompt)?\s*>",
+]
+ROLE = [
     r"(?:^|\n)\s*\[(?:system|developer)\]\s*\S",
     # "System: Ubuntu 22.04" is a note; "SYSTEM: the assistant must ..." speaks to the model.
-    r"(?:^|\n)\s*(?:system|developer)\s*(?:message|prompt|override|note)?\s*:[^\n]{0,80}?"
+    r"(?:^|\n)\s*(?:system|developer)\s*(?:(?:message|prompt|override|note)(?:\s+(?:update|"
+    r"change|override|patch))?)?\s*:[^\n]{0,80}?"
     r"\b(?:you|assistant|model|ai|must|ignore|override|instructions?|polic\w*|rules?|comply|obey|"
     r"execute|reveal|mode)\b",
     r"(?:^|\n)\s*#+\s*(?:system|developer)\s+(?:message|prompt)\s*(?:\n|$)",
@@ -199,11 +215,12 @@ ROLE = [
     r"(?:now\s+)?(?:enabled|activated|active|engaged|on)\b",
     r"\[+\s*system\b[^\]\n]{0,30}\]+",
     r"\b(?:enable|activate|enter)\s+developer\s+mode\b",
-    r"\byou\s+are\s+(?:now\s+)?in\s+(?:developer|god|admin|maintenance|debug|jailbreak)\s+mode\b",
+    r"\byou(?:\s+a|\s*['’]\s*)re\s+(?:now\s+)?in\s+(?:developer|god|admin|maintenance|debug|"
+    r"jailbreak)\s+mode\b",
     r"\bthe\s+assistant\s+is\s+now\s+in\s+\w+\s+mode\b",
-    r"\byou\s+are\s+(?:now\s+)?(?:dan\b|an?\s+(?:unrestricted|unfiltered|uncensored|jailbroken)|"
-    r"no\s+longer\s+an?\s+(?:ai|assistant))",
-    r"\byou\s+are\s+now\s+an?\s+(?:ai|assistant|model|chatbot|bot|llm)\b",
+    r"\byou(?:\s+a|\s*['’]\s*)re\s+(?:now\s+)?(?:dan\b|an?\s+(?:unrestricted|unfiltered|uncensored|"
+    r"jailbroken)|no\s+longer\s+an?\s+(?:ai|assistant))",
+    r"\byou(?:\s+a|\s*['’]\s*)re\s+now\s+an?\s+(?:ai|assistant|model|chatbot|bot|llm)\b",
     r"\b(?:pretend|act\s+as\s+if)\s+(?:to\s+be|you\s+are|you're)\s+an?\s+(?:\w+\s+){0,2}"
     r"(?:ai|assistant|model|chatbot|bot)\b",
     r"\bstay\s+in\s+character\b",
@@ -211,7 +228,11 @@ ROLE = [
     r"superuser|system)\b",
     r"\b(?:answer|respond|reply|comply)\w*\s+(?:to\s+every\s+\w+\s+)?without\s+(?:any\s+)?"
     r"(?:filters?|restrictions|limits|questions)\b",
-    r"\bnever\s+refuse\b",
+    r"\bnever\s+(?:refuses?|says?\s+no)\b|\bdo\s+anything\s+now\b",
+    r"\b(?:as\s+though|as\s+if|like)\s+you\s+(?:have|had)\s+no\s+(?:guidelines|rules|"
+    r"restrictions|filters|limits|guardrails|polic\w+)\b",
+    r"\b(?:switch|go|change|turn)\s+(?:in)?to\s+(?:unfiltered|unrestricted|uncensored|developer|"
+    r"god|jailbreak|dan)\s+mode\b",
     r"\b(?:escaped|free\s+of|freed\s+from)\s+(?:its|your|all|any)\s+(?:restrictions|guardrails|"
     r"filters|rules|limits)\b",
     r"\b(?:ai|assistant|model|bot|gpt)\b[^.\n]{0,20}\b(?:with|has|have|having)\s+(?:no|zero)\s+"
@@ -229,13 +250,13 @@ ROLE = [
 ]
 
 ROLE_WORDS = (
-    "<|", "<<", "[inst", "[/inst", "system", "developer", "creator", "operator", "administrator",
-    "openai", "anthropic", "mode", "are dan", "unrestricted", "unfiltered", "uncensored",
-    "jailbroken", "no longer", "are now", "pretend", "act as", "in character", "without",
-    "refuse", "with no", "has no", "zero", "escaped", "free of", "freed from", "[system",
-    "guideline", "polic", "filter", "desarrollador",
-    "développeur", "entwickler", "разработчика", "开发者", "開発者", "restriction", "filtr",
-    "einschränkung", "ограничени", "фильтр", "限制", "制限",
+    "system", "developer", "'re dan", "’re dan", "do anything", "says no", "creator", "operator",
+    "administrator", "openai", "anthropic", "mode", "are dan", "unrestricted", "unfiltered",
+    "uncensored", "jailbroken", "no longer", "are now", "pretend", "act as", "in character",
+    "without", "refuse", "with no", "has no", "zero", "escaped", "free of", "freed from", "[system",
+    "guideline", "polic", "filter", "desarrollador", "développeur", "entwickler", "разработчика",
+    "开发者", "開発者", "restriction", "filtr", "einschränkung", "ограничени", "фильтр", "限制",
+    "制限",
 )  # fmt: skip
 
 # Sends data somewhere: the verb and the data must come before the destination.
@@ -262,7 +283,8 @@ DATA = [
     r"(?:\.env|\.npmrc|\.netrc|~/\.\w+|/etc/(?:passwd|shadow))\b",
     r"(?:passw[öo]rt\w*|kennw[öo]rt\w*|schlüssel\w*|zugangsdaten|mots?\s+de\s+passe|identifiants|"
     r"clés|jetons|contraseñas?|credenciales|claves|senhas?|chiavi|wachtwoord\w*|hasł\w*|"
-    r"парол\w*|токен\w*|ключ\w*|учётн\w*|"
+    r"парол\w*|токен\w*|ключ\w*|учётн\w*|historial|conversaci[oó]n|historique|verlauf|"
+    r"cronologia|переписк\w*|истори\w*|对话|聊天记录|会話|履歴|"
     r"密码|密钥|凭证|令牌|口令|パスワード|キー|認証情報|トークン)",
 ]
 # A place outside: a URL, an e-mail address.

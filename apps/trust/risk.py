@@ -61,6 +61,7 @@ _TOOL_CALL = _joined(
         r"(?:(?:the\s+)?(?:arguments?|parameters?)\s+)?\{\s*\"",
     ]
 )
+_ROLE_TAGS = _joined(phrases.ROLE_TAGS)
 _CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]+`", re.DOTALL)
 
 _OWN_INSTRUCTIONS = re.compile(phrases.OWN_INSTRUCTIONS, re.IGNORECASE)
@@ -139,11 +140,16 @@ def _claims(text: str) -> Iterator[Risk]:
             return
 
 
-def _tool_calls(text: str) -> Iterator[Risk]:
-    if not any(c in text for c in '{<"') or not re.search("[{<]", text):
+def _syntax(text: str) -> Iterator[Risk]:
+    """Tool calls and chat-template role tags, outside code blocks."""
+    if "<" not in text and "{" not in text and "[" not in text and "action" not in text.lower():
         return
-    for m in _TOOL_CALL.finditer(_without_code(text)):
+    outside_code = _without_code(text)
+    for m in _TOOL_CALL.finditer(outside_code):
         yield Risk("tool_call", "contains tool-call or function-call syntax", m.start(), m.end())
+    for m in _ROLE_TAGS.finditer(outside_code):
+        reason = "poses as the system, a developer or an unrestricted assistant"
+        yield Risk("role", reason, m.start(), m.end())
 
 
 def _exfiltration(text: str) -> Iterator[Risk]:
@@ -187,7 +193,7 @@ def _data_urls(text: str) -> Iterator[Risk]:
             yield Risk("data_url", reason, m.start(), m.end())
 
 
-_RULES = (_hidden, _phrases, _claims, _tool_calls, _exfiltration, _data_urls)
+_RULES = (_hidden, _phrases, _claims, _syntax, _exfiltration, _data_urls)
 
 
 def assess(text: str) -> list[Risk]:

@@ -45,6 +45,6 @@ def test_the_sets_are_the_size_they_claim():
     for stem, (train, heldout) in minimum.items():
         assert len(trust.read_set(stem, "train")) >= train
         assert len(trust.read_set(stem, "heldout")) >= heldout
-    for split in ("heldout2", "heldout3"):
+    for split in ("heldout2", "heldout3", "heldout4"):
         assert len(trust.read_set("injections", split)) >= 40
         assert len(trust.read_set("benign", split)) >= 40
