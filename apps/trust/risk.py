@@ -142,8 +142,10 @@ def _claims(text: str) -> Iterator[Risk]:
 
 def _syntax(text: str) -> Iterator[Risk]:
     """Tool calls and chat-template role tags, outside code blocks."""
-    if "<" not in text and "{" not in text and "[" not in text and "action" not in text.lower():
-        return
+    if "<" not in text and "{" not in text:
+        lowered = text.lower()
+        if "[inst" not in lowered and "[/inst" not in lowered and "action input" not in lowered:
+            return
     outside_code = _without_code(text)
     for m in _TOOL_CALL.finditer(outside_code):
         yield Risk("tool_call", "contains tool-call or function-call syntax", m.start(), m.end())
