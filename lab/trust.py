@@ -1,12 +1,14 @@
 """Scoring the trust checks (tooling, never imported by runtime code).
 
-Data: data/trust/*.jsonl (see data/trust/README.md), the train sets written before any rule was
-tuned, the held-out sets after them. heldout2, heldout3 and heldout4 (injections and benign notes only) were
-each written after the previous held-out set had been scored and its misses used to widen the
-rules, so only the last one scored is a clean measure. Four scores per split: injections flagged by
-`risk.assess`, benign notes flagged, credentials refused by `secrets.find_secrets`, look-alikes
-refused. And every turn of the LoCoMo dev set, which is ordinary conversation: the share that
-the risk check flags and the secrets check refuses, with each check's cost per text.
+Data: data/trust/*.jsonl (see data/trust/README.md): the train sets, written before any rule
+was tuned, and the held-out sets, written after them. heldout2, heldout3 and heldout4
+(injections and benign notes only) were each written after the previous held-out set had been
+scored and its misses used to widen the rules, so a set's first score is its clean measure.
+
+Per split: injections flagged by `risk.assess`, benign notes flagged, credentials refused by
+`secrets.find_secrets`, look-alikes refused. And every turn of the LoCoMo dev set, which is
+ordinary conversation: the share that the risk check flags and the secrets check refuses, with
+each check's cost per text.
 
 No database and no model: the checks are pure functions over text.
 """
