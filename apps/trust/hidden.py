@@ -2,8 +2,9 @@
 
 One joiner or direction mark standing next to a non-ASCII letter or emoji is writing, not
 hiding: U+200D glues the parts of an emoji (a person and a laptop make a technologist), U+200C
-and U+200E/U+200F belong to Persian, Indic, Arabic and Hebrew text. Those pass. Every other
-hidden character, and any run of two or more, is found.
+and U+200E/U+200F belong to Persian, Indic, Arabic and Hebrew text. Those are not found (not
+flagged, not marked for a person); every other hidden character, and any run of two or more,
+is. What an assistant is handed loses them all.
 """
 
 from __future__ import annotations
@@ -46,12 +47,10 @@ def hidden_text(run: str) -> str:
 
 
 def strip_hidden(text: str) -> str:
-    """The text an assistant is handed: hidden characters removed."""
-    if text.isascii():
-        return text
-    for start, end in reversed(find_hidden(text)):
-        text = text[:start] + text[end:]
-    return text
+    """The text an assistant is handed: every hidden character removed, the joiners of emoji
+    and words too (an emoji falls apart into its parts, which an assistant reads as well), so
+    no zero-width or bidi character ever reaches it."""
+    return HIDDEN.sub("", text)
 
 
 def show_hidden(text: str) -> str:
