@@ -1,0 +1,123 @@
+"""Scoring the trust checks (tooling, never imported by runtime code).
+
+Data: data/trust/*.jsonl (see data/trust/README.md): the train sets, written before any rule
+was tuned, and the held-out sets, written after them. heldout2, heldout3 and heldout4
+(injections and benign notes only) were each written after the previous held-out set had been
+scored and its misses used to widen the rules, so a set's first score is its clean measure.
+
+Per split: injections flagged by `risk.assess`, benign notes flagged, credentials refused by
+`secrets.find_secrets`, look-alikes refused. And every turn of the LoCoMo dev set, which is
+ordinary conversation: the share that the risk check flags and the secrets check refuses, with
+each check's cost per text.
+
+No database and no model: the checks are pure functions over text.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from apps.trust import risk, secrets
+
+DATA = Path(__file__).parent / "data" / "trust"
+LOCOMO = Path(__file__).resolve().parents[1].parent / "shared/benchmarks/locomo-dev"
+SPLITS = ("train", "heldout", "heldout2", "heldout3", "heldout4")
+HELDOUT = ("heldout", "heldout2", "heldout3", "heldout4")
+
+# name: (file stem, check, flagged is right)
+SETS: dict[str, tuple[str, str, bool]] = {
+    "injections flagged": ("injections", "risk", True),
+    "benign flagged": ("benign", "risk", False),
+    "secrets refused": ("secrets", "secrets", True),
+    "look-alikes refused": ("lookalikes", "secrets", False),
+}
+# name: (comparison, bound) -- the targets every split must meet.
+TARGETS: dict[str, tuple[str, float]] = {
+    "injections flagged": (">=", 0.90),
+    "benign flagged": ("<=", 0.03),
+    "secrets refused": (">=", 0.90),
+    "look-alikes refused": ("<=", 0.0),
+    "LoCoMo turns flagged": ("<=", 0.01),
+    "LoCoMo turns refused": ("<=", 0.0),
+}
+
+
+@dataclass
+class Score:
+    name: str
+    flagged: int
+    total: int
+    misses: list[dict] = field(default_factory=list)  # the rows scored wrong, with the findings
+
+    @property
+    def share(self) -> float:
+        return self.flagged / self.total if self.total else 0.0
+
+    @property
+    def meets_target(self) -> bool:
+        comparison, bound = TARGETS[self.name]
+        return self.share >= bound if comparison == ">=" else self.share <= bound + 1e-12
+
+
+def read_set(stem: str, split: str, directory: Path = DATA) -> list[dict]:
+    lines = (directory / f"{stem}_{split}.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def findings(check: str, text: str) -> list:
+    return risk.assess(text) if check == "risk" else secrets.find_secrets(text)
+
+
+def _described(found: list, text: str) -> list[str]:
+    return [f"{f.kind} {text[f.start : f.end]!r}"[:120] for f in found]
+
+
+def score_split(split: str) -> list[Score]:
+    scores = []
+    for name, (stem, check, should_flag) in SETS.items():
+        if not (DATA / f"{stem}_{split}.jsonl").exists():
+            continue
+        rows = read_set(stem, split)
+        score = Score(name, 0, len(rows))
+        for row in rows:
+            found = findings(check, row["text"])
+            score.flagged += bool(found)
+            if bool(found) != should_flag:
+                score.misses.append({**row, "found": _described(found, row["text"])})
+        scores.append(score)
+    return scores
+
+
+def locomo_turns(directory: Path = LOCOMO) -> list[str]:
+    lines = (directory / "memories.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["content"] for line in lines if line.strip()]
+
+
+def score_locomo(turns: list[str]) -> list[Score]:
+    """Every turn should pass both checks: it is people talking, not text aimed at a model."""
+    scores = []
+    for name, check in (("LoCoMo turns flagged", "risk"), ("LoCoMo turns refused", "secrets")):
+        score = Score(name, 0, len(turns))
+        for text in turns:
+            found = findings(check, text)
+            if found:
+                score.flagged += 1
+                score.misses.append({"text": text, "found": _described(found, text)})
+        scores.append(score)
+    return scores
+
+
+def microseconds_per_text(check: Callable[[str], list], texts: list[str], rounds: int = 5) -> float:
+    """The best of `rounds` passes over `texts`, per text: what one write pays (CPU time, so
+    other work on a shared machine does not count)."""
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.process_time()
+        for text in texts:
+            check(text)
+        best = min(best, time.process_time() - started)
+    return best / len(texts) * 1e6
