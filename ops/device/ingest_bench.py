@@ -81,10 +81,14 @@ def main(argv=None) -> int:
     with _timed(steps, "database_s"):
         server = embedded_database(var, BASE_DB)
         _manage(env | {"EMBEDDED_DATABASE_NAME": BASE_DB}, "migrate", "--noinput")
+    bench = _Bench(args, env, server, var, texts, started)
     with _timed(steps, "onnx_export_s"):
         warm = "from apps.memories import embeddings; embeddings.warm()"
-        _manage(env | {"EMBEDDED_DATABASE_NAME": BASE_DB}, "shell", "-c", warm)
-    bench = _Bench(args, env, server, var, texts, started)
+        try:
+            _manage(env | {"EMBEDDED_DATABASE_NAME": BASE_DB}, "shell", "-c", warm)
+        except SystemExit as exc:  # the CPU modes cannot run; the GPU mode still can
+            bench.onnx_error = str(exc)[-1500:]
+            print(bench.onnx_error, file=sys.stderr)
     results = []
     for mode in args.modes.split(","):
         try:
@@ -99,6 +103,11 @@ def main(argv=None) -> int:
     markdown = _markdown(summary)
     (args.out / "ingest.md").write_text(markdown)
     print(markdown)
+    if not args.var:  # a data dir of its own: its server and files go with it
+        from memoryhub.db import stop_embedded
+
+        stop_embedded(var / "pgdata")
+        shutil.rmtree(var, ignore_errors=True)
     return 0
 
 
@@ -214,6 +223,7 @@ class _Bench:
         self.deadline = started + args.deadline
         self.all_cores = sorted(os.sched_getaffinity(0))
         self.gpu = None
+        self.onnx_error = None
 
     def connect(self, name: str):
         import psycopg
@@ -232,12 +242,14 @@ class _Bench:
             self.gpu = _probe_gpu(self.env)
             if not self.gpu.get("cuda"):
                 return result | {"skipped": f"no GPU: {self.gpu.get('why')}"}
+        elif self.onnx_error:
+            return result | {"skipped": "the ONNX encoder did not load (log.txt says why)"}
         left = self.deadline - time.monotonic()
         later = len(self.args.modes.split(",")) - 1 - self.args.modes.split(",").index(mode)
         seconds = min(self.args.seconds, left - 20 - 30 * later)
         if seconds < 15:
             return result | {"skipped": f"no time left ({left:.0f} s before the deadline)"}
-        cores = self.all_cores[:2] if mode == "cpu2" else self.all_cores
+        cores = two_cores(self.all_cores) if mode == "cpu2" else self.all_cores
         workers = getattr(self.args, f"workers_{mode}")
         texts = self.texts
         if mode == "cpu2" and self.args.texts_cpu2:
@@ -249,6 +261,7 @@ class _Bench:
             env |= {"EMBEDDING_BACKEND": "onnx", "EMBEDDING_DEVICE": "cpu"}
         result |= {
             "cores": len(cores),
+            "cpu_ids": cores if len(cores) <= 4 else f"{len(cores)} (all)",
             "workers": workers,
             "encoder": env["EMBEDDING_BACKEND"] + (" on the GPU" if mode == "gpu" else ""),
             "texts": _count_lines(texts),
@@ -399,10 +412,32 @@ def _probe_gpu(env: dict) -> dict:
 
 
 def _commit() -> str | None:
-    done = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-    )
+    try:  # the device's copy of the tree may come without git or its history
+        done = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        )
+    except OSError:
+        return None
     return done.stdout.strip() or None
+
+
+def two_cores(cores: list[int]) -> list[int]:
+    """Two cores of different physical cores where the machine says which share one (two
+    hyperthreads of one core would make "2 cores" half a core short)."""
+
+    def physical(cpu: int) -> tuple[str, str] | None:
+        topology = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
+        try:
+            package = (topology / "physical_package_id").read_text().strip()
+            return package, (topology / "core_id").read_text().strip()
+        except OSError:
+            return None
+
+    first = cores[0]
+    for other in cores[1:]:
+        if physical(other) is None or physical(other) != physical(first):
+            return [first, other]
+    return cores[:2]
 
 
 def _summary(results: list[dict], steps: dict, machine: dict, texts: Path) -> dict:
