@@ -11,7 +11,7 @@ Writes, under --out (ignored by git, so it travels only when a device call names
   the API docs' static files). The device's own torch, transformers, tokenizers, numpy and
   onnxruntime are used as they are there.
 - model/: the packaged model's files; its weights as 8-bit integers with one scale per row
-  (weights.npz, restored to float32 on the device: a quarter of the size, see _pack_weights).
+  (weights.npz.xz, restored to float32 on the device: a quarter of the size, _pack_weights).
 - texts.jsonl.xz: scale-413k records, every k-th row so that each source is in it.
 - bundle.json: what is inside, and the command to run.
 
