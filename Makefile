@@ -8,7 +8,7 @@ PORT ?= 8000
 WEB_CONCURRENCY ?= 2
 
 .PHONY: run test install lint format migrate worker stop-db evaluate loadtest clean demo browser nginx \
-	prod-check screenshots
+	prod-check screenshots device-bundle
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -95,3 +95,9 @@ loadtest: migrate
 # PROD_CHECK_ARGS="--prefix /memory/" serves it all under a path (MEMORYHUB_PUBLIC_URL with a path).
 prod-check: install
 	nice -n 19 $(BIN)/python ops/prod_check.py $(PROD_CHECK_ARGS)
+
+# What a GPU machine without network lacks for the ingest benchmark (ops/device/ingest_bench.sh):
+# the packages its Python lacks, the model, 100,000 scale-413k texts, in var/device-bundle;
+# prints the device call to make. e.g. make device-bundle DEVICE_BUNDLE_ARGS="--texts 50000"
+device-bundle: install
+	$(BIN)/python ops/device/bundle.py $(DEVICE_BUNDLE_ARGS)

@@ -119,8 +119,17 @@ def model_name() -> str:
     return settings.EMBEDDING_MODEL
 
 
+def usable_cores() -> int:
+    """The cores this process may run on: pinned to a few (taskset, a container's cpuset), it
+    counts those, not the machine's, so its threads do not outnumber them."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity outside Linux
+        return os.cpu_count() or 1
+
+
 def _threads(count: int) -> int:
-    return count or os.cpu_count() or 1
+    return count or usable_cores()
 
 
 class _Batcher:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import multiprocessing.util
-import os
 from collections.abc import Sequence
 from contextlib import contextmanager
 
@@ -31,6 +30,7 @@ from apps.core.exceptions import ValidationFailed
 from apps.jobs.triggers import drain_requests, hold_requests_in_database
 
 from . import revisions
+from .embeddings import usable_cores
 from .models import Namespace
 from .services import namespace_get_or_create
 from .transfer import (
@@ -50,7 +50,7 @@ logger = logging.getLogger(__name__)
 
 
 def default_workers() -> int:
-    return max(1, min(os.cpu_count() or 1, 4))
+    return max(1, min(usable_cores(), 4))
 
 
 def import_parallel(
@@ -99,7 +99,7 @@ def _run_jobs(jobs, workers: int, stats: ImportStats, *, actor, door, progress) 
     for conn in connections.all(initialized_only=True):
         if hasattr(conn, "close_pool"):
             conn.close_pool()
-    threads = max(1, (os.cpu_count() or 1) // workers)
+    threads = max(1, usable_cores() // workers)
     context = multiprocessing.get_context("fork")
     with _without_broker_cleanup_in_children():
         pool = context.Pool(workers, initializer=_start_worker, initargs=(threads, actor, door))
