@@ -58,10 +58,13 @@ class ImportStats:
     edges: int = 0
     namespaces: set[str] = field(default_factory=set)
     repeated: list[str] = field(default_factory=list)  # labels of lines repeating an earlier one
+    pending: int = 0  # new, but waiting for review (the namespace's review policy)
 
     def summary(self) -> str:
         """ "2 new, 3 already stored" (and the links and repeated lines, when there were any)."""
         text = f"{self.created} new, {self.skipped} already stored"
+        if self.pending:
+            text += f", {self.pending} of the new waiting for review"
         if self.edges:
             text += f", {counted(self.edges, 'link')}"
         if self.repeated:
@@ -197,6 +200,7 @@ def import_records(
                 created = [res for res in results if res.created]
                 fresh_ids.update(res.memory.pk for res in created)
                 stats.created += len(created)
+                stats.pending += sum(1 for res in created if res.pending)
                 stats.skipped += len(results) - len(created)
                 advance(len(chunk))
         targets = {name: namespace or Namespace.objects.get(name=name) for name in by_namespace}
@@ -242,6 +246,7 @@ def _write_batch(
             actor=actor,
             door=door,
             lock_hashes=lock,
+            imported=True,
         )
     except ValidationFailed as exc:
         raise _by_line(exc, chunk) from exc
