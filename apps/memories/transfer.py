@@ -132,7 +132,7 @@ def _existing_ids(namespace: Namespace, records: list[dict]) -> set[str]:
             uuids.append(uuid.UUID(raw))
         except ValueError:
             continue
-    found = Memory.objects.in_namespace(namespace)
+    found = Memory.every_state.in_namespace(namespace)
     have = {str(i) for i in found.filter(id__in=uuids).values_list("id", flat=True)}
     have |= set(found.filter(external_id__in=externals).values_list("external_id", flat=True))
     return have

@@ -24,7 +24,7 @@ from apps.memories.services import (
     memory_update,
 )
 
-from . import recheck
+from . import recheck, review
 from .models import ConflictDecision, ConflictStatus, DuplicatePair, PairStatus
 
 
@@ -318,6 +318,8 @@ def decision_undoable(revision: MemoryRevision) -> bool:
         ).exists()
     elif decision["queue"] == recheck.QUEUE:
         in_effect = recheck.confirm_in_effect(revision)
+    elif decision["queue"] == review.QUEUE:
+        in_effect = review.approval_in_effect(revision)
     else:
         in_effect = ConflictDecision.objects.filter(pk=decision["ref"], **here).exists()
     if not in_effect:
@@ -343,6 +345,9 @@ def decision_undo(*, revision: MemoryRevision, actor=None, door: str = "system")
         raise ValidationFailed({"revision": "This decision was already undone or changed since."})
     decision = revision.after["decision"]
     _may_change(revision.namespace_id, actor)
+    if decision["queue"] == review.QUEUE:
+        review.approval_undo(revision, actor=actor, door=door)
+        return decision
     here = {"namespace_id": revision.namespace_id}
     kept = decision.get("kept")
     others = [m for m in decision["memories"] if m != kept] if kept else []

@@ -53,6 +53,9 @@ def write_result_data(result) -> dict:
         "possible_contradictions": [
             {k: u[k] for k in ("id", "title", "why")} for u in result.possible_contradictions
         ],
+        "review": result.memory.review,
+        "review_reason": result.memory.review_reason,
+        "redacted": list(result.redacted),
     }
 
 

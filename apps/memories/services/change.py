@@ -30,7 +30,7 @@ def memory_locked(pk, *, expected_version: int | None = None) -> Memory:
     delete and restore of one memory takes this lock first, so they run one after another and
     each starts from what the one before stored. Gone (deleted meanwhile): NotFound. A version
     other than `expected_version` (when given): VersionConflict, with the row as it is now."""
-    memory = Memory.objects.select_for_update(of=("self",)).filter(pk=pk).first()
+    memory = Memory.every_state.select_for_update(of=("self",)).filter(pk=pk).first()
     if memory is None:
         raise NotFound(f"Memory {pk} does not exist (it was deleted).")
     if expected_version is not None and memory.version != expected_version:
@@ -142,7 +142,7 @@ def memories_archive(
     if not rows:
         return 0
     with unique_content_guard():  # restoring a memory whose text is stored again meanwhile
-        Memory.objects.filter(pk__in=[pk for pk, _ in rows]).update(
+        Memory.every_state.filter(pk__in=[pk for pk, _ in rows]).update(
             archived=archived, updated_at=timezone.now(), version=F("version") + 1
         )
     action = revisions.Action.ARCHIVE if archived else revisions.Action.UNARCHIVE
