@@ -44,6 +44,10 @@ def without_secrets(
     return kept, redacted
 
 
+def has_secrets(text: str) -> bool:
+    return bool(secrets.find_secrets(text))
+
+
 def findings(text: str) -> list[dict]:
     """The risk check's findings as stored on the memory: [{kind, reason, start, end}]."""
     return [r.as_dict() for r in risk.assess(text)]

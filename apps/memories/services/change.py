@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from apps.core.exceptions import NotFound, ValidationFailed, VersionConflict
 
-from .. import dialog, embeddings, passages, recheck, revisions
+from .. import dialog, embeddings, passages, recheck, revisions, screening
 from ..fields import UPDATABLE
 from ..jobs import graph_changed
 from ..models import CausalEdge, Memory, Relation
@@ -78,6 +78,10 @@ def memory_update(
         "valid_until": memory.valid_until,
     }
     checked = validate_memory_input({**current, **changes})
+    if "content" in changes and screening.has_secrets(checked.content):
+        # An edit meets the namespace's secrets policy as a write does (the namespace is
+        # read only then).
+        checked = screening.without_secrets(memory.namespace, [checked], None)[0][0]
     state_before = revisions.memory_state(memory)
     for name in changes.keys() - {"tags"}:
         setattr(memory, name, getattr(checked, name))
@@ -97,6 +101,8 @@ def memory_update(
         # Back to the text its dependents were marked against (an undo, a restore): those
         # marks go; any other new text marks what rests on this memory.
         recheck.mark_edit(memory, hash_before)
+        memory.risk = screening.findings(memory.content)
+        columns.append("risk")
     reembedded = "content" in after or "title" in after
     if reembedded:
         vectors, passage_rows = passages.embed_memories([memory])
