@@ -29,9 +29,7 @@ def _found(api, raw, query) -> list[str]:
     return [m["id"] for m in answer.json()["memories"]]
 
 
-def test_flagged_write_waits_until_a_trusted_token_approves(
-    api, tokens, trusted, embedding_model
-):
+def test_flagged_write_waits_until_a_trusted_token_approves(api, tokens, trusted, embedding_model):
     written = api.post("/memories/", json={"content": INJECTION}, headers=bearer(tokens.alpha_rw))
     assert written.status_code == 201, written.text
     body = written.json()
@@ -84,7 +82,8 @@ def test_clean_write_takes_effect_under_flagged(api, tokens, embedding_model):
 def test_review_all_holds_plain_tokens_not_trusted_ones(api, tokens, trusted, embedding_model):
     bad = api.patch("/namespaces/alpha/", json={"review": "some"}, headers=bearer(trusted))
     assert bad.status_code == 400 and "review" in bad.json()["errors"]
-    refused = api.patch("/namespaces/alpha/", json={"review": "all"}, headers=bearer(tokens.alpha_rw))
+    plain_token = bearer(tokens.alpha_rw)
+    refused = api.patch("/namespaces/alpha/", json={"review": "all"}, headers=plain_token)
     assert refused.status_code == 403
     changed = api.patch("/namespaces/alpha/", json={"review": "all"}, headers=bearer(trusted))
     assert changed.status_code == 200 and changed.json()["review"] == "all"
