@@ -38,7 +38,7 @@ def without_secrets(
             redacted[i] = sorted({s.kind for s in found})
         else:
             field = f"{prefix}[{i}].content" if prefix else "content"
-            errors[field] = [secrets.refusal(s) for s in found[:1]]
+            errors[field] = [secrets.refusal(found[0])]
     if errors:
         raise ValidationFailed(errors)
     return kept, redacted
@@ -46,6 +46,11 @@ def without_secrets(
 
 def has_secrets(text: str) -> bool:
     return bool(secrets.find_secrets(text))
+
+
+def refusals(text: str) -> list[str]:
+    """The error for a text the secrets policy refuses (its first credential)."""
+    return [secrets.refusal(s) for s in secrets.find_secrets(text)[:1]]
 
 
 def findings(text: str) -> list[dict]:

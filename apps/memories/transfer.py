@@ -37,9 +37,9 @@ from apps.core.dates import parse_instant
 from apps.core.exceptions import ValidationFailed
 from apps.core.wording import counted
 
-from . import importers, recheck, revisions
+from . import importers, recheck, revisions, screening
 from .jobs import graph_changed
-from .models import CausalEdge, Memory, Namespace
+from .models import CausalEdge, Memory, Namespace, SecretsPolicy
 from .services import memories_archive, memory_batch_create, namespace_get_or_create
 from .texts import natural_key
 from .validation import validate_memory_input, validate_relation
@@ -287,6 +287,7 @@ def check_records(
     """
     errors: dict[str, list[str]] = {}
     by_namespace: dict[str, list[tuple[str, dict]]] = defaultdict(list)
+    policies: dict[str, str] = {}
     for label, record in labelled:
         if namespace is not None:
             name = namespace.name
@@ -300,6 +301,7 @@ def check_records(
             validate_memory_input(_memory_fields(record), prefix=f"{label}.")
         except ValidationFailed as exc:
             errors.update(exc.errors)
+        errors.update(_secrets_refused(record, label, policies, namespace or name))
         errors.update(recheck.check_exported(record.get("needs_recheck"), label))
         edges = record.get("edges")
         if edges is not None and not isinstance(edges, list):
@@ -319,6 +321,23 @@ def check_records(
     if errors:
         raise ValidationFailed(dict(list(errors.items())[:MAX_REPORTED]))
     return by_namespace
+
+
+def _secrets_refused(record: dict, label: str, policies: dict, target) -> dict[str, list[str]]:
+    """A credential in a record refused by its namespace's policy, named by its line before
+    anything is written (the batches of a large file commit one by one)."""
+    content = record.get("content")
+    if not isinstance(content, str) or not screening.has_secrets(content):
+        return {}
+    name = target.name if isinstance(target, Namespace) else target
+    if name not in policies:  # a namespace the import creates refuses, as every new one
+        stored = target
+        if not isinstance(target, Namespace):
+            stored = Namespace.objects.filter(name=name).first()
+        policies[name] = stored.secrets if stored is not None else SecretsPolicy.REFUSE
+    if policies[name] != SecretsPolicy.REFUSE:
+        return {}
+    return {f"{label}.content": screening.refusals(content)}
 
 
 def _give_fresh_ids_to_uuids_not_held_here(by_namespace) -> None:

@@ -45,6 +45,12 @@ def pending_memory(namespace: Namespace, memory_id) -> Memory | None:
     )
 
 
+def writers(ids: list) -> dict:
+    """{memory id: its creation revision}: who wrote each, through which door, and when."""
+    created = MemoryRevision.objects.filter(memory_id__in=ids, action=Revision.CREATE)
+    return {r.memory_id: r for r in created.order_by("created_at")}
+
+
 def pending_memory_for(principal, memory_id) -> Memory | None:
     """A pending memory in a namespace `principal` can see."""
     return (
