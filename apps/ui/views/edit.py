@@ -56,6 +56,9 @@ def create_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
             messages.info(request, "Not stored again: this memory already holds that text.")
         else:
             messages.success(request, "Memory created.")
+        if result.redacted:
+            kinds = ", ".join(result.redacted)
+            messages.warning(request, f"Stored with credentials replaced: {kinds}.")
         if result.inferred_tags:
             inferred = ", ".join(result.inferred_tags)
             messages.info(request, f"Tags inferred from the text: {inferred}")
