@@ -72,9 +72,24 @@ class MemoryBatchIn(StrictSerializer):
     )
 
 
-MemoryUpdateIn = serializer_for(
-    MemoryPatch, "MemoryUpdateIn", archived=serializers.BooleanField(required=False)
+CONFIRM_CONSTITUTIONAL_HELP = (
+    "Required (true) to change, archive, delete or supersede a constitutional memory, and "
+    "only a token an owner marked trusted may."
 )
+MemoryUpdateIn = serializer_for(
+    MemoryPatch,
+    "MemoryUpdateIn",
+    archived=serializers.BooleanField(required=False),
+    confirm_constitutional=serializers.BooleanField(
+        required=False, help_text=CONFIRM_CONSTITUTIONAL_HELP
+    ),
+)
+
+
+class MemoryDeleteIn(serializers.Serializer):
+    confirm_constitutional = serializers.BooleanField(
+        required=False, default=False, help_text=CONFIRM_CONSTITUTIONAL_HELP
+    )
 
 
 class MemoryFilterIn(serializers.Serializer):

@@ -17,7 +17,17 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from .. import dialog, embeddings, nearest, passages, revisions, screening, updates, vector_index
+from .. import (
+    constitutional,
+    dialog,
+    embeddings,
+    nearest,
+    passages,
+    revisions,
+    screening,
+    updates,
+    vector_index,
+)
 from ..copying import copy_rows
 from ..jobs import dialog_turns_queued, graph_changed, vectors_left_out
 from ..models import CausalEdge, Memory, Namespace, PossibleUpdate, Review
@@ -59,6 +69,7 @@ class WriteBatch:
         lock: bool = True,
         redacted: dict[int, list[str]] | None = None,
         imported: bool = False,
+        confirm_constitutional: bool = False,
     ):
         self.namespace, self.inputs, self.on_duplicate = namespace, inputs, on_duplicate
         self.check_near, self.dedupe, self.lock = check_near, dedupe, lock
@@ -87,9 +98,12 @@ class WriteBatch:
         self.planned: list[Planned] = []
         self.redacted, self.imported = redacted or {}, imported
         self.held: dict[int, str] = {}  # item -> why it waits for review
+        self.actor: revisions.Actor = None
+        self.confirm_constitutional = confirm_constitutional
 
     def hold(self, *, actor: revisions.Actor) -> None:
         """Mark the rows of each item the namespace's review policy holds as pending."""
+        self.actor = actor
         for idx, (_, rows) in self.plans.items():
             found = [f for p in rows for f in p.row.risk]
             why = screening.hold_reason(self.namespace, found, actor=actor, imported=self.imported)
@@ -294,6 +308,12 @@ class WriteBatch:
         return next(p.row for p in self.planned if p.item == idx and p.first_chunk)
 
     def _close(self, newer: Memory, older: Sequence, result: WriteResult | None) -> None:
+        rules = [m for m in older if isinstance(m, Memory)]
+        if len(rules) < len(older):  # ids of near-duplicates (on_duplicate=supersede)
+            rules += Memory.objects.filter(pk__in=[m for m in older if isinstance(m, str)])
+        constitutional.guard(
+            rules, actor=self.actor, confirmed=self.confirm_constitutional, what="Superseding"
+        )
         closed, closing = close_validity(newer=newer, older=older, now=self.now)
         self.edges += closed
         self.changes += closing

@@ -12,10 +12,10 @@ from django.utils import timezone
 
 from apps.core.exceptions import NotFound, ValidationFailed, VersionConflict
 
-from .. import dialog, embeddings, passages, recheck, revisions, screening
+from .. import constitutional, dialog, embeddings, passages, recheck, revisions, screening
 from ..fields import UPDATABLE
 from ..jobs import graph_changed
-from ..models import CausalEdge, Memory, Relation
+from ..models import CausalEdge, Memory, Relation, Tier
 from ..texts import content_hash
 from ..validation import validate_memory_input
 from .create import unique_content_guard
@@ -50,6 +50,7 @@ def memory_update(
     door: str = "system",
     action: str | None = None,
     expected_version: int | None = None,
+    confirm_constitutional: bool = False,
     **changes: Any,
 ) -> Memory:
     """Change fields of one memory; content changes re-embed it and recompute its hash.
@@ -91,6 +92,14 @@ def memory_update(
     before, after = revisions.diff_states(state_before, revisions.memory_state(memory, tags))
     if not after:
         return memory
+    # Its content or tier changed, or archived: a constitutional memory needs an owner.
+    ruled = state_before["tier"] == Tier.CONSTITUTIONAL and (
+        bool({"content", "tier"} & set(after)) or after.get("archived") is True
+    )
+    if ruled:
+        constitutional.require(
+            memory, actor=actor, confirmed=confirm_constitutional, what="Changing"
+        )
     columns = [name for name in after if name != "tags"] + ["updated_at", "version"]
     if "content" in after:
         # The hash is of the content alone (a document's first chunk holds the whole
@@ -120,17 +129,27 @@ def memory_update(
         ids = tag_ids(checked.tags)
         memory.tags.set([ids[t] for t in checked.tags])
     action = action or revisions.update_action(after)
+    after = {**after, **constitutional.RISK} if ruled else after
     revisions.record_one(memory, action, before, after, actor=actor, door=door)
     return memory
 
 
 @transaction.atomic
 def memory_archive(
-    *, memory: Memory, archived: bool = True, actor: revisions.Actor = None, door: str = "system"
+    *,
+    memory: Memory,
+    archived: bool = True,
+    actor: revisions.Actor = None,
+    door: str = "system",
+    confirm_constitutional: bool = False,
 ) -> Memory:
     memory = memory_locked(memory.pk)
     memories_archive(
-        memories=Memory.objects.filter(pk=memory.pk), archived=archived, actor=actor, door=door
+        memories=Memory.every_state.filter(pk=memory.pk),
+        archived=archived,
+        actor=actor,
+        door=door,
+        confirm_constitutional=confirm_constitutional,
     )
     memory.refresh_from_db(fields=["archived", "updated_at", "version"])
     return memory
@@ -138,15 +157,30 @@ def memory_archive(
 
 @transaction.atomic
 def memories_archive(
-    *, memories, archived: bool = True, actor: revisions.Actor = None, door: str = "system"
+    *,
+    memories,
+    archived: bool = True,
+    actor: revisions.Actor = None,
+    door: str = "system",
+    confirm_constitutional: bool = False,
 ) -> int:
-    """Archive (or restore) many memories at once; only rows whose flag flips get a revision."""
+    """Archive (or restore) many memories at once; only rows whose flag flips get a revision.
+    Archiving a constitutional memory needs an owner's confirmation (constitutional.py)."""
     flipping = memories.filter(archived=not archived).order_by("pk")
     # Locked (in one order, so two bulk archives cannot deadlock): a concurrent change or
     # archive of the same rows waits, and each flip is recorded once.
-    rows = list(flipping.select_for_update(of=("self",)).values_list("id", "namespace_id"))
+    locked = flipping.select_for_update(of=("self",))
+    rows = list(locked.values_list("id", "namespace_id", "tier", "title"))
     if not rows:
         return 0
+    ruled = set()
+    if archived:
+        rules = [Memory(pk=pk, namespace_id=ns, tier=tier, title=t) for pk, ns, tier, t in rows]
+        if constitutional.guard(
+            rules, actor=actor, confirmed=confirm_constitutional, what="Archiving"
+        ):
+            ruled = {m.pk for m in rules if m.tier == Tier.CONSTITUTIONAL}
+    rows = [(pk, ns) for pk, ns, _, _ in rows]
     with unique_content_guard():  # restoring a memory whose text is stored again meanwhile
         Memory.every_state.filter(pk__in=[pk for pk, _ in rows]).update(
             archived=archived, updated_at=timezone.now(), version=F("version") + 1
@@ -154,7 +188,13 @@ def memories_archive(
     action = revisions.Action.ARCHIVE if archived else revisions.Action.UNARCHIVE
     revisions.record(
         [
-            revisions.Change(pk, ns, action, {"archived": not archived}, {"archived": archived})
+            revisions.Change(
+                pk,
+                ns,
+                action,
+                {"archived": not archived},
+                {"archived": archived, **(constitutional.RISK if pk in ruled else {})},
+            )
             for pk, ns in rows
         ],
         actor=actor,
@@ -170,6 +210,7 @@ def memory_delete(
     actor: revisions.Actor = None,
     door: str = "system",
     expected_version: int | None = None,
+    confirm_constitutional: bool = False,
 ) -> None:
     """Delete a memory; its last version, tags and edges wait in the namespace's trash.
 
@@ -177,6 +218,7 @@ def memory_delete(
     that landed a moment before, and a change waiting behind the delete finds the memory gone.
     """
     memory = memory_locked(memory.pk, expected_version=expected_version)
+    constitutional.guard([memory], actor=actor, confirmed=confirm_constitutional, what="Deleting")
     # Before the row (and its links) go: what rests on it is marked for re-check.
     recheck.mark([recheck.deleted(memory)])
     edge_count = revisions.trash_put(memory, actor=actor, door=door)

@@ -41,11 +41,21 @@ def memory_create(
     on_duplicate: str = "report",
     actor: revisions.Actor = None,
     door: str = "system",
+    confirm_constitutional: bool = False,
     **fields: Any,
 ) -> WriteResult:
-    """Store one memory (chunked when long). Exact duplicates return the existing memory."""
+    """Store one memory (chunked when long). Exact duplicates return the existing memory.
+    Superseding a constitutional memory needs an owner's `confirm_constitutional`."""
     items = [{"content": content, **fields}]
-    return _create_many(namespace, items, on_duplicate, prefix=None, actor=actor, door=door)[0]
+    return _create_many(
+        namespace,
+        items,
+        on_duplicate,
+        prefix=None,
+        actor=actor,
+        door=door,
+        confirm_constitutional=confirm_constitutional,
+    )[0]
 
 
 def memory_batch_create(
@@ -165,6 +175,7 @@ def _planned(
     infer: bool = True,
     lock: bool = True,
     imported: bool = False,
+    confirm_constitutional: bool = False,
 ) -> WriteBatch:
     if on_duplicate not in ON_DUPLICATE:
         raise ValidationFailed({"on_duplicate": f"Must be one of: {', '.join(ON_DUPLICATE)}."})
@@ -181,6 +192,7 @@ def _planned(
         lock=lock,
         redacted=redacted,
         imported=imported,
+        confirm_constitutional=confirm_constitutional,
     )
 
 

@@ -7,7 +7,7 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from apps.core.exceptions import ValidationFailed, VersionConflict
+from apps.core.exceptions import PermissionDenied, ValidationFailed, VersionConflict
 from apps.memories import services
 from apps.memories.models import Memory, Namespace
 from apps.memories.preview import create_preview
@@ -162,7 +162,12 @@ def edit_page(request: HttpRequest, memory: Memory) -> HttpResponse:
                 with transaction.atomic():  # the links and the change, or neither
                     if changes:
                         memory = services.memory_update(
-                            memory=memory, expected_version=seen, **changes, **writer(request)
+                            memory=memory,
+                            expected_version=seen,
+                            confirm_constitutional=request.POST.get("confirm_constitutional")
+                            == "1",
+                            **changes,
+                            **writer(request),
                         )
                     services.memory_links_add(memory=memory, **links, **writer(request))
                     if rechecking and memory.recheck_marks.exists():
@@ -173,6 +178,9 @@ def edit_page(request: HttpRequest, memory: Memory) -> HttpResponse:
             except ValidationFailed as exc:
                 attach_errors(form, exc)
                 return render(request, "ui/memory/form.html", context, status=400)
+            except PermissionDenied as exc:  # a constitutional memory and no owner
+                form.add_error(None, str(exc))
+                return render(request, "ui/memory/form.html", context, status=403)
             done = sorted([*changes, *links])
             if done:
                 messages.success(request, "Saved: " + ", ".join(done) + ".")
