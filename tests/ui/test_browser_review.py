@@ -1,6 +1,7 @@
 """In a real browser: the Review queue shows what waits with the risk check's findings marked
 and hidden characters written out; approve, edit then approve, reject (to the trash) and bulk
-approve each make the memory found or gone; the form refuses a credential next to the field."""
+approve each make the memory found or gone; the form refuses a credential next to the field;
+archiving a constitutional rule needs an owner who ticks the confirmation."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ import pytest
 from django.core.cache import cache
 from playwright.sync_api import expect
 
-from apps.access.services import token_create
-from apps.history.models import TrashEntry
+from apps.access.services import membership_set, token_create
+from apps.history.models import MemoryRevision, TrashEntry
 from apps.memories.models import Memory
 from apps.memories.services import memory_create
 
-from .conftest import login, shoot
+from .conftest import login, make_user, shoot
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -90,3 +91,34 @@ def test_the_form_refuses_a_credential_next_to_the_field(page, admin_user, acme)
     )
     shoot(page, "form-secret-refused")
     assert not Memory.objects.filter(content__contains="AKIA").exists()
+
+
+def test_archiving_a_constitutional_rule_needs_an_owner_who_confirms(page, admin_user, acme):
+    rule = memory_create(
+        namespace=acme, content="Never commit API tokens to the repository.", tier="constitutional"
+    ).memory
+    editor = make_user("ed")
+    membership_set(namespace=acme, user=editor, role="editor")
+    login(page, "ed")
+    page.goto(f"/memories/{rule.pk}/")
+    form = page.locator("#archive-form")
+    form.locator("input[name=confirm_constitutional]").check()
+    form.locator("button").click()
+    expect(page.locator(".messages")).to_contain_text("needs an owner of the namespace")
+    assert not Memory.objects.get(pk=rule.pk).archived
+
+    page.context.clear_cookies()
+    login(page, "admin")
+    page.goto(f"/memories/{rule.pk}/")
+    page.locator("#archive-form button").click()
+    expect(page.locator(".messages")).to_contain_text("confirm it explicitly")
+    assert not Memory.objects.get(pk=rule.pk).archived
+    form = page.locator("#archive-form")
+    expect(form).to_contain_text("Archiving the constitutional rule")
+    shoot(page, "constitutional-confirm")
+    form.locator("input[name=confirm_constitutional]").check()
+    form.locator("button").click()
+    expect(page.locator(".messages")).to_contain_text("Archived.")
+    assert Memory.objects.get(pk=rule.pk).archived
+    revision = MemoryRevision.objects.filter(memory_id=rule.pk, action="archive").first()
+    assert revision.after["risk"] == "constitutional"

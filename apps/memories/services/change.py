@@ -7,7 +7,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce, Left, NullIf
 from django.utils import timezone
 
 from apps.core.exceptions import NotFound, ValidationFailed, VersionConflict
@@ -170,7 +171,9 @@ def memories_archive(
     # Locked (in one order, so two bulk archives cannot deadlock): a concurrent change or
     # archive of the same rows waits, and each flip is recorded once.
     locked = flipping.select_for_update(of=("self",))
-    rows = list(locked.values_list("id", "namespace_id", "tier", "title"))
+    # A rule's name in a refusal: its title, else the start of its content (not all of it).
+    named = Coalesce(NullIf("title", Value("")), Left("content", 80))
+    rows = list(locked.values_list("id", "namespace_id", "tier", named))
     if not rows:
         return 0
     ruled = set()
