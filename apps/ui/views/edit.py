@@ -46,12 +46,18 @@ def create_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
             result = services.memory_create(
                 namespace=namespace,
                 on_duplicate=DUPLICATE_CHOICES.get(choice, "report"),
+                confirm_constitutional=request.POST.get("confirm_constitutional") == "1",
                 **fields,
                 **writer(request),
             )
         except ValidationFailed as exc:
             attach_errors(form, exc)
+            # Superseding a constitutional memory: the page now offers the owner's box.
+            context["confirm_rule"] = "confirm_constitutional" in exc.errors
             return render(request, "ui/memory/form.html", context, status=400)
+        except PermissionDenied as exc:
+            form.add_error(None, str(exc))
+            return render(request, "ui/memory/form.html", context, status=403)
         if not result.created:
             messages.info(request, "Not stored again: this memory already holds that text.")
         else:
