@@ -1,18 +1,22 @@
 """An imported file meets the trust checks: a flagged line a person uploads waits for review
 (the report counts it) and is found by no search; a line with a credential is named and nothing
-of the file is written. Namespaces that existed before the review policy keep it off."""
+of the file is written. Namespaces that existed before the review policy keep it off, and
+`scan_secrets` reports credentials stored before the check, never printing them."""
 
 from __future__ import annotations
 
 import json
+from io import StringIO
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 
 from apps.memories.models import Memory, Namespace
+from apps.memories.services import memory_create
 from apps.search.services import search
 
 from .test_import_forgives import _upload
@@ -68,3 +72,15 @@ def test_namespaces_made_before_the_policy_keep_review_off():
     executor.migrate(executor.loader.graph.leaf_nodes())
     assert Namespace.objects.get(name="older").review == "off"
     assert Namespace.objects.create(name="newer").review == "flagged"
+
+
+def test_scan_secrets_reports_kind_and_place_never_the_secret(embedding_model):
+    namespace = Namespace.objects.create(name="older", secrets="redact")
+    stored = memory_create(namespace=namespace, content="Clean note.").memory
+    # Stored before the check existed: written by SQL, as an old release would have.
+    Memory.every_state.filter(pk=stored.pk).update(content="key AKIAIOSFODNN7EXAMPLE here")
+    out, err = StringIO(), StringIO()
+    call_command("scan_secrets", stdout=out, stderr=err)
+    assert f"{stored.pk} in older: AWS access key at characters 5-24" in out.getvalue()
+    assert "AKIA" not in out.getvalue() + err.getvalue()
+    assert "1 memory holds a credential" in err.getvalue()
