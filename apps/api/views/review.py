@@ -73,7 +73,8 @@ class NamespaceDetailApi(TokenApiView):
         if not getattr(self.token, "trusted", False):
             raise PermissionDenied(
                 "Only a token an owner marked trusted may change a namespace's policies; "
-                "owners change them on the namespace's settings page."
+                "owners change them on the namespace's trust settings page (from its Members "
+                "page)."
             )
         require(self.token, namespace, Action.CHANGE)
         namespace = namespace_policies_set(namespace=namespace, **data)
