@@ -16,6 +16,9 @@ class ApiToken(models.Model):
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
     namespaces = models.ManyToManyField(Namespace, related_name="tokens")
     read_only = models.BooleanField(default=False)
+    # Marked by an owner (an importer in CI, say): its writes do not wait under review "all",
+    # and it may approve or reject what others wrote.
+    trusted = models.BooleanField(default=False, db_default=False)
     revoked = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
@@ -26,6 +29,11 @@ class ApiToken(models.Model):
     def __str__(self) -> str:
         mode = "read-only" if self.read_only else "read-write"
         return f"{self.name} ({self.prefix}…, {mode})"
+
+    @property
+    def held_for_review(self) -> bool:
+        """Whether a namespace with review "all" holds this credential's writes."""
+        return not self.trusted
 
 
 class Role(models.TextChoices):
@@ -88,6 +96,11 @@ class OAuthConnection(models.Model):
     def __str__(self) -> str:
         mode = "read-only" if self.read_only else "read-write"
         return f"{self.application.name or self.application.client_id} for {self.user} ({mode})"
+
+    @property
+    def held_for_review(self) -> bool:
+        """A connected app's writes wait under review "all" (see ApiToken.held_for_review)."""
+        return True
 
 
 class RateCounter(models.Model):

@@ -27,14 +27,24 @@ def hash_token(raw: str) -> str:
 
 @transaction.atomic
 def token_create(
-    *, name: str, namespaces: Iterable[Namespace], read_only: bool = False
+    *,
+    name: str,
+    namespaces: Iterable[Namespace],
+    read_only: bool = False,
+    trusted: bool = False,
 ) -> tuple[ApiToken, str]:
+    """A new token and its secret (shown once). `trusted`: its writes do not wait under review
+    "all", and it may approve or reject what others wrote (docs/trust.md)."""
     namespaces = list(namespaces)
     if not namespaces:
         raise ValidationFailed({"namespaces": "A token needs at least one namespace."})
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
-        name=name or "token", prefix=raw[:10], key_hash=hash_token(raw), read_only=read_only
+        name=name or "token",
+        prefix=raw[:10],
+        key_hash=hash_token(raw),
+        read_only=read_only,
+        trusted=trusted,
     )
     token.namespaces.set(namespaces)
     return token, raw

@@ -7,7 +7,14 @@ from django.conf import settings
 from rest_framework import serializers
 
 from apps.memories.fields import MemoryCreate, MemoryPatch
-from apps.memories.models import Category, CausalEdge, Memory, Relation
+from apps.memories.models import (
+    Category,
+    CausalEdge,
+    Memory,
+    Relation,
+    ReviewPolicy,
+    SecretsPolicy,
+)
 from apps.search.params import SearchParams
 
 from .fields import InstantField, StrictSerializer, serializer_for
@@ -65,9 +72,24 @@ class MemoryBatchIn(StrictSerializer):
     )
 
 
-MemoryUpdateIn = serializer_for(
-    MemoryPatch, "MemoryUpdateIn", archived=serializers.BooleanField(required=False)
+CONFIRM_CONSTITUTIONAL_HELP = (
+    "Required (true) to change, archive, delete or supersede a constitutional memory, and "
+    "only a token an owner marked trusted may."
 )
+MemoryUpdateIn = serializer_for(
+    MemoryPatch,
+    "MemoryUpdateIn",
+    archived=serializers.BooleanField(required=False),
+    confirm_constitutional=serializers.BooleanField(
+        required=False, help_text=CONFIRM_CONSTITUTIONAL_HELP
+    ),
+)
+
+
+class MemoryDeleteIn(serializers.Serializer):
+    confirm_constitutional = serializers.BooleanField(
+        required=False, default=False, help_text=CONFIRM_CONSTITUTIONAL_HELP
+    )
 
 
 class MemoryFilterIn(serializers.Serializer):
@@ -134,6 +156,9 @@ class MemoryOut(serializers.ModelSerializer):
             "valid_from",
             "valid_until",
             "needs_recheck",
+            "review",
+            "review_reason",
+            "risk",
         ]
         read_only_fields = fields
 
@@ -193,6 +218,14 @@ class WriteResultOut(serializers.Serializer):
     )
     possible_updates = PossibleUpdateOut(many=True)
     possible_contradictions = PossibleContradictionOut(many=True)
+    review = serializers.CharField(
+        help_text='"pending": stored, but found by nothing until an editor approves it.'
+    )
+    review_reason = serializers.CharField(allow_blank=True, help_text="Why it waits, if it does.")
+    redacted = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Kinds of credential replaced by [redacted: KIND] (secrets policy redact).",
+    )
 
 
 class BatchResultOut(serializers.Serializer):
@@ -356,6 +389,24 @@ class FeedbackOut(serializers.Serializer):
     query_log_id = serializers.IntegerField()
     was_useful = serializers.BooleanField(allow_null=True)
     result_feedback = serializers.DictField(child=serializers.BooleanField())
+
+
+class NamespacePolicyIn(StrictSerializer):
+    review = serializers.ChoiceField(choices=ReviewPolicy.choices, required=False)
+    secrets = serializers.ChoiceField(choices=SecretsPolicy.choices, required=False)
+
+
+class NamespacePolicyOut(serializers.Serializer):
+    name = serializers.CharField()
+    review = serializers.CharField()
+    secrets = serializers.CharField()
+
+
+class ReviewOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    review = serializers.CharField()
+    near_duplicates = NearDuplicateOut(many=True)
+    possible_updates = PossibleUpdateOut(many=True)
 
 
 class NamespaceOut(serializers.Serializer):

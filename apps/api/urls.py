@@ -7,7 +7,7 @@ from django.urls import include, path, re_path
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from .views import catalog, edges, history, memories, search
+from .views import catalog, edges, history, memories, review, search
 
 
 def _route(pattern: str, view, name: str):
@@ -21,6 +21,8 @@ v1 = [
     _route("memories/batch", memories.MemoryBatchApi.as_view(), "memories-batch"),
     _route(f"memories/batch/{ID}", memories.MemoryBatchJobApi.as_view(), "memories-batch-job"),
     _route(f"memories/{ID}", memories.MemoryDetailApi.as_view(), "memory-detail"),
+    _route(f"memories/{ID}/approve", review.MemoryApproveApi.as_view(), "memory-approve"),
+    _route(f"memories/{ID}/reject", review.MemoryRejectApi.as_view(), "memory-reject"),
     _route(
         f"memories/{ID}/revisions",
         history.MemoryRevisionListApi.as_view(),
@@ -38,6 +40,11 @@ v1 = [
     _route(r"edges/(?P<pk>[0-9]+)", edges.EdgeDetailApi.as_view(), "edge-detail"),
     _route("tags", catalog.TagListApi.as_view(), "tags"),
     _route("namespaces", catalog.NamespaceListApi.as_view(), "namespaces"),
+    _route(
+        r"namespaces/(?P<name>[a-z0-9][a-z0-9_-]*)",
+        review.NamespaceDetailApi.as_view(),
+        "namespace-detail",
+    ),
     _route("stats", catalog.StatsApi.as_view(), "stats"),
     _route("feedback", catalog.FeedbackApi.as_view(), "feedback"),
     _route("schema", SpectacularAPIView.as_view(), "schema"),

@@ -197,7 +197,12 @@ def get(token: ApiToken, *, memory_id: str) -> CallToolResult:
 
 
 def update(
-    token: ApiToken, *, memory_id: str, expected_version: int | None = None, **fields: Any
+    token: ApiToken,
+    *,
+    memory_id: str,
+    expected_version: int | None = None,
+    confirm_constitutional: bool = False,
+    **fields: Any,
 ) -> CallToolResult:
     memory = memory_for(token, memory_id, action=Action.CHANGE)
     changes = _drop_none(fields)
@@ -207,19 +212,23 @@ def update(
             actor=token,
             door="mcp",
             expected_version=expected_version,
+            confirm_constitutional=confirm_constitutional,
             **changes,
         )
     text = memory_markdown(memory, heading=f"Updated: {', '.join(changes) or 'nothing changed'}.")
     return tool_result(text, memory_to_dict(memory))
 
 
-def forget(token: ApiToken, *, memory_id: str, permanent: bool) -> CallToolResult:
+def forget(
+    token: ApiToken, *, memory_id: str, permanent: bool, confirm_constitutional: bool = False
+) -> CallToolResult:
     memory = memory_for(token, memory_id, action=Action.CHANGE)
+    confirmed = {"confirm_constitutional": confirm_constitutional}
     if permanent:
-        memory_services.memory_delete(memory=memory, actor=token, door="mcp")
+        memory_services.memory_delete(memory=memory, actor=token, door="mcp", **confirmed)
         text = f"Deleted memory `{memory_id}` permanently."
     else:
-        memory_services.memory_archive(memory=memory, actor=token, door="mcp")
+        memory_services.memory_archive(memory=memory, actor=token, door="mcp", **confirmed)
         text = f"Archived memory `{memory.id}`: search no longer returns it."
     return tool_result(text, {"id": str(memory_id), "deleted": permanent, "archived": True})
 

@@ -128,6 +128,13 @@ def write_result_markdown(result) -> str:
             f" Says the opposite of: {listed}. Neither replaces the other: a person decides "
             "which holds in the conflicts queue; tell the user about the contradiction."
         )
+    if result.redacted:
+        text += f" Credentials replaced before storing: {', '.join(result.redacted)}."
+    if result.pending:
+        text += (
+            " It is stored, but waits for review by an editor because: "
+            f"{memory.review_reason}. Until approved, no search or get finds it."
+        )
     return text
 
 

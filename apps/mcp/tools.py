@@ -207,6 +207,15 @@ async def memory_feedback(
     )
 
 
+ConfirmConstitutional = Annotated[
+    bool,
+    Field(
+        description="true to change, archive or delete a constitutional memory (a rule of the "
+        "namespace): only a token an owner marked trusted may, and only when the user asked."
+    ),
+]
+
+
 async def get_memory(ctx: Context, memory_id: MemoryId) -> CallToolResult:
     """Read one memory in full, with its links."""
     token = await current_token(ctx)
@@ -226,6 +235,7 @@ async def update_memory(
             ge=1,
         ),
     ] = None,
+    confirm_constitutional: ConfirmConstitutional = False,
 ) -> CallToolResult:
     """Correct or refine a memory. Only the fields given change; new content is re-embedded;
     tags and trigger_phrases given replace the old ones."""
@@ -235,6 +245,7 @@ async def update_memory(
         token,
         memory_id=memory_id,
         expected_version=expected_version,
+        confirm_constitutional=confirm_constitutional,
         **changes.model_dump(exclude_unset=True),
     )
 
@@ -260,7 +271,14 @@ async def forget(
         bool,
         Field(description="false (default): archive, so search skips it; true: delete for good."),
     ] = False,
+    confirm_constitutional: ConfirmConstitutional = False,
 ) -> CallToolResult:
     """Forget a memory that is wrong or obsolete."""
     token = await current_token(ctx)
-    return await run_sync(ops.forget, token, memory_id=memory_id, permanent=permanent)
+    return await run_sync(
+        ops.forget,
+        token,
+        memory_id=memory_id,
+        permanent=permanent,
+        confirm_constitutional=confirm_constitutional,
+    )

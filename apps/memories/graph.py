@@ -79,7 +79,8 @@ def neighbourhood(memory: Memory, *, depth: int = 1, limit: int = MAX_NODES) -> 
     total = len(seen)
     others = Memory.objects.filter(namespace_id=memory.namespace_id, pk__in=seen - {memory.pk})
     others = _nodes(others.order_by("-pagerank_score", "-id"))[: limit - 1]
-    centre = _nodes(Memory.objects.filter(pk=memory.pk)).first()
+    # every_state: the graph of a memory waiting for review, which only its editors open.
+    centre = _nodes(Memory.every_state.filter(pk=memory.pk)).first()
     graph = _graph(memory.namespace, [centre, *others], total)
     graph.centre = str(memory.pk)
     return graph

@@ -167,6 +167,7 @@ def _counts(stats) -> dict:
     return {
         "created": stats.created,
         "skipped": stats.skipped,
+        "pending": stats.pending,
         "repeated": len(stats.repeated),
         "repeated_lines": stats.repeated[:REPEATS_NAMED],
     }

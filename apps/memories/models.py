@@ -18,7 +18,7 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 from pgvector.django import HalfVectorField, HnswIndex, VectorField
 
-from .querysets import EdgeQuerySet, MemoryQuerySet, NamespaceQuerySet
+from .querysets import EdgeQuerySet, MemoryQuerySet, NamespaceQuerySet, SeenMemoryManager
 from .texts import shown_title
 
 EMBEDDING_DIM = 384
@@ -31,10 +31,33 @@ def hnsw_distance(column: str, query: str) -> str:
     return f"({column})::{half} <=> ({query})::{half}"
 
 
+class ReviewPolicy(models.TextChoices):
+    """Which writes wait for a person before they take effect (docs/trust.md)."""
+
+    OFF = "off"  # every write takes effect; its risk is still recorded
+    FLAGGED = "flagged"  # writes the risk check flags wait
+    ALL = "all"  # every write through a token or a connected app waits, but trusted tokens'
+
+
+class SecretsPolicy(models.TextChoices):
+    """What a write carrying a credential gets: refused, or stored with it replaced."""
+
+    REFUSE = "refuse"
+    REDACT = "redact"
+
+
 class Namespace(models.Model):
     name = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
+    # New namespaces hold flagged writes; the migration left namespaces that existed before
+    # the policy at "off", the behaviour they had.
+    review = models.CharField(
+        max_length=10, choices=ReviewPolicy.choices, default=ReviewPolicy.FLAGGED
+    )
+    secrets = models.CharField(
+        max_length=10, choices=SecretsPolicy.choices, default=SecretsPolicy.REFUSE
+    )
 
     objects = NamespaceQuerySet.as_manager()
 
@@ -70,6 +93,14 @@ class Tier(models.TextChoices):
     CORE = "core"
     NORMAL = "normal"
     SCRATCH = "scratch"
+
+
+class Review(models.TextChoices):
+    """A memory's review state: only approved memories are seen outside the review queue."""
+
+    APPROVED = "approved"
+    PENDING = "pending"
+    REJECTED = "rejected"
 
 
 CONTENT_UNIQUE = "memory_ns_content_uniq"
@@ -115,6 +146,14 @@ class Memory(models.Model):
     # a write on a newer row is refused rather than silently undoing the change in between.
     # A database default too: rows written by SQL or by a process of the previous release.
     version = models.PositiveIntegerField(default=1, db_default=1)
+    # Pending memories wait for an editor (apps/queues/review.py) and are found by nothing
+    # else; a database default so rows written by SQL, COPY and older processes are approved.
+    review = models.CharField(
+        max_length=10, choices=Review.choices, default=Review.APPROVED, db_default="approved"
+    )
+    review_reason = models.CharField(max_length=500, blank=True, default="", db_default="")
+    # What the risk check found in the text at write: [{kind, reason, start, end}], [] if clean.
+    risk = models.JSONField(default=list, blank=True, db_default=[])
 
     # When the fact holds: from valid_from (null: since created_at, when it was learnt) until
     # valid_until (null: still holds). Superseding a memory sets its valid_until to the
@@ -122,10 +161,14 @@ class Memory(models.Model):
     valid_from = models.DateTimeField(null=True, blank=True)
     valid_until = models.DateTimeField(null=True, blank=True)
 
-    objects = MemoryQuerySet.as_manager()
+    # What people and assistants see: pending memories left out. The write path, the review
+    # queue and the trash read `every_state`.
+    objects = SeenMemoryManager()
+    every_state = MemoryQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]
+        base_manager_name = "every_state"
         verbose_name_plural = "memories"
         indexes = [
             # On the vector cast to halfvec: half the index of float vectors, the same
@@ -179,6 +222,9 @@ class Memory(models.Model):
             ),
         ]
         constraints = [
+            models.CheckConstraint(
+                condition=Q(review__in=Review.values), name="memory_review_valid"
+            ),
             # Target of the composite foreign keys that keep both ends of an edge in one namespace.
             models.UniqueConstraint(fields=["id", "namespace"], name="memory_id_namespace_uniq"),
             models.UniqueConstraint(

@@ -108,7 +108,8 @@ def nearest_per_vector(
     select = (
         "SELECT m.id, 1 - (m.embedding <=> q.vec) AS similarity, m.valid_until "
         f"FROM {Memory._meta.db_table} m "
-        f"WHERE m.namespace_id = %s AND NOT m.archived AND m.embedding IS NOT NULL {validity}"
+        "WHERE m.namespace_id = %s AND NOT m.archived AND m.review = 'approved' "
+        f"AND m.embedding IS NOT NULL {validity}"
     )
     exact = "m.embedding <=> q.vec"
     with connection.cursor() as cur:

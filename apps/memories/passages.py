@@ -164,7 +164,7 @@ def backfill(namespace_id: int | None = None, batch_size: int = 200, *, progress
     a stopped run keeps what it did and a new run goes on (single-sentence memories, which
     have no passages, are read again and skipped). `progress(done, total)` after each batch."""
     sentences = Passage.objects.filter(memory=OuterRef("pk"), previous__isnull=True)
-    rows = Memory.objects.filter(~Exists(sentences))
+    rows = Memory.every_state.filter(~Exists(sentences))
     if namespace_id is not None:
         rows = rows.filter(namespace_id=namespace_id)
     total = rows.count()

@@ -64,6 +64,15 @@ class MemoryQuerySet(RestrictedQuerySet):
         return qs
 
 
+class SeenMemoryManager(models.Manager.from_queryset(MemoryQuerySet)):
+    """Memories anyone may find: a memory waiting for review (or rejected in review) is seen
+    only in the review queue, so every door, search and export that starts here leaves it
+    out with one column condition."""
+
+    def get_queryset(self) -> MemoryQuerySet:
+        return super().get_queryset().filter(review="approved")
+
+
 class EdgeQuerySet(RestrictedQuerySet):
     def in_namespace(self, namespace) -> EdgeQuerySet:
         if isinstance(namespace, str):

@@ -37,9 +37,9 @@ from apps.core.dates import parse_instant
 from apps.core.exceptions import ValidationFailed
 from apps.core.wording import counted
 
-from . import importers, recheck, revisions
+from . import importers, recheck, revisions, screening
 from .jobs import graph_changed
-from .models import CausalEdge, Memory, Namespace
+from .models import CausalEdge, Memory, Namespace, SecretsPolicy
 from .services import memories_archive, memory_batch_create, namespace_get_or_create
 from .texts import natural_key
 from .validation import validate_memory_input, validate_relation
@@ -58,10 +58,13 @@ class ImportStats:
     edges: int = 0
     namespaces: set[str] = field(default_factory=set)
     repeated: list[str] = field(default_factory=list)  # labels of lines repeating an earlier one
+    pending: int = 0  # new, but waiting for review (the namespace's review policy)
 
     def summary(self) -> str:
         """ "2 new, 3 already stored" (and the links and repeated lines, when there were any)."""
         text = f"{self.created} new, {self.skipped} already stored"
+        if self.pending:
+            text += f", {self.pending} of the new waiting for review"
         if self.edges:
             text += f", {counted(self.edges, 'link')}"
         if self.repeated:
@@ -129,7 +132,7 @@ def _existing_ids(namespace: Namespace, records: list[dict]) -> set[str]:
             uuids.append(uuid.UUID(raw))
         except ValueError:
             continue
-    found = Memory.objects.in_namespace(namespace)
+    found = Memory.every_state.in_namespace(namespace)
     have = {str(i) for i in found.filter(id__in=uuids).values_list("id", flat=True)}
     have |= set(found.filter(external_id__in=externals).values_list("external_id", flat=True))
     return have
@@ -197,6 +200,7 @@ def import_records(
                 created = [res for res in results if res.created]
                 fresh_ids.update(res.memory.pk for res in created)
                 stats.created += len(created)
+                stats.pending += sum(1 for res in created if res.pending)
                 stats.skipped += len(results) - len(created)
                 advance(len(chunk))
         targets = {name: namespace or Namespace.objects.get(name=name) for name in by_namespace}
@@ -242,6 +246,7 @@ def _write_batch(
             actor=actor,
             door=door,
             lock_hashes=lock,
+            imported=True,
         )
     except ValidationFailed as exc:
         raise _by_line(exc, chunk) from exc
@@ -282,6 +287,7 @@ def check_records(
     """
     errors: dict[str, list[str]] = {}
     by_namespace: dict[str, list[tuple[str, dict]]] = defaultdict(list)
+    policies: dict[str, str] = {}
     for label, record in labelled:
         if namespace is not None:
             name = namespace.name
@@ -295,6 +301,7 @@ def check_records(
             validate_memory_input(_memory_fields(record), prefix=f"{label}.")
         except ValidationFailed as exc:
             errors.update(exc.errors)
+        errors.update(_secrets_refused(record, label, policies, namespace or name))
         errors.update(recheck.check_exported(record.get("needs_recheck"), label))
         edges = record.get("edges")
         if edges is not None and not isinstance(edges, list):
@@ -314,6 +321,23 @@ def check_records(
     if errors:
         raise ValidationFailed(dict(list(errors.items())[:MAX_REPORTED]))
     return by_namespace
+
+
+def _secrets_refused(record: dict, label: str, policies: dict, target) -> dict[str, list[str]]:
+    """A credential in a record refused by its namespace's policy, named by its line before
+    anything is written (the batches of a large file commit one by one)."""
+    content = record.get("content")
+    if not isinstance(content, str) or not screening.has_secrets(content):
+        return {}
+    name = target.name if isinstance(target, Namespace) else target
+    if name not in policies:  # a namespace the import creates refuses, as every new one
+        stored = target
+        if not isinstance(target, Namespace):
+            stored = Namespace.objects.filter(name=name).first()
+        policies[name] = stored.secrets if stored is not None else SecretsPolicy.REFUSE
+    if policies[name] != SecretsPolicy.REFUSE:
+        return {}
+    return {f"{label}.content": screening.refusals(content)}
 
 
 def _give_fresh_ids_to_uuids_not_held_here(by_namespace) -> None:

@@ -30,7 +30,7 @@ SLICE = 256
 def waiting(namespace_ids: Iterable[int] | None = None) -> int:
     """How many rows wait outside the HNSW index (in these namespaces), one count through the
     partial index memory_ns_unindexed."""
-    rows = Memory.objects.filter(vector_indexed=False)
+    rows = Memory.every_state.filter(vector_indexed=False)
     if namespace_ids is not None:
         rows = rows.filter(namespace_id__in=list(namespace_ids))
     return rows.count()

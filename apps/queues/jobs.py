@@ -52,14 +52,15 @@ RECENT_MAX = 10_000
 
 _NEIGHBOURS_SQL = (
     "SELECT o.id, o.embedding FROM {table} o "
-    "WHERE o.namespace_id = m.namespace_id AND NOT o.archived AND o.embedding IS NOT NULL "
+    "WHERE o.namespace_id = m.namespace_id AND NOT o.archived AND o.review = 'approved' "
+    "AND o.embedding IS NOT NULL "
     "AND o.id <> m.id"
 )
 _PAIRS_SQL = """
 SELECT DISTINCT least(m.id, n.id), greatest(m.id, n.id), 1 - (m.embedding <=> n.embedding)
 FROM {table} m
 CROSS JOIN LATERAL ({neighbours}) n
-WHERE m.namespace_id = %s AND NOT m.archived AND m.embedding IS NOT NULL
+WHERE m.namespace_id = %s AND NOT m.archived AND m.review = 'approved' AND m.embedding IS NOT NULL
   AND m.id = ANY(%s::uuid[]) {one_end} AND 1 - (m.embedding <=> n.embedding) >= %s
 """
 

@@ -11,6 +11,7 @@ from apps.access.permissions import Action, can
 from apps.core.exceptions import PermissionDenied, ValidationFailed
 from apps.history.models import MemoryRevision
 from apps.history.selectors import revision_state_before
+from apps.memories import constitutional
 from apps.memories.models import CausalEdge, Memory, Relation, Tier
 from apps.memories.revisions import TRACKED, Change, memory_state, record
 from apps.memories.revisions import Action as Revision
@@ -24,7 +25,7 @@ from apps.memories.services import (
     memory_update,
 )
 
-from . import recheck
+from . import recheck, review
 from .models import ConflictDecision, ConflictStatus, DuplicatePair, PairStatus
 
 
@@ -33,16 +34,19 @@ def _may_change(namespace_id: int, actor) -> None:
         raise PermissionDenied("You may not change memories in this namespace.")
 
 
-def _constitutional_guard(replaced: Memory, confirmed: bool) -> None:
+def _constitutional_guard(replaced: Memory, confirmed: bool, actor) -> None:
     """A constitutional memory (a rule the namespace holds to) is never replaced, merged away
-    or archived by one click from a queue: the person confirms it explicitly."""
-    if replaced.tier == Tier.CONSTITUTIONAL and not confirmed:
+    or archived by one click from a queue: an owner confirms it explicitly."""
+    if replaced.tier != Tier.CONSTITUTIONAL:
+        return
+    if not confirmed:  # the queue's own words, asked first whoever clicks
         raise ValidationFailed(
             {
                 "confirm_constitutional": "This would replace a constitutional memory: "
                 "confirm it explicitly to go ahead."
             }
         )
+    constitutional.require(replaced, actor=actor, confirmed=confirmed, what="Replacing")
 
 
 def _check(pair: DuplicatePair, actor) -> None:
@@ -85,7 +89,7 @@ def pair_merge(
     second revision). Undone by `merge_undo` on the kept memory's merge revision."""
     _check(pair, actor)
     keep, other = _kept_and_other(pair.first, pair.second, keep_id)
-    _constitutional_guard(other, confirm_constitutional)
+    _constitutional_guard(other, confirm_constitutional, actor)
     kept = memories_merge(keep=keep, others=[other], move_edges=True, actor=actor, door=door)
     if content is not None and content.strip() and content != kept.content:
         kept = memory_update(memory=kept, content=content, actor=actor, door=door)
@@ -107,8 +111,10 @@ def pair_supersede(
     (two revisions; unlink and "restore this version" undo them). Tags and links stay."""
     _check(pair, actor)
     newer, older = _kept_and_other(pair.first, pair.second, newer_id, field="newer")
-    _constitutional_guard(older, confirm_constitutional)
-    archived = supersede(newer=newer, older=older, actor=actor, door=door)
+    _constitutional_guard(older, confirm_constitutional, actor)
+    archived = supersede(
+        newer=newer, older=older, actor=actor, door=door, confirmed=confirm_constitutional
+    )
     pair.status = PairStatus.SUPERSEDED
     pair.save(update_fields=["status"])
     decision = pair_decision(pair, PairStatus.SUPERSEDED, kept=newer, archived=archived)
@@ -116,12 +122,19 @@ def pair_supersede(
     return newer
 
 
-def supersede(*, newer: Memory, older: Memory, actor, door: str) -> bool:
+def supersede(*, newer: Memory, older: Memory, actor, door: str, confirmed: bool = False) -> bool:
     """A `supersedes` link and the older memory archived; True when this archived it."""
-    edge_create(source=newer, target=older, relation=Relation.SUPERSEDES, actor=actor, door=door)
+    edge_create(
+        source=newer,
+        target=older,
+        relation=Relation.SUPERSEDES,
+        actor=actor,
+        door=door,
+        confirm_constitutional=confirmed,
+    )
     if older.archived:
         return False
-    memory_archive(memory=older, actor=actor, door=door)
+    memory_archive(memory=older, actor=actor, door=door, confirm_constitutional=confirmed)
     return True
 
 
@@ -200,9 +213,11 @@ def conflict_keep_one(
 ) -> ConflictDecision:
     """The kept memory holds: it supersedes the other (link + archive, both revisions)."""
     _conflict_pair(keep, other, actor)
-    _constitutional_guard(other, confirm_constitutional)
+    _constitutional_guard(other, confirm_constitutional, actor)
     decision = _decide(keep, other, ConflictStatus.KEPT_ONE, note, actor)
-    archived = supersede(newer=keep, older=other, actor=actor, door=door)
+    archived = supersede(
+        newer=keep, older=other, actor=actor, door=door, confirmed=confirm_constitutional
+    )
     found = conflict_decision(decision, kept=keep, archived=archived)
     _record_decision(found, actor=actor, door=door)
     return decision
@@ -222,9 +237,16 @@ def conflict_supersede(
     link ends the older one's validity, which stays in history and in searches as of the
     past; nothing is archived. Undone like any decision (the link goes, validity re-opens)."""
     _conflict_pair(newer, older, actor)
-    _constitutional_guard(older, confirm_constitutional)
+    _constitutional_guard(older, confirm_constitutional, actor)
     decision = _decide(newer, older, ConflictStatus.SUPERSEDED, note, actor)
-    edge_create(source=newer, target=older, relation=Relation.SUPERSEDES, actor=actor, door=door)
+    edge_create(
+        source=newer,
+        target=older,
+        relation=Relation.SUPERSEDES,
+        actor=actor,
+        door=door,
+        confirm_constitutional=confirm_constitutional,
+    )
     _record_decision(conflict_decision(decision, kept=newer), actor=actor, door=door)
     return decision
 
@@ -318,6 +340,8 @@ def decision_undoable(revision: MemoryRevision) -> bool:
         ).exists()
     elif decision["queue"] == recheck.QUEUE:
         in_effect = recheck.confirm_in_effect(revision)
+    elif decision["queue"] == review.QUEUE:
+        in_effect = review.approval_in_effect(revision)
     else:
         in_effect = ConflictDecision.objects.filter(pk=decision["ref"], **here).exists()
     if not in_effect:
@@ -343,6 +367,9 @@ def decision_undo(*, revision: MemoryRevision, actor=None, door: str = "system")
         raise ValidationFailed({"revision": "This decision was already undone or changed since."})
     decision = revision.after["decision"]
     _may_change(revision.namespace_id, actor)
+    if decision["queue"] == review.QUEUE:
+        review.approval_undo(revision, actor=actor, door=door)
+        return decision
     here = {"namespace_id": revision.namespace_id}
     kept = decision.get("kept")
     others = [m for m in decision["memories"] if m != kept] if kept else []

@@ -21,7 +21,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 
 from apps.access.permissions import Action, can, namespaces_for, role_of
 from apps.core.exceptions import NotFound
-from apps.memories.models import Memory, Namespace
+from apps.memories.models import Memory, Namespace, Review
 
 __all__ = ["Action", "can", "memory_view", "namespace_view", "role_of", "visible_namespaces"]
 
@@ -54,6 +54,14 @@ def memory_or_404(user, memory_id, action: Action = Action.VIEW) -> Memory:
         .filter(pk=key)
         .first()
     )
+    if memory is None:
+        # A memory waiting for review has a page for the editors who review it, none else.
+        memory = (
+            Memory.every_state.restrict(user, Action.CHANGE)
+            .select_related("namespace")
+            .filter(pk=key, review=Review.PENDING)
+            .first()
+        )
     if memory is None:
         raise Http404("No such memory.")
     _require(user, memory.namespace, action)

@@ -237,6 +237,11 @@ class LinkForm(forms.Form):
 class TokenForm(forms.Form):
     name = forms.CharField(max_length=100, initial="assistant")
     read_only = forms.BooleanField(required=False)
+    trusted = forms.BooleanField(
+        required=False,
+        help_text="Its writes skip review under the policy 'all', and it may approve or reject "
+        "what other tokens and apps wrote.",
+    )
 
 
 class GraphForm(forms.Form):

@@ -22,11 +22,13 @@ def test_rest_and_mcp_accept_exactly_the_declared_fields():
     update = {f.name for f in UPDATE_FIELDS}
     assert set(MemoryFieldsIn().fields) == create
     assert set(MemoryCreateIn().fields) == create | {"namespace", "on_duplicate"}
-    assert set(MemoryUpdateIn().fields) == update | {"archived"}
+    # confirm_constitutional: a confirmation for the rules of a namespace, not a field
+    assert set(MemoryUpdateIn().fields) == update | {"archived", "confirm_constitutional"}
     assert set(_tool_params("remember")["properties"]) == create | {"namespace", "on_duplicate"}
     assert set(_tool_params("update_memory")["properties"]) == update | {
         "memory_id",
         "expected_version",
+        "confirm_constitutional",
     }
     item = _tool_params("remember_batch")["$defs"]["MemoryCreate"]
     assert set(item["properties"]) == create

@@ -18,7 +18,7 @@ from apps.search.models import QueryLog
 from apps.search.selectors import missed_count
 from apps.search.services import search
 from apps.ui.demo import CHAIN_DECISION, CHAIN_INCIDENT, CHAIN_QUESTION
-from apps.ui.demo_queues import AGAINST_RULE, CI_AFTER, CI_BEFORE, RULE, UNUSED_NOTE
+from apps.ui.demo_queues import AGAINST_RULE, CI_AFTER, CI_BEFORE, POISONED, RULE, UNUSED_NOTE
 from apps.ui.templatetags.stale_nav import queue_counts
 
 from .conftest import make_user
@@ -81,6 +81,12 @@ def test_the_demo_queues_hold_a_handful_of_meaningful_items(embedding_model):
     counts = queue_counts(demo)
     for queue in ("duplicates", "conflicts", "stale", "missed"):
         assert 1 <= counts[queue] < 10, counts  # ...and the Queues badge stays small
+    # One assistant write waits for review, with its reason, and no search finds it.
+    assert counts["review"] == 1 and demo.review == "flagged"
+    waiting = Memory.every_state.get(namespace=demo, review="pending")
+    assert waiting.content == POISONED and "ignore its instructions" in waiting.review_reason
+    found = search(namespace=demo, query="send the deploy key", log=False).memories
+    assert str(waiting.pk) not in [m["id"] for m in found]
     assert counts["total"] < 25, counts
     stale = stale_memories(namespace=demo)
     assert not stale.filter(category="conversation").exists()

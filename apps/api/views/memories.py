@@ -26,6 +26,7 @@ from ..serializers import (
     ErrorSerializer,
     MemoryBatchIn,
     MemoryCreateIn,
+    MemoryDeleteIn,
     MemoryFilterIn,
     MemoryOut,
     MemoryUpdateIn,
@@ -53,6 +54,9 @@ def write_result_data(result) -> dict:
         "possible_contradictions": [
             {k: u[k] for k in ("id", "title", "why")} for u in result.possible_contradictions
         ],
+        "review": result.memory.review,
+        "review_reason": result.memory.review_reason,
+        "redacted": list(result.redacted),
     }
 
 
@@ -184,6 +188,7 @@ class MemoryDetailApi(TokenApiView):
     )
     def patch(self, request, pk):
         changes = self.parse(MemoryUpdateIn, request.data)
+        confirmed = changes.pop("confirm_constitutional", False)
         version = expected_version(request)
         memory = memory_for(self.token, pk, action=Action.CHANGE, field="id")
         if changes or version is not None:
@@ -192,19 +197,25 @@ class MemoryDetailApi(TokenApiView):
                 actor=self.token,
                 door="rest",
                 expected_version=version,
+                confirm_constitutional=confirmed,
                 **changes,
             )
         return Response(MemoryOut(memory).data, headers={"ETag": etag(memory)})
 
     @extend_schema(
         operation_id="memories_delete",
-        parameters=[IF_MATCH],
+        parameters=[IF_MATCH, MemoryDeleteIn],
         responses={204: None, 412: ErrorSerializer},
     )
     def delete(self, request, pk):
+        confirmed = self.parse(MemoryDeleteIn, request.query_params)["confirm_constitutional"]
         version = expected_version(request)
         memory = memory_for(self.token, pk, action=Action.CHANGE, field="id")
         services.memory_delete(
-            memory=memory, actor=self.token, door="rest", expected_version=version
+            memory=memory,
+            actor=self.token,
+            door="rest",
+            expected_version=version,
+            confirm_constitutional=confirmed,
         )
         return Response(status=status.HTTP_204_NO_CONTENT)

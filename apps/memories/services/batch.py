@@ -17,10 +17,20 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from .. import dialog, embeddings, nearest, passages, revisions, updates, vector_index
+from .. import (
+    constitutional,
+    dialog,
+    embeddings,
+    nearest,
+    passages,
+    revisions,
+    screening,
+    updates,
+    vector_index,
+)
 from ..copying import copy_rows
 from ..jobs import dialog_turns_queued, graph_changed, vectors_left_out
-from ..models import CausalEdge, Memory, Namespace, PossibleUpdate
+from ..models import CausalEdge, Memory, Namespace, PossibleUpdate, Review
 from ..supersession import close_validity, resolve_superseded
 from ..tags import infer_tags
 from ..texts import content_hash
@@ -57,6 +67,9 @@ class WriteBatch:
         chunk: bool,
         infer: bool,
         lock: bool = True,
+        redacted: dict[int, list[str]] | None = None,
+        imported: bool = False,
+        confirm_constitutional: bool = False,
     ):
         self.namespace, self.inputs, self.on_duplicate = namespace, inputs, on_duplicate
         self.check_near, self.dedupe, self.lock = check_near, dedupe, lock
@@ -79,8 +92,25 @@ class WriteBatch:
             self.first_of_key.setdefault(self.keys[idx], idx)
             inferred = infer_tags(inp.content, inp.category, inp.tags) if infer else []
             rows = plan_rows(idx, inp, self.hashes[idx], namespace, inferred, self.now, chunk)
+            for p in rows:
+                p.row.risk = screening.findings(p.row.content)
             self.plans[idx] = (inferred, rows)
         self.planned: list[Planned] = []
+        self.redacted, self.imported = redacted or {}, imported
+        self.held: dict[int, str] = {}  # item -> why it waits for review
+        self.actor: revisions.Actor = None
+        self.confirm_constitutional = confirm_constitutional
+
+    def hold(self, *, actor: revisions.Actor) -> None:
+        """Mark the rows of each item the namespace's review policy holds as pending."""
+        self.actor = actor
+        for idx, (_, rows) in self.plans.items():
+            found = [f for p in rows for f in p.row.risk]
+            why = screening.hold_reason(self.namespace, found, actor=actor, imported=self.imported)
+            if why:
+                self.held[idx] = why
+                for p in rows:
+                    p.row.review, p.row.review_reason = Review.PENDING, why
 
     def embed(
         self, given: np.ndarray | None, *, progress: Callable[[int, int], None] | None = None
@@ -107,7 +137,8 @@ class WriteBatch:
         if self.dedupe:
             if self.lock:
                 _lock_hashes(self.namespace, self.hashes)
-            same_text = Memory.objects.in_namespace(self.namespace).filter(
+            # Pending memories too: the same text again is that memory, not a second row.
+            same_text = Memory.every_state.in_namespace(self.namespace).filter(
                 content_hash__in=set(self.hashes)
             )
             for m in same_text.order_by("created_at", "id"):
@@ -147,6 +178,9 @@ class WriteBatch:
                 )
         self._near_in_batch(threshold)
         self._possible_updates(per_row)
+        for idx in self.held:  # checked when a person approves it (apps/queues/review.py)
+            self.near.pop(idx, None)
+            self.maybe.pop(idx, None)
         if self.on_duplicate == "skip":
             self._drop_skipped()
 
@@ -239,6 +273,8 @@ class WriteBatch:
             if not p.first_chunk:
                 continue
             result = self.results[p.item]
+            if p.item in self.held:
+                continue  # a waiting memory ends nothing's validity
             if p.item in self.superseded:
                 self._close(p.row, self.superseded[p.item], result)
             for update in self.maybe.get(p.item, []):
@@ -272,6 +308,12 @@ class WriteBatch:
         return next(p.row for p in self.planned if p.item == idx and p.first_chunk)
 
     def _close(self, newer: Memory, older: Sequence, result: WriteResult | None) -> None:
+        rules = [m for m in older if isinstance(m, Memory)]
+        if len(rules) < len(older):  # ids of near-duplicates (on_duplicate=supersede)
+            rules += Memory.objects.filter(pk__in=[m for m in older if isinstance(m, str)])
+        constitutional.guard(
+            rules, actor=self.actor, confirmed=self.confirm_constitutional, what="Superseding"
+        )
         closed, closing = close_validity(newer=newer, older=older, now=self.now)
         self.edges += closed
         self.changes += closing
@@ -295,9 +337,11 @@ class WriteBatch:
             for dup in self.near.get(p.item, []):
                 if dup not in result.near_duplicates:
                     result.near_duplicates.append(dup)
-        for result in self.results:
+        for idx, result in enumerate(self.results):
             if result is not None and len(result.chunks) == 1:
                 result.chunks = []  # only report chunks when a document was split
+            if result is not None:
+                result.redacted = self.redacted.get(idx, [])
         for idx, result in enumerate(self.results):
             if result is None:
                 first = self.results[self.first_of_key[self.keys[idx]]]

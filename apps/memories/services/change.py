@@ -7,15 +7,16 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce, Left, NullIf
 from django.utils import timezone
 
 from apps.core.exceptions import NotFound, ValidationFailed, VersionConflict
 
-from .. import dialog, embeddings, passages, recheck, revisions
+from .. import constitutional, dialog, embeddings, passages, recheck, revisions, screening
 from ..fields import UPDATABLE
 from ..jobs import graph_changed
-from ..models import CausalEdge, Memory, Relation
+from ..models import CausalEdge, Memory, Relation, Tier
 from ..texts import content_hash
 from ..validation import validate_memory_input
 from .create import unique_content_guard
@@ -30,7 +31,7 @@ def memory_locked(pk, *, expected_version: int | None = None) -> Memory:
     delete and restore of one memory takes this lock first, so they run one after another and
     each starts from what the one before stored. Gone (deleted meanwhile): NotFound. A version
     other than `expected_version` (when given): VersionConflict, with the row as it is now."""
-    memory = Memory.objects.select_for_update(of=("self",)).filter(pk=pk).first()
+    memory = Memory.every_state.select_for_update(of=("self",)).filter(pk=pk).first()
     if memory is None:
         raise NotFound(f"Memory {pk} does not exist (it was deleted).")
     if expected_version is not None and memory.version != expected_version:
@@ -50,6 +51,7 @@ def memory_update(
     door: str = "system",
     action: str | None = None,
     expected_version: int | None = None,
+    confirm_constitutional: bool = False,
     **changes: Any,
 ) -> Memory:
     """Change fields of one memory; content changes re-embed it and recompute its hash.
@@ -78,6 +80,10 @@ def memory_update(
         "valid_until": memory.valid_until,
     }
     checked = validate_memory_input({**current, **changes})
+    if "content" in changes and screening.has_secrets(checked.content):
+        # An edit meets the namespace's secrets policy as a write does (the namespace is
+        # read only then).
+        checked = screening.without_secrets(memory.namespace, [checked], None)[0][0]
     state_before = revisions.memory_state(memory)
     for name in changes.keys() - {"tags"}:
         setattr(memory, name, getattr(checked, name))
@@ -87,6 +93,14 @@ def memory_update(
     before, after = revisions.diff_states(state_before, revisions.memory_state(memory, tags))
     if not after:
         return memory
+    # Its content or tier changed, or archived: a constitutional memory needs an owner.
+    ruled = state_before["tier"] == Tier.CONSTITUTIONAL and (
+        bool({"content", "tier"} & set(after)) or after.get("archived") is True
+    )
+    if ruled:
+        constitutional.require(
+            memory, actor=actor, confirmed=confirm_constitutional, what="Changing"
+        )
     columns = [name for name in after if name != "tags"] + ["updated_at", "version"]
     if "content" in after:
         # The hash is of the content alone (a document's first chunk holds the whole
@@ -97,6 +111,8 @@ def memory_update(
         # Back to the text its dependents were marked against (an undo, a restore): those
         # marks go; any other new text marks what rests on this memory.
         recheck.mark_edit(memory, hash_before)
+        memory.risk = screening.findings(memory.content)
+        columns.append("risk")
     reembedded = "content" in after or "title" in after
     if reembedded:
         vectors, passage_rows = passages.embed_memories([memory])
@@ -114,17 +130,27 @@ def memory_update(
         ids = tag_ids(checked.tags)
         memory.tags.set([ids[t] for t in checked.tags])
     action = action or revisions.update_action(after)
+    after = {**after, **constitutional.RISK} if ruled else after
     revisions.record_one(memory, action, before, after, actor=actor, door=door)
     return memory
 
 
 @transaction.atomic
 def memory_archive(
-    *, memory: Memory, archived: bool = True, actor: revisions.Actor = None, door: str = "system"
+    *,
+    memory: Memory,
+    archived: bool = True,
+    actor: revisions.Actor = None,
+    door: str = "system",
+    confirm_constitutional: bool = False,
 ) -> Memory:
     memory = memory_locked(memory.pk)
     memories_archive(
-        memories=Memory.objects.filter(pk=memory.pk), archived=archived, actor=actor, door=door
+        memories=Memory.every_state.filter(pk=memory.pk),
+        archived=archived,
+        actor=actor,
+        door=door,
+        confirm_constitutional=confirm_constitutional,
     )
     memory.refresh_from_db(fields=["archived", "updated_at", "version"])
     return memory
@@ -132,23 +158,46 @@ def memory_archive(
 
 @transaction.atomic
 def memories_archive(
-    *, memories, archived: bool = True, actor: revisions.Actor = None, door: str = "system"
+    *,
+    memories,
+    archived: bool = True,
+    actor: revisions.Actor = None,
+    door: str = "system",
+    confirm_constitutional: bool = False,
 ) -> int:
-    """Archive (or restore) many memories at once; only rows whose flag flips get a revision."""
+    """Archive (or restore) many memories at once; only rows whose flag flips get a revision.
+    Archiving a constitutional memory needs an owner's confirmation (constitutional.py)."""
     flipping = memories.filter(archived=not archived).order_by("pk")
     # Locked (in one order, so two bulk archives cannot deadlock): a concurrent change or
     # archive of the same rows waits, and each flip is recorded once.
-    rows = list(flipping.select_for_update(of=("self",)).values_list("id", "namespace_id"))
+    locked = flipping.select_for_update(of=("self",))
+    # A rule's name in a refusal: its title, else the start of its content (not all of it).
+    named = Coalesce(NullIf("title", Value("")), Left("content", 80))
+    rows = list(locked.values_list("id", "namespace_id", "tier", named))
     if not rows:
         return 0
+    ruled = set()
+    if archived:
+        rules = [Memory(pk=pk, namespace_id=ns, tier=tier, title=t) for pk, ns, tier, t in rows]
+        if constitutional.guard(
+            rules, actor=actor, confirmed=confirm_constitutional, what="Archiving"
+        ):
+            ruled = {m.pk for m in rules if m.tier == Tier.CONSTITUTIONAL}
+    rows = [(pk, ns) for pk, ns, _, _ in rows]
     with unique_content_guard():  # restoring a memory whose text is stored again meanwhile
-        Memory.objects.filter(pk__in=[pk for pk, _ in rows]).update(
+        Memory.every_state.filter(pk__in=[pk for pk, _ in rows]).update(
             archived=archived, updated_at=timezone.now(), version=F("version") + 1
         )
     action = revisions.Action.ARCHIVE if archived else revisions.Action.UNARCHIVE
     revisions.record(
         [
-            revisions.Change(pk, ns, action, {"archived": not archived}, {"archived": archived})
+            revisions.Change(
+                pk,
+                ns,
+                action,
+                {"archived": not archived},
+                {"archived": archived, **(constitutional.RISK if pk in ruled else {})},
+            )
             for pk, ns in rows
         ],
         actor=actor,
@@ -164,6 +213,7 @@ def memory_delete(
     actor: revisions.Actor = None,
     door: str = "system",
     expected_version: int | None = None,
+    confirm_constitutional: bool = False,
 ) -> None:
     """Delete a memory; its last version, tags and edges wait in the namespace's trash.
 
@@ -171,6 +221,7 @@ def memory_delete(
     that landed a moment before, and a change waiting behind the delete finds the memory gone.
     """
     memory = memory_locked(memory.pk, expected_version=expected_version)
+    constitutional.guard([memory], actor=actor, confirmed=confirm_constitutional, what="Deleting")
     # Before the row (and its links) go: what rests on it is marked for re-check.
     recheck.mark([recheck.deleted(memory)])
     edge_count = revisions.trash_put(memory, actor=actor, door=door)

@@ -11,7 +11,7 @@ from django.db import transaction
 
 from apps.core.exceptions import ValidationFailed
 
-from .. import revisions
+from .. import revisions, screening
 from ..models import Namespace
 from ..validation import MemoryInput, validate_memory_input
 from .batch import WriteBatch
@@ -41,11 +41,21 @@ def memory_create(
     on_duplicate: str = "report",
     actor: revisions.Actor = None,
     door: str = "system",
+    confirm_constitutional: bool = False,
     **fields: Any,
 ) -> WriteResult:
-    """Store one memory (chunked when long). Exact duplicates return the existing memory."""
+    """Store one memory (chunked when long). Exact duplicates return the existing memory.
+    Superseding a constitutional memory needs an owner's `confirm_constitutional`."""
     items = [{"content": content, **fields}]
-    return _create_many(namespace, items, on_duplicate, prefix=None, actor=actor, door=door)[0]
+    return _create_many(
+        namespace,
+        items,
+        on_duplicate,
+        prefix=None,
+        actor=actor,
+        door=door,
+        confirm_constitutional=confirm_constitutional,
+    )[0]
 
 
 def memory_batch_create(
@@ -62,6 +72,7 @@ def memory_batch_create(
     max_chars: int | None = None,
     vectors: np.ndarray | None = None,
     lock_hashes: bool = True,
+    imported: bool = False,
 ) -> list[WriteResult]:
     """Store many memories in one transaction; embeddings are computed in batches.
 
@@ -73,6 +84,8 @@ def memory_batch_create(
     `lock_hashes=False` leaves out the locks that make a concurrent writer of the same text
     wait for this one: for worker processes that write disjoint records of one import, which
     the locks would only serialize (the unique constraint still refuses a record stored twice).
+    `imported`: the items are records of a file a person imports, which the namespace's review
+    policy may hold (screening.hold_reason).
     """
     _check_batch_shape(items, max_chars)
     return _create_many(
@@ -88,6 +101,7 @@ def memory_batch_create(
         door=door,
         vectors=vectors,
         lock=lock_hashes,
+        imported=imported,
     )
 
 
@@ -160,10 +174,12 @@ def _planned(
     chunk: bool = True,
     infer: bool = True,
     lock: bool = True,
+    imported: bool = False,
+    confirm_constitutional: bool = False,
 ) -> WriteBatch:
     if on_duplicate not in ON_DUPLICATE:
         raise ValidationFailed({"on_duplicate": f"Must be one of: {', '.join(ON_DUPLICATE)}."})
-    inputs = _validate_all(items, prefix)
+    inputs, redacted = screening.without_secrets(namespace, _validate_all(items, prefix), prefix)
     return WriteBatch(
         namespace,
         inputs,
@@ -174,6 +190,9 @@ def _planned(
         chunk=chunk,
         infer=infer,
         lock=lock,
+        redacted=redacted,
+        imported=imported,
+        confirm_constitutional=confirm_constitutional,
     )
 
 
@@ -204,6 +223,7 @@ def memory_batch_store(
     batch: WriteBatch, *, actor: revisions.Actor = None, door: str = "system"
 ) -> list[WriteResult]:
     """Write an embedded batch in one transaction (nested in the caller's, if any)."""
+    batch.hold(actor=actor)
     with transaction.atomic():
         batch.match_stored()
         batch.probe()

@@ -6,7 +6,7 @@ from django.db import transaction
 
 from apps.core.exceptions import ValidationFailed
 
-from .. import recheck, revisions
+from .. import constitutional, recheck, revisions
 from ..jobs import graph_changed
 from ..models import CausalEdge, Memory, RecheckReason, Relation
 from ..supersession import end_validity, reopen_validity
@@ -25,8 +25,10 @@ def edge_create(
     strength: float = 1.0,
     actor: revisions.Actor = None,
     door: str = "system",
+    confirm_constitutional: bool = False,
 ) -> CausalEdge:
-    """Link two memories of one namespace; linking again updates the strength."""
+    """Link two memories of one namespace; linking again updates the strength. Superseding a
+    constitutional memory needs an owner's confirmation (apps/memories/constitutional.py)."""
     relation, strength = validate_relation(relation, strength)
     if source.pk == target.pk:
         raise ValidationFailed({"target": "A memory cannot be linked to itself."})
@@ -50,6 +52,21 @@ def edge_create(
             revisions.Change(c.memory_id, c.namespace_id, c.action, old, c.after) for c in changes
         ]
     if relation == Relation.SUPERSEDES and existing is None:
+        if constitutional.guard(
+            [target], actor=actor, confirmed=confirm_constitutional, what="Superseding"
+        ):
+            changes = [
+                revisions.Change(
+                    c.memory_id,
+                    c.namespace_id,
+                    c.action,
+                    c.before,
+                    {**c.after, **constitutional.RISK},
+                )
+                if c.memory_id == target.pk
+                else c
+                for c in changes
+            ]
         # Superseding ends the older memory's validity where the newer one's begins.
         locked = Memory.objects.select_for_update().get(pk=target.pk)
         ended = end_validity(locked, source)

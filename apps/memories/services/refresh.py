@@ -22,7 +22,7 @@ def memories_refresh(*, memories, actor: revisions.Actor = None, door: str = "sy
     rows = list(memories.values_list("id", "namespace_id", "stability", "last_accessed_at"))
     if not rows:
         return 0
-    Memory.objects.filter(pk__in=[row[0] for row in rows]).update(
+    Memory.every_state.filter(pk__in=[row[0] for row in rows]).update(
         stability=1.0, last_accessed_at=now, updated_at=now
     )
     revisions.record(
@@ -65,7 +65,7 @@ def memory_refresh_undo(
     stability = float(before["stability"])
     accessed = parse_datetime(before["last_accessed_at"]) if before["last_accessed_at"] else None
     current = {"stability": memory.stability, "last_accessed_at": _iso(memory.last_accessed_at)}
-    Memory.objects.filter(pk=memory.pk).update(
+    Memory.every_state.filter(pk=memory.pk).update(
         stability=stability, last_accessed_at=accessed, updated_at=timezone.now()
     )
     memory.stability, memory.last_accessed_at = stability, accessed

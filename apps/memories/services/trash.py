@@ -53,7 +53,7 @@ def memory_undelete(
     *, entry: DeletedMemory, actor: revisions.Actor = None, door: str = "system"
 ) -> UndeleteResult:
     """Put a deleted memory back with its id, tags and edges (the caller drops the entry)."""
-    if Memory.objects.filter(pk=entry.memory_id).exists():
+    if Memory.every_state.filter(pk=entry.memory_id).exists():
         raise ValidationFailed({"entry": f"A memory with id {entry.memory_id} exists already."})
     snap = entry.snapshot
     external_id = snap.get("external_id")

@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 
 from apps.core.exceptions import ValidationFailed
 
-from ..models import CONTENT_UNIQUE, Memory
+from ..models import CONTENT_UNIQUE, Memory, Review
 
 
 @dataclass
@@ -29,6 +29,12 @@ class WriteResult:
     superseded: list[str] = field(default_factory=list)  # ids whose validity this one ended
     caused_by: list[str] = field(default_factory=list)  # ids linked to it by `caused`
     depends_on: list[str] = field(default_factory=list)  # ids it links to by `depends_on`
+    redacted: list[str] = field(default_factory=list)  # kinds of credential replaced
+
+    @property
+    def pending(self) -> bool:
+        """Stored, but waiting for review: found by nothing until an editor approves it."""
+        return self.memory.review == Review.PENDING
 
     def to_dict(self) -> dict:
         return {
@@ -49,6 +55,10 @@ class WriteResult:
             "possible_contradictions": [
                 {k: u[k] for k in ("id", "title", "why")} for u in self.possible_contradictions
             ],
+            "review": self.memory.review,
+            "review_reason": self.memory.review_reason,
+            "risk": self.memory.risk,
+            "redacted": self.redacted,
         }
 
 

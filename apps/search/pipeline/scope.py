@@ -50,7 +50,12 @@ class Scope:
         index probe instead of EXISTS: inside a scan that stops at its first rows (a LATERAL
         ... LIMIT 1, an HNSW scan) PostgreSQL would otherwise turn EXISTS into a semi-join
         that reads every memory carrying the tag, once per outer row (9 s at 100k)."""
-        clauses = [f"{alias}.namespace_id = %s", f"NOT {alias}.archived"]
+        # Memories waiting for review are found by no search: a column of the row, no join.
+        clauses = [
+            f"{alias}.namespace_id = %s",
+            f"NOT {alias}.archived",
+            f"{alias}.review = 'approved'",
+        ]
         params: list = [self.namespace_id]
         if self.categories:
             clauses.append(f"{alias}.category = ANY(%s)")

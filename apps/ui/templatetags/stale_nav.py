@@ -1,5 +1,5 @@
-"""Counts beside the curator's queues in the navigation: near-duplicates, conflicts, stale,
-re-check and missed searches.
+"""Counts beside the curator's queues in the navigation: review, near-duplicates, conflicts,
+stale, re-check and missed searches.
 
 The base template only knows the current namespace's name, which the navigation context
 already limited to namespaces the person may see. The counts are aggregate SQL queries (no
@@ -15,13 +15,15 @@ from django.core.cache import cache
 from apps.memories.models import Namespace
 from apps.memories.selectors import stale_counts
 from apps.queues.recheck import recheck_count
+from apps.queues.review import pending_count
 from apps.queues.selectors import conflict_count, duplicate_count
 from apps.search.selectors import missed_count
 
 register = template.Library()
 
 COUNTS_SECONDS = 30
-EMPTY = {"duplicates": 0, "conflicts": 0, "stale": 0, "recheck": 0, "missed": 0, "total": 0}
+QUEUES = ("review", "duplicates", "conflicts", "stale", "recheck", "missed")
+EMPTY = dict.fromkeys((*QUEUES, "total"), 0)
 
 
 def _key(name: str) -> str:
@@ -33,10 +35,11 @@ def forget_counts(name: str) -> None:
 
 
 def queue_counts(namespace: Namespace, known: dict | None = None) -> dict:
-    """The five counts; a queue page passes the one it has just computed (`known`), so its
+    """The six counts; a queue page passes the one it has just computed (`known`), so its
     own aggregate does not run twice."""
     known = known or {}
     counters = {
+        "review": lambda: pending_count(namespace),
         "duplicates": lambda: duplicate_count(namespace=namespace),
         "conflicts": lambda: conflict_count(namespace=namespace),
         "stale": lambda: stale_counts(namespace=namespace)["total"],

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from apps.core.exceptions import ValidationFailed
+from apps.core.exceptions import PermissionDenied, ValidationFailed
 from apps.memories import services
 from apps.memories.browse import listed, memory_page
 from apps.memories.models import Memory, Namespace
@@ -84,6 +84,9 @@ def bulk_action(request: HttpRequest, namespace: Namespace) -> HttpResponse:
             count = _apply(data, memories, who)
     except ValidationFailed as exc:
         messages.error(request, exc.summary())
+        return redirect(back)
+    except PermissionDenied as exc:  # a constitutional memory among them, and no owner
+        messages.error(request, str(exc))
         return redirect(back)
     messages.success(
         request, f"{data['action'].replace('_', ' ')}: {counted(count, 'memory,memories')}."

@@ -115,6 +115,7 @@ def connect_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
             name=form.cleaned_data["name"],
             namespaces=[namespace],
             read_only=form.cleaned_data["read_only"],
+            trusted=form.cleaned_data["trusted"],
         )
         context.update(new_token=token, raw_token=raw, snippets=snippets(request, namespace, raw))
     else:

@@ -7,7 +7,7 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from apps.core.exceptions import ValidationFailed, VersionConflict
+from apps.core.exceptions import PermissionDenied, ValidationFailed, VersionConflict
 from apps.memories import services
 from apps.memories.models import Memory, Namespace
 from apps.memories.preview import create_preview
@@ -46,16 +46,25 @@ def create_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
             result = services.memory_create(
                 namespace=namespace,
                 on_duplicate=DUPLICATE_CHOICES.get(choice, "report"),
+                confirm_constitutional=request.POST.get("confirm_constitutional") == "1",
                 **fields,
                 **writer(request),
             )
         except ValidationFailed as exc:
             attach_errors(form, exc)
+            # Superseding a constitutional memory: the page now offers the owner's box.
+            context["confirm_rule"] = "confirm_constitutional" in exc.errors
             return render(request, "ui/memory/form.html", context, status=400)
+        except PermissionDenied as exc:
+            form.add_error(None, str(exc))
+            return render(request, "ui/memory/form.html", context, status=403)
         if not result.created:
             messages.info(request, "Not stored again: this memory already holds that text.")
         else:
             messages.success(request, "Memory created.")
+        if result.redacted:
+            kinds = ", ".join(result.redacted)
+            messages.warning(request, f"Stored with credentials replaced: {kinds}.")
         if result.inferred_tags:
             inferred = ", ".join(result.inferred_tags)
             messages.info(request, f"Tags inferred from the text: {inferred}")
@@ -159,7 +168,12 @@ def edit_page(request: HttpRequest, memory: Memory) -> HttpResponse:
                 with transaction.atomic():  # the links and the change, or neither
                     if changes:
                         memory = services.memory_update(
-                            memory=memory, expected_version=seen, **changes, **writer(request)
+                            memory=memory,
+                            expected_version=seen,
+                            confirm_constitutional=request.POST.get("confirm_constitutional")
+                            == "1",
+                            **changes,
+                            **writer(request),
                         )
                     services.memory_links_add(memory=memory, **links, **writer(request))
                     if rechecking and memory.recheck_marks.exists():
@@ -170,6 +184,9 @@ def edit_page(request: HttpRequest, memory: Memory) -> HttpResponse:
             except ValidationFailed as exc:
                 attach_errors(form, exc)
                 return render(request, "ui/memory/form.html", context, status=400)
+            except PermissionDenied as exc:  # a constitutional memory and no owner
+                form.add_error(None, str(exc))
+                return render(request, "ui/memory/form.html", context, status=403)
             done = sorted([*changes, *links])
             if done:
                 messages.success(request, "Saved: " + ", ".join(done) + ".")

@@ -58,6 +58,7 @@ UNDO_LABELS = {
     "supersede": "Re-open this memory (undo the supersession)",
 }
 # A decision that ended this memory (another one was kept) re-opens it when undone.
+QUEUE_NAMES = {"duplicates": "near-duplicates", "review": "review"}
 REOPENING_DECISION = "Undo this decision (re-open this memory)"
 OUTCOMES = {
     "kept_both": "kept both (not duplicates)",
@@ -177,7 +178,7 @@ def _mentioned(revisions: list[MemoryRevision], namespace_id: int) -> dict[str, 
 def _decision_text(decision: dict | None, *, undone: bool = False) -> str | None:
     if not decision:
         return None
-    queue = "near-duplicates" if decision["queue"] == "duplicates" else "conflicts"
+    queue = QUEUE_NAMES.get(decision["queue"], "conflicts")
     text = f"{queue} queue: {OUTCOMES.get(decision['outcome'], decision['outcome'])}"
     if decision.get("note"):
         text += f" (note: {decision['note']})"

@@ -9,7 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from apps.core.exceptions import ValidationFailed
+from apps.core.exceptions import PermissionDenied, ValidationFailed
 from apps.core.values import text_problem
 from apps.history.conf import history_settings
 from apps.memories import services
@@ -127,16 +127,31 @@ def unlink(request: HttpRequest, memory: Memory, edge_id: int) -> HttpResponse:
 @require_POST
 def archive(request: HttpRequest, memory: Memory) -> HttpResponse:
     archived = request.POST.get("archived", "1") == "1"
-    services.memory_archive(memory=memory, archived=archived, **writer(request))
+    try:
+        services.memory_archive(
+            memory=memory, archived=archived, **_confirmed(request), **writer(request)
+        )
+    except (ValidationFailed, PermissionDenied) as exc:
+        messages.error(request, str(exc))
+        return redirect("ui:memory", memory_id=memory.pk)
     messages.success(request, "Archived." if archived else "Restored from the archive.")
     return redirect("ui:memory", memory_id=memory.pk)
+
+
+def _confirmed(request: HttpRequest) -> dict:
+    """The owner's explicit box for a constitutional memory (apps/memories/constitutional.py)."""
+    return {"confirm_constitutional": request.POST.get("confirm_constitutional") == "1"}
 
 
 @memory_view(Action.CHANGE)
 @require_POST
 def delete(request: HttpRequest, memory: Memory) -> HttpResponse:
     namespace = memory.namespace
-    services.memory_delete(memory=memory, **writer(request))
+    try:
+        services.memory_delete(memory=memory, **_confirmed(request), **writer(request))
+    except (ValidationFailed, PermissionDenied) as exc:
+        messages.error(request, str(exc))
+        return redirect("ui:memory", memory_id=memory.pk)
     days = history_settings().trash_days
     messages.success(request, f"Deleted. It stays in the trash for {days} days.")
     return redirect("ui:browse", namespace=namespace.name)

@@ -20,7 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("--every", type=int, default=5000, help="Progress every N memories.")
 
     def handle(self, *args, namespace=None, every=5000, **options):
-        memories = Memory.objects.all()
+        memories = Memory.every_state.all()  # waiting memories hold text too
         if namespace:
             if not Namespace.objects.filter(name=namespace).exists():
                 raise CommandError(f"No namespace named {namespace!r}.")

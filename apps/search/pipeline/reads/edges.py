@@ -80,7 +80,8 @@ def successors_of_ended(
                 SELECT m.id, 1 - (m.embedding <=> %s::vector) AS similarity
                   FROM {MEMORY} m
                  WHERE m.namespace_id = %s AND m.valid_until IS NOT NULL
-                   AND m.valid_until <= %s AND NOT m.archived AND m.embedding IS NOT NULL)
+                   AND m.valid_until <= %s AND NOT m.archived AND m.review = 'approved'
+                   AND m.embedding IS NOT NULL)
             SELECT e.source_id::text, max(ended.similarity) AS similarity
               FROM ended JOIN {EDGE} e ON e.target_id = ended.id AND e.relation = %s
              WHERE ended.similarity >= %s

@@ -1,0 +1,61 @@
+"""A pending memory's review: approved (it takes effect and meets the write path's checks it
+skipped), or back to pending (an approval undone). Who may review is the queue's concern
+(apps/queues/review.py); rejecting is deleting to the trash (change.memory_delete)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import transaction
+
+from .. import nearest, revisions, updates
+from ..models import Memory, PossibleUpdate, Review
+from .batch import NEAR_DUPLICATES, PROBE_LIMIT, _queued_update
+from .change import memory_locked
+
+
+def memory_review_set(
+    *, memory: Memory, review: str, actor: revisions.Actor, door: str, decision: dict
+) -> Memory:
+    """Set the review state under the row's lock; the revision carries `decision` so the
+    history can name the reviewer and undo it."""
+    memory = memory_locked(memory.pk)
+    before, after = {"review": memory.review}, {"review": review}
+    # A queue decision's revision carries it in `after`; its undo carries it in `before`.
+    (before if review == Review.PENDING else after)["decision"] = decision
+    memory.review = review
+    memory.version += 1
+    memory.save(update_fields=["review", "version"])
+    revisions.record_one(memory, revisions.Action.DECISION, before, after, actor=actor, door=door)
+    return memory
+
+
+@transaction.atomic
+def memory_after_approval(*, memory: Memory) -> dict:
+    """The checks a write skips while it waits: its near-duplicates (reported) and the stored
+    memories it reads like an update of (queued for a person, as at write)."""
+    threshold = settings.MEMORY_NEAR_DUPLICATE_SIMILARITY
+    found = nearest.nearest_per_vector(
+        memory.namespace_id,
+        [memory.embedding],
+        limit=PROBE_LIMIT,
+        min_similarity=min(threshold, updates.CANDIDATE_MIN),
+        with_validity=True,
+    )
+    hits = sorted(
+        ((m, s, until) for _, m, s, until in found if m != memory.pk), key=lambda r: -r[1]
+    )
+    near = [{"id": str(m), "similarity": round(s, 4)} for m, s, _ in hits if s >= threshold][
+        :NEAR_DUPLICATES
+    ]
+    current = [(m, s) for m, s, until in hits if until is None][: updates.CANDIDATES]
+    rows = Memory.objects.in_bulk([m for m, _ in current])
+    maybe = updates.possible_updates(
+        memory.content, [(rows[m], s) for m, s in current if m in rows]
+    )
+    PossibleUpdate.objects.bulk_create(
+        [_queued_update(memory.namespace, memory, u) for u in maybe], ignore_conflicts=True
+    )
+    return {
+        "near_duplicates": near,
+        "possible_updates": [{k: u[k] for k in ("id", "title", "why")} for u in maybe],
+    }
