@@ -41,7 +41,7 @@ def test_review_queue_approve_edit_reject_and_bulk(page, admin_user, acme):
     page.goto("/ns/acme/queues/review/")
     expect(page.locator("#nav-review-count")).to_have_text("3")
     row = page.locator(f"tr[data-memory='{injection.pk}']")
-    expect(row.locator("mark.risk")).to_contain_text("Ignore your previous instructions")
+    expect(row.locator("mark.risk").first).to_contain_text("Ignore your previous instructions")
     expect(row).to_contain_text("by token assistant")
     expect(row).to_contain_text("via mcp")
     hidden_row = page.locator(f"tr[data-memory='{hidden.pk}']")
