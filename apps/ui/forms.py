@@ -165,6 +165,12 @@ class MemoryForm(forms.Form):
     tags = forms.CharField(required=False, help_text="Comma separated")
     file_path = forms.CharField(required=False)
     source = forms.CharField(required=False)
+    # Kept with the memory's provenance when it is created; an edit does not change it.
+    source_url = forms.CharField(
+        required=False,
+        label="Source URL",
+        help_text="The page or document this was learnt from (http or https)",
+    )
     tier = forms.ChoiceField(choices=TIER_CHOICES, initial=Tier.NORMAL)
     importance = forms.FloatField(initial=0.5, widget=forms.NumberInput(attrs={"step": "0.05"}))
     # The edit form carries the version it was filled from: a save on a memory changed since
@@ -215,6 +221,8 @@ class MemoryForm(forms.Form):
             if split_list(data["supersedes"]):
                 dates["supersedes"] = split_list(data["supersedes"])
             dates.update(self.link_fields())
+            if data["source_url"]:
+                dates["source_url"] = data["source_url"]
         return {
             **dates,
             "title": data["title"],

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from .. import dialog, embeddings, nearest, passages, revisions, updates, vector_index
+from .. import dialog, embeddings, nearest, passages, provenance, revisions, updates, vector_index
 from ..copying import copy_rows
 from ..jobs import dialog_turns_queued, graph_changed, vectors_left_out
 from ..models import CausalEdge, Memory, Namespace, PossibleUpdate
@@ -202,6 +202,24 @@ class WriteBatch:
         kept = {id(p) for p in keep}
         self.vectors = self.vectors[[i for i, p in enumerate(self.planned) if id(p) in kept]]
         self.planned = keep
+
+    def stamp(self, *, actor: revisions.Actor, door: str, origin: provenance.Origin | None) -> None:
+        """Each planned row's provenance: who wrote it, through which door and credential,
+        with which client, from which page or file (the chunks of a document share it)."""
+        stamps: dict[int, dict] = {}
+        for p in self.planned:
+            if p.item not in stamps:
+                inp = self.inputs[p.item]
+                stamps[p.item] = provenance.columns(
+                    actor=actor,
+                    door=door,
+                    origin=origin,
+                    source_url=inp.source_url,
+                    given=inp.provenance,
+                    now=self.now,
+                )
+            for name, value in stamps[p.item].items():
+                setattr(p.row, name, value)
 
     def store(self) -> None:
         """The rows, their tag links and passages, and their creation revisions."""

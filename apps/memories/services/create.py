@@ -13,6 +13,7 @@ from apps.core.exceptions import ValidationFailed
 
 from .. import revisions
 from ..models import Namespace
+from ..provenance import Origin
 from ..validation import MemoryInput, validate_memory_input
 from .batch import WriteBatch
 from .written import WriteResult, unique_content_guard
@@ -41,11 +42,15 @@ def memory_create(
     on_duplicate: str = "report",
     actor: revisions.Actor = None,
     door: str = "system",
+    origin: Origin | None = None,
     **fields: Any,
 ) -> WriteResult:
-    """Store one memory (chunked when long). Exact duplicates return the existing memory."""
+    """Store one memory (chunked when long). Exact duplicates return the existing memory.
+    `origin`: what the door knows beyond the actor (the MCP client, an import's file)."""
     items = [{"content": content, **fields}]
-    return _create_many(namespace, items, on_duplicate, prefix=None, actor=actor, door=door)[0]
+    return _create_many(
+        namespace, items, on_duplicate, prefix=None, actor=actor, door=door, origin=origin
+    )[0]
 
 
 def memory_batch_create(
@@ -59,6 +64,7 @@ def memory_batch_create(
     infer: bool = True,
     actor: revisions.Actor = None,
     door: str = "system",
+    origin: Origin | None = None,
     max_chars: int | None = None,
     vectors: np.ndarray | None = None,
     lock_hashes: bool = True,
@@ -86,6 +92,7 @@ def memory_batch_create(
         infer=infer,
         actor=actor,
         door=door,
+        origin=origin,
         vectors=vectors,
         lock=lock_hashes,
     )
@@ -139,6 +146,7 @@ def _create_many(
     prefix: str | None,
     actor: revisions.Actor = None,
     door: str = "system",
+    origin: Origin | None = None,
     vectors: np.ndarray | None = None,
     **options: Any,
 ) -> list[WriteResult]:
@@ -146,7 +154,7 @@ def _create_many(
     # Embedded before the transaction: the encoder's wait (shared with concurrent writers
     # through the batcher) holds neither the hash lock nor an open transaction.
     batch.embed(vectors)
-    return memory_batch_store(batch, actor=actor, door=door)
+    return memory_batch_store(batch, actor=actor, door=door, origin=origin)
 
 
 def _planned(
@@ -201,12 +209,17 @@ def memory_batch_embedded(
 
 
 def memory_batch_store(
-    batch: WriteBatch, *, actor: revisions.Actor = None, door: str = "system"
+    batch: WriteBatch,
+    *,
+    actor: revisions.Actor = None,
+    door: str = "system",
+    origin: Origin | None = None,
 ) -> list[WriteResult]:
     """Write an embedded batch in one transaction (nested in the caller's, if any)."""
     with transaction.atomic():
         batch.match_stored()
         batch.probe()
+        batch.stamp(actor=actor, door=door, origin=origin)
         batch.store()
         batch.supersede()
         batch.link()
