@@ -84,6 +84,19 @@ class MemoryFilterIn(serializers.Serializer):
     archived = serializers.BooleanField(
         required=False, default=False, help_text="List archived memories instead."
     )
+    person = serializers.CharField(
+        required=False, max_length=150, help_text="Only memories written by this person."
+    )
+    credential = serializers.CharField(
+        required=False,
+        max_length=200,
+        help_text="Only memories written with this API token or OAuth app (its name).",
+    )
+    door = serializers.ChoiceField(
+        choices=list(provenance.DOORS),
+        required=False,
+        help_text="Only memories written through this door.",
+    )
 
 
 class RecheckMarkOut(serializers.Serializer):

@@ -8,6 +8,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from apps.core.exceptions import ValidationFailed
+from apps.memories import provenance
 from apps.memories.models import Category, Relation, Tier
 from apps.search.params import MODES, SearchParams
 
@@ -118,6 +119,12 @@ class BrowseForm(forms.Form):
         required=False,
     )
     file_path = forms.CharField(required=False)
+    # Provenance: who wrote it, with which token or app, through which door.
+    person = forms.CharField(required=False, max_length=150)
+    credential = forms.CharField(required=False, max_length=200)
+    door = forms.ChoiceField(
+        choices=[("", "any door"), *((d, d) for d in provenance.DOORS)], required=False
+    )
     after = forms.DateTimeField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     before = forms.DateTimeField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     sort = forms.ChoiceField(choices=SORT_CHOICES, required=False)
