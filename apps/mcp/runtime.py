@@ -21,7 +21,6 @@ from apps.access.models import ApiToken, OAuthConnection
 from apps.access.services import token_authenticate
 from apps.core.exceptions import NotFound, PermissionDenied, ValidationFailed, VersionConflict
 from apps.memories.embeddings import EmbeddingTimeout
-from apps.memories.provenance import Origin, client_label
 from memoryhub import db_router
 
 T = TypeVar("T")
@@ -78,17 +77,6 @@ async def run_sync(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         raise ToolError("The database is briefly unavailable; retry in a few seconds.") from exc
     except EmbeddingTimeout as exc:
         raise ToolError("The embedding model is busy; retry in a few seconds.") from exc
-
-
-def client_of(ctx: Context) -> Origin:
-    """The MCP client's own name and version, as it introduced itself: clientInfo, carried by
-    every request of the 2026 protocol, or by the session's `initialize` on a stateful one.
-    A stateless request of the older protocol carries none (the empty Origin)."""
-    params = getattr(ctx.session, "client_params", None)
-    info = getattr(params, "client_info", None)
-    if info is None:
-        return Origin()
-    return Origin(client=client_label(info.name, info.version))
 
 
 async def current_token(ctx: Context) -> ApiToken | OAuthConnection:

@@ -21,6 +21,7 @@ from apps.oauth.services import connection_authenticate
 
 from . import tools
 from .arguments import strict_tool
+from .clients import noting_initialize
 from .legacy import LEGACY_TOOLS
 from .runtime import SCOPE_TOKEN_KEY, in_thread
 
@@ -109,6 +110,8 @@ class BearerTokenGate:
         if token is None:
             await _unauthorized(send, "invalid", scope)
             return
+        # A client of the older protocol names itself only in `initialize` (apps/mcp/clients.py).
+        receive = await noting_initialize(receive, token)
         await self.app({**scope, SCOPE_TOKEN_KEY: token}, receive, send)
 
 

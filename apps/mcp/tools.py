@@ -17,7 +17,8 @@ from apps.memories.fields import MemoryCreate, MemoryPatch
 from apps.search.params import SearchParams
 
 from . import ops
-from .runtime import client_of, current_token, run_sync
+from .clients import client_of
+from .runtime import current_token, run_sync
 
 Relation = Literal["caused", "supersedes", "contradicts", "depends_on", "relates_to"]
 OnDuplicate = Annotated[
@@ -120,7 +121,7 @@ async def remember(
         token,
         namespace=namespace,
         on_duplicate=on_duplicate,
-        origin=client_of(ctx),
+        origin=await client_of(ctx),
         **memory.model_dump(),
     )
 
@@ -157,7 +158,7 @@ async def remember_batch(
         items=payload,
         on_duplicate=on_duplicate,
         background=background,
-        origin=client_of(ctx),
+        origin=await client_of(ctx),
     )
 
 

@@ -25,15 +25,21 @@ HOSTILE = (
 HIDDEN = ("\U000e0041", "\u200b", "\u202e")
 
 
-async def _remember_as_x_client(base_url: str, raw: str, arguments: dict):
+async def _remember_as(base_url: str, raw: str, arguments: dict, *, mode="auto", version="1.2"):
     async with (
         httpx2.AsyncClient(headers=bearer(raw), timeout=60) as http,
         Client(
             streamable_http_client(f"{base_url}/mcp", http_client=http),
-            client_info=Implementation(name="x-client", version="1.2"),
+            client_info=Implementation(name="x-client", version=version),
+            mode=mode,
         ) as client,
     ):
         return await client.call_tool("remember", arguments)
+
+
+def _client_over_rest(base_url: str, raw: str, memory_id: str) -> str | None:
+    response = httpx.get(f"{base_url}/api/v1/memories/{memory_id}/", headers=bearer(raw))
+    return response.json()["provenance"]["client"]
 
 
 def test_a_memory_written_by_an_introduced_client_names_it_over_rest(asgi_server, tokens):
@@ -41,7 +47,7 @@ def test_a_memory_written_by_an_introduced_client_names_it_over_rest(asgi_server
         "content": "The staging database is refreshed from production every Sunday night.",
         "source_url": "https://wiki.example.org/staging",
     }
-    result = run(lambda: _remember_as_x_client(asgi_server, tokens.alpha_rw, arguments))
+    result = run(lambda: _remember_as(asgi_server, tokens.alpha_rw, arguments))
     memory_id = structured(result)["id"]
 
     response = httpx.get(
@@ -55,6 +61,19 @@ def test_a_memory_written_by_an_introduced_client_names_it_over_rest(asgi_server
     assert found["person"] is None
     assert found["source_url"] == "https://wiki.example.org/staging"
     assert found["written_at"]
+
+
+def test_a_client_of_the_older_protocol_is_named_from_its_initialize(asgi_server, tokens):
+    """Over stateless HTTP the older protocol's tool call carries no clientInfo: the client
+    that introduced itself with the same token is named."""
+    arguments = {"content": "The VPN certificate expires at the end of March."}
+    result = run(
+        lambda: _remember_as(
+            asgi_server, tokens.beta_rw, arguments, mode="legacy", version="0.9-legacy"
+        )
+    )
+    memory_id = structured(result)["id"]
+    assert _client_over_rest(asgi_server, tokens.beta_rw, memory_id) == "x-client 0.9-legacy"
 
 
 def test_a_source_url_that_is_not_a_web_address_is_refused_by_name(asgi_server, tokens):
