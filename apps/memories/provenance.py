@@ -24,6 +24,7 @@ CREDENTIAL_KINDS = ("token", "app")
 # The credentials the actor may be, by model label (the access app sits above this one).
 TOKEN, CONNECTION = "access.ApiToken", "access.OAuthConnection"
 TEXT_MAX = 200
+PERSON_MAX = 150  # a username, as Django's user model bounds it
 URL_MAX = 2000
 
 
@@ -47,8 +48,11 @@ class Origin:
 
 
 def client_label(name: str | None, version: str | None) -> str:
-    """ "x-client 1.2": an MCP client's clientInfo as one label."""
-    return " ".join(p.strip() for p in (name or "", version or "") if p and p.strip())[:TEXT_MAX]
+    """ "x-client 1.2": an MCP client's clientInfo as one label, printable characters only (a
+    client names itself: no control, hidden or NUL character reaches a column or a page)."""
+    words = (name or "", version or "")
+    text = " ".join("".join(c for c in p if c.isprintable()).strip() for p in words)
+    return " ".join(text.split())[:TEXT_MAX]
 
 
 def who(actor: Any) -> tuple[str, dict | None]:
@@ -137,7 +141,8 @@ def provenance_dict(
     }
     earlier = extra.get("earlier_imports")
     if isinstance(earlier, list) and earlier:
-        out["earlier_imports"] = [_texts(e, ("file", "format", "at", "door")) for e in earlier]
+        found = [_texts(e, ("file", "format", "at", "door")) for e in earlier]
+        out["earlier_imports"] = [e for e in found if e is not None]
     return out
 
 
@@ -213,11 +218,11 @@ def check_given(value: Any, *, field: str = "provenance") -> dict | None:
     errors: dict[str, str] = {}
     if value.get("door") not in DOORS:
         errors[f"{field}.door"] = f"Must be one of: {', '.join(DOORS)}."
-    for key in ("person", "client", "written_at"):
+    for key, limit in (("person", PERSON_MAX), ("client", TEXT_MAX), ("written_at", TEXT_MAX)):
         if value.get(key) is not None and (
-            not isinstance(value[key], str) or len(value[key]) > TEXT_MAX
+            not isinstance(value[key], str) or len(value[key]) > limit
         ):
-            errors[f"{field}.{key}"] = f"Must be text of at most {TEXT_MAX} characters."
+            errors[f"{field}.{key}"] = f"Must be text of at most {limit} characters."
     url = value.get("source_url")
     if url is not None and (not isinstance(url, str) or len(url) > URL_MAX):
         errors[f"{field}.source_url"] = f"Must be text of at most {URL_MAX} characters."
