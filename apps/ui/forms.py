@@ -64,6 +64,12 @@ class SearchForm(forms.Form):
     include_superseded = forms.BooleanField(
         required=False, label="Include superseded", help_text="Facts that no longer hold, marked"
     )
+    # Provenance: who wrote it, with which token or app, through which door.
+    person = forms.CharField(required=False, label="Written by")
+    credential = forms.CharField(required=False, label="Token or app")
+    door = forms.ChoiceField(
+        choices=[("", "any door"), *((d, d) for d in provenance.DOORS)], required=False
+    )
 
     def __init__(self, *args, namespaces: list[str], **kwargs):
         super().__init__(*args, **kwargs)
@@ -87,6 +93,7 @@ class SearchForm(forms.Form):
     def has_search(self) -> bool:
         data = self.cleaned_data
         keys = ("q", "tags", "categories", "file_path", "time_expr", "after", "before")
+        keys += ("person", "credential", "door")
         return any(data.get(k) for k in keys)
 
     def search_arguments(self) -> dict:

@@ -64,3 +64,10 @@ def test_the_memory_page_and_browse_show_and_filter_provenance(page, asgi_server
     page.goto("/?namespace=acme&q=when+are+staging+certificates+renewed")
     first = page.locator("ol.results li.result").first
     expect(first.locator(".provenance")).to_contain_text("written by admin via the web UI")
+    # The search form's filters: only what the token wrote.
+    page.goto("/?namespace=acme&q=nightly+export+archive+bucket&credential=ci-writer")
+    expect(page.locator("ol.results li.result")).to_have_count(1)
+    expect(page.locator("ol.results")).to_contain_text("nightly export")
+    expect(page.locator("details.filters input[name=credential]")).to_have_value("ci-writer")
+    page.goto("/?namespace=acme&q=nightly+export+archive+bucket&person=admin")
+    expect(page.locator("ol.results")).not_to_contain_text("nightly export")
