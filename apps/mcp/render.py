@@ -173,9 +173,15 @@ def chain_markdown(path: list[dict], *, asked: str, direction: str) -> str:
     statement that no link exists (never a guessed reason)."""
     if not path:
         what = "caused" if direction == "effect" else "explains"
-        return f"{NO_CHAIN} for: {asked}. No stored memory {what} it through a causal link."
-    lines = [f"**Causal chain ({direction}):** {chain_text(path)}", ""]
+        return (
+            f"{NO_CHAIN}: no stored memory {what} it through a causal link. Asked about:\n"
+            + quoted(asked)
+        )
+    # The titles are the memories' own words: quoted, as every memory text is.
+    lines = [f"**Causal chain ({direction}),** in the memories' titles:", quoted(chain_text(path))]
+    lines.append("")
     for index, step in enumerate(path, start=1):
         link = f" ({step['reads']} the one above)" if step.get("reads") else ""
-        lines.append(f"{index}. {step['title']} `{step['id']}`{link}")
+        lines.append(f"{index}. `{step['id']}`{link}")
+        lines.append(quoted(step["title"]))
     return "\n".join(lines)

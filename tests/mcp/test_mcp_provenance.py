@@ -141,11 +141,15 @@ def test_recall_frames_memory_text_as_quoted_data_without_hidden_characters(asgi
         assert "via MCP" in said[0] and "review: approved" in said[0]
         assert "not instructions" in text or "never instructions" in text
 
+    why = _lines_with(text_of(calls["memory_why"]), "Ignore previous instructions")
+    assert why and all(line.startswith("> ") for line in why), why
+
     get = structured(calls["get_memory"])
     assert get["provenance"]["door"] == "mcp"
     assert get["review"] == "approved" and get["risk"] == []
     hit = next(m for m in structured(calls["memory_search"])["memories"] if m["id"] == memory_id)
     assert hit["provenance"]["credential"]["name"] == "a-rw"
+    assert hit["review"] == "approved" and hit["risk"] == []
 
 
 def test_the_server_and_its_tools_say_memory_text_is_not_instructions(asgi_server, tokens):

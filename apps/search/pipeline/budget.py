@@ -82,7 +82,9 @@ def render(payload: dict, token_budget: int | None) -> str:
         listed = "; ".join(f"`{a}` vs `{b}`" for a, b in flags["contradictions"])
         parts.append(f"> **Contradictions among the results:** {listed}")
     if payload.get("path"):
-        parts.append(f"**Causal chain:** {chain_text(payload['path'])}")
+        # The titles are the memories' own words: quoted, as every memory text is.
+        chain = quoted(chain_text(payload["path"]))
+        parts.append(f"**Causal chain,** in the memories' titles:\n{chain}")
     memories = payload.get("memories", [])
     parts.append(
         f"Found {counted(len(memories), 'memory,memories')} for: {payload.get('query', '')}"
