@@ -174,7 +174,7 @@ def sentence(prov: Mapping[str, Any] | None) -> str:
     """ "written by ana with the app Claude (client claude-code 2.1) via MCP on 2026-11-20":
     one line for a page, a result card or an assistant."""
     if not prov:
-        return "provenance not recorded (written before it was kept)"
+        return "provenance not recorded"  # written before it was kept
     parts = ["written"]
     credential = prov.get("credential") or {}
     if prov.get("person"):
