@@ -4,8 +4,10 @@ services' limits so the OpenAPI schema states them; the services still check eve
 from __future__ import annotations
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from apps.memories import provenance
 from apps.memories.fields import MemoryCreate, MemoryPatch
 from apps.memories.models import (
     Category,
@@ -104,6 +106,19 @@ class MemoryFilterIn(serializers.Serializer):
     archived = serializers.BooleanField(
         required=False, default=False, help_text="List archived memories instead."
     )
+    person = serializers.CharField(
+        required=False, max_length=150, help_text="Only memories written by this person."
+    )
+    credential = serializers.CharField(
+        required=False,
+        max_length=200,
+        help_text="Only memories written with this API token or OAuth app (its name).",
+    )
+    door = serializers.ChoiceField(
+        choices=list(provenance.DOORS),
+        required=False,
+        help_text="Only memories written through this door.",
+    )
 
 
 class RecheckMarkOut(serializers.Serializer):
@@ -112,6 +127,46 @@ class RecheckMarkOut(serializers.Serializer):
     reason = serializers.ChoiceField(choices=["superseded", "deleted", "edited"])
     marked_at = serializers.DateTimeField(help_text="When it changed.")
     depth = serializers.IntegerField(help_text="Links between this memory and what changed.")
+
+
+class CredentialOut(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=list(provenance.CREDENTIAL_KINDS))
+    name = serializers.CharField(help_text="The API token's or the OAuth app's name.")
+    client_id = serializers.CharField(required=False, help_text="The OAuth app's client id.")
+
+
+class ImportOut(serializers.Serializer):
+    file = serializers.CharField(allow_blank=True)
+    format = serializers.CharField(allow_blank=True)
+
+
+class ImportedOut(ImportOut):
+    at = serializers.CharField(help_text="When the import ran.")
+    door = serializers.CharField(help_text="The door the file came through.")
+
+
+class ProvenanceOut(serializers.Serializer):
+    """Where a memory came from, recorded when it was written and kept through edits, exports
+    and imports (null on memories written before it was recorded)."""
+
+    door = serializers.ChoiceField(choices=list(provenance.DOORS))
+    person = serializers.CharField(allow_null=True, help_text="Who wrote it (a username).")
+    credential = CredentialOut(allow_null=True, help_text="The API token or OAuth app used.")
+    client = serializers.CharField(
+        allow_null=True, help_text="The MCP client's own name and version (its clientInfo)."
+    )
+    source_url = serializers.CharField(allow_null=True, help_text="The page it was learnt from.")
+    imported = ImportedOut(
+        allow_null=True, help_text="The import that copied it here, if it came from an export."
+    )
+    earlier_imports = ImportedOut(many=True, required=False)
+    written_at = serializers.CharField(allow_null=True, help_text="When it was written.")
+
+    def get_fields(self):
+        fields = super().get_fields()
+        # "import" is a Python keyword: declared here rather than as an attribute.
+        fields["import"] = ImportOut(allow_null=True, help_text="The file an import read.")
+        return fields
 
 
 class MemoryOut(serializers.ModelSerializer):
@@ -130,6 +185,11 @@ class MemoryOut(serializers.ModelSerializer):
         help_text="Why this memory waits for re-check: what it rests on that changed (empty "
         "when nothing did, or once confirmed).",
     )
+    provenance = serializers.SerializerMethodField()
+
+    @extend_schema_field(ProvenanceOut(allow_null=True))
+    def get_provenance(self, memory: Memory) -> dict | None:
+        return provenance.of_memory(memory)
 
     class Meta:
         model = Memory
@@ -159,6 +219,7 @@ class MemoryOut(serializers.ModelSerializer):
             "review",
             "review_reason",
             "risk",
+            "provenance",
         ]
         read_only_fields = fields
 
@@ -289,6 +350,7 @@ class SearchHitOut(serializers.Serializer):
         help_text="Set while the memory waits for re-check: something it rests on "
         "(depends_on, or what caused it) was superseded, deleted or edited.",
     )
+    provenance = ProvenanceOut(allow_null=True)
     score = serializers.FloatField()
     why = serializers.DictField(help_text="Per-strategy ranks and the boosts that applied.")
     flags = serializers.ListField(

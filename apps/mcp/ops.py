@@ -17,6 +17,7 @@ from apps.history import selectors as history_selectors
 from apps.memories import batch_jobs
 from apps.memories import services as memory_services
 from apps.memories.models import BatchJob, BatchState
+from apps.memories.provenance import Origin
 from apps.search.feedback import feedback_record
 from apps.search.selectors import memory_chain, query_log_for
 from apps.search.services import render_markdown
@@ -51,7 +52,13 @@ def search(
         token_budget=token_budget,
         **params,
     )
-    return tool_result(render_markdown(response, token_budget=token_budget), response.to_dict())
+    structured = response.to_dict()
+    for memory in structured["memories"]:
+        # Every result says whether a person reviewed it and what was flagged (a memory
+        # found by search took effect, so "approved" when the row does not say otherwise).
+        memory.setdefault("review", "approved")
+        memory.setdefault("risk", [])
+    return tool_result(render_markdown(response, token_budget=token_budget), structured)
 
 
 def why(
@@ -82,11 +89,13 @@ def why(
     )
 
 
-def remember(token: ApiToken, *, namespace: str | None, **fields: Any) -> CallToolResult:
+def remember(
+    token: ApiToken, *, namespace: str | None, origin: Origin | None = None, **fields: Any
+) -> CallToolResult:
     ns = namespace_for(token, namespace, action=Action.CHANGE)
     fields["created_at"] = parse_instant(fields.get("created_at"), field="created_at")
     result = memory_services.memory_create(
-        namespace=ns, actor=token, door="mcp", **_drop_none(fields)
+        namespace=ns, actor=token, door="mcp", origin=origin, **_drop_none(fields)
     )
     return tool_result(write_result_markdown(result), result.to_dict())
 
@@ -98,6 +107,7 @@ def remember_batch(
     items: list[dict[str, Any]],
     on_duplicate: str,
     background: bool | None = None,
+    origin: Origin | None = None,
 ) -> CallToolResult:
     ns = namespace_for(token, namespace, action=Action.CHANGE)
     for index, item in enumerate(items):
@@ -111,6 +121,7 @@ def remember_batch(
         actor=token,
         door="mcp",
         background=background,
+        origin=origin,
     )
     if isinstance(results, BatchJob):
         return _job_result(results)

@@ -9,9 +9,12 @@ from django.core.serializers.json import DjangoJSONEncoder
 from mcp_types import CallToolResult, TextContent
 
 from apps.core.wording import counted
+from apps.memories import provenance
 from apps.memories.models import CausalEdge, Memory
 from apps.memories.recheck import mark_dict
 from apps.search.response import chain_text
+from apps.trust.framing import DATA_NOTE, quoted, review_words
+from apps.trust.hidden import strip_hidden
 
 NO_CHAIN = "No causal link found"
 
@@ -22,9 +25,33 @@ def json_safe(value: Any) -> Any:
 
 
 def tool_result(text: str, structured: dict[str, Any]) -> CallToolResult:
+    """Every tool's answer; no hidden character (apps/trust/hidden.py) reaches the assistant,
+    in the text or in the structured content."""
     return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=json_safe(structured)
+        content=[TextContent(type="text", text=strip_hidden(text))],
+        structured_content=_without_hidden(json_safe(structured)),
     )
+
+
+def _without_hidden(value: Any) -> Any:
+    if isinstance(value, str):
+        return strip_hidden(value)
+    if isinstance(value, dict):
+        return {strip_hidden(k): _without_hidden(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_hidden(v) for v in value]
+    return value
+
+
+def trust_fields(memory: Memory) -> dict[str, Any]:
+    """provenance, review and risk, as every result carries them. The review state and risk
+    findings are read where the memory has them; otherwise a memory took effect when written
+    and nothing was flagged."""
+    return {
+        "provenance": provenance.of_memory(memory),
+        "review": getattr(memory, "review", None) or "approved",
+        "risk": list(getattr(memory, "risk", None) or []),
+    }
 
 
 def memory_to_dict(memory: Memory, *, with_edges: bool = False) -> dict[str, Any]:
@@ -46,6 +73,7 @@ def memory_to_dict(memory: Memory, *, with_edges: bool = False) -> dict[str, Any
         "updated_at": memory.updated_at,
         "version": memory.version,
         "needs_recheck": [mark_dict(m) for m in memory.recheck_marks.all()],
+        **trust_fields(memory),
     }
     if with_edges:
         data["edges"] = [edge_to_dict(e) for e in _edges_of(memory)]
@@ -68,9 +96,16 @@ def edge_to_dict(edge: CausalEdge) -> dict[str, Any]:
 
 
 def memory_markdown(memory: Memory, *, heading: str = "") -> str:
+    """One memory for the assistant: our lines first (id, fields, who wrote it and its review
+    state), then everything its writers stored, title included, as a quotation."""
     tags = ", ".join(sorted(tag.name for tag in memory.tags.all())) or "none"
+    trust = trust_fields(memory)
     lines = [heading] if heading else []
-    lines.append(f"**{memory.display_title}** (`{memory.id}`)")
+    lines.append(f"**Memory** `{memory.id}`")
+    lines.append(
+        f"{provenance.sentence(trust['provenance'])} · "
+        + review_words(trust["review"], getattr(memory, "reviewed_by", "") or "", trust["risk"])
+    )
     lines.append(
         f"category: {memory.category} · tier: {memory.tier} · tags: {tags}"
         + (f" · file: {memory.file_path}" if memory.file_path else "")
@@ -80,10 +115,12 @@ def memory_markdown(memory: Memory, *, heading: str = "") -> str:
     for mark in memory.recheck_marks.all():
         lines.append(
             f"**Re-check:** its basis changed on {mark.marked_at:%Y-%m-%d} "
-            f'(`{mark.basis_id}` "{mark.basis_title[:120]}" was {mark.reason}).'
+            f"(`{mark.basis_id}` was {mark.reason})."
         )
+    lines.append(DATA_NOTE)
     lines.append("")
-    lines.append(memory.content)
+    title = memory.title.strip()
+    lines.append(quoted(f"{title}\n\n{memory.content}" if title else memory.content))
     return "\n".join(lines)
 
 
@@ -143,9 +180,15 @@ def chain_markdown(path: list[dict], *, asked: str, direction: str) -> str:
     statement that no link exists (never a guessed reason)."""
     if not path:
         what = "caused" if direction == "effect" else "explains"
-        return f"{NO_CHAIN} for: {asked}. No stored memory {what} it through a causal link."
-    lines = [f"**Causal chain ({direction}):** {chain_text(path)}", ""]
+        return (
+            f"{NO_CHAIN}: no stored memory {what} it through a causal link. Asked about:\n"
+            + quoted(asked)
+        )
+    # The titles are the memories' own words: quoted, as every memory text is.
+    lines = [f"**Causal chain ({direction}),** in the memories' titles:", quoted(chain_text(path))]
+    lines.append("")
     for index, step in enumerate(path, start=1):
         link = f" ({step['reads']} the one above)" if step.get("reads") else ""
-        lines.append(f"{index}. {step['title']} `{step['id']}`{link}")
+        lines.append(f"{index}. `{step['id']}`{link}")
+        lines.append(quoted(step["title"]))
     return "\n".join(lines)

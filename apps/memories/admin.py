@@ -106,7 +106,7 @@ class MemoryAdmin(admin.ModelAdmin):
         "archived",
         "created_at",
     ]
-    list_filter = ["namespace", "category", "tier", "archived", "created_at", "tags"]
+    list_filter = ["namespace", "category", "tier", "archived", "origin_door", "created_at", "tags"]
     search_fields = ["content", "title", "external_id", "file_path", "source"]
     date_hierarchy = "created_at"
     list_select_related = ["namespace"]
@@ -123,6 +123,14 @@ class MemoryAdmin(admin.ModelAdmin):
         "created_at",
         "updated_at",
     ]
+    # Where it came from: set by the write path, never edited.
+    provenance_fields = [
+        "origin_door",
+        "origin_person",
+        "origin_credential",
+        "origin_client",
+        "provenance",
+    ]
     fieldsets = [
         (None, {"fields": ["namespace", "title", "content", "category", "tier", "tags"]}),
         (
@@ -138,8 +146,10 @@ class MemoryAdmin(admin.ModelAdmin):
                 ]
             },
         ),
+        ("Provenance", {"classes": ["collapse"], "fields": provenance_fields}),
         ("Computed", {"classes": ["collapse"], "fields": readonly_fields}),
     ]
+    readonly_fields = readonly_fields + provenance_fields
     form = MemoryAdminForm
     inlines = [OutgoingEdgeInline]
     actions = ["archive", "unarchive", "reembed", "merge"]

@@ -41,6 +41,7 @@ from apps.core.exceptions import ValidationFailed
 
 from . import revisions
 from .models import BatchJob, BatchState, Namespace
+from .provenance import Origin
 from .services.create import (
     WriteResult,
     memory_batch_check,
@@ -71,6 +72,7 @@ def write_or_keep(
     actor: revisions.Actor,
     door: str,
     background: bool | None,
+    origin: Origin | None = None,
 ) -> BatchJob | list[WriteResult]:
     """What a REST or MCP batch does: write it now (the results) or keep it for the runner
     (the job), by in_background; bounded by MEMORY_BATCH_MAX_CHARS either way."""
@@ -81,6 +83,7 @@ def write_or_keep(
         on_duplicate=on_duplicate,
         actor=actor,
         door=door,
+        origin=origin,
         max_chars=settings.MEMORY_BATCH_MAX_CHARS,
     )
 
@@ -93,6 +96,7 @@ def submit(
     actor: revisions.Actor,
     door: str,
     max_chars: int | None,
+    origin: Origin | None = None,
 ) -> BatchJob:
     """Check the batch as memory_batch_create would, keep it and wake a runner after commit."""
     memory_batch_check(
@@ -101,6 +105,7 @@ def submit(
     job = BatchJob.objects.create(
         namespace=namespace,
         door=door,
+        origin=origin.to_dict() if origin else {},
         on_duplicate=on_duplicate,
         items=_plain(items),
         total=len(items),
@@ -278,7 +283,9 @@ def _run(job: BatchJob) -> int:
             held = BatchJob.objects.select_for_update().filter(pk=job.pk, claim=job.claim).first()
             if held is None:  # another runner took it over meanwhile
                 return 0
-            results = memory_batch_store(batch, actor=job.actor, door=job.door)
+            results = memory_batch_store(
+                batch, actor=job.actor, door=job.door, origin=Origin.from_dict(job.origin)
+            )
             _finish(held, results)
             job.state = held.state
     except ValidationFailed as exc:  # the namespace changed since the check (a superseded id)

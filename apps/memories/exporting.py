@@ -15,7 +15,7 @@ import yaml
 from django.db.models import F, QuerySet
 from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan
 
-from . import recheck
+from . import provenance, recheck
 from .models import CausalEdge, Memory, Namespace
 
 EXPORT_BATCH = 1000
@@ -113,6 +113,9 @@ def _record(memory: Memory, namespace: str, edges: list[dict] | None) -> dict:
     for name in ("valid_from", "valid_until"):  # only when set: an open validity is the default
         if getattr(memory, name) is not None:
             record[name] = getattr(memory, name).isoformat()
+    origin = provenance.of_memory(memory)
+    if origin is not None:  # kept by an import as it was (the import itself added to it)
+        record["provenance"] = {k: v for k, v in origin.items() if v is not None}
     if edges:
         record["edges"] = edges
     return record

@@ -99,11 +99,18 @@ class MemoryCreate(BaseModel):
     external_id: Text(200) | None = Field(
         None, description="Your own id for this memory (e.g. from another system)."
     )
+    source_url: Text(2000) | None = Field(
+        None,
+        description=(
+            "The page or document this memory was learnt from (http or https), kept with its "
+            "provenance."
+        ),
+    )
 
 
 # Links a write may draw from the memory it creates: field -> (relation, new memory is source).
 WRITE_LINKS = {"caused_by": ("caused", False), "depends_on": ("depends_on", True)}
-CREATE_ONLY = frozenset({"created_at", "supersedes", "external_id", *WRITE_LINKS})
+CREATE_ONLY = frozenset({"created_at", "supersedes", "external_id", "source_url", *WRITE_LINKS})
 
 
 class MemoryImport(MemoryCreate):
@@ -111,6 +118,9 @@ class MemoryImport(MemoryCreate):
 
     id: Text(200) | None = Field(None, description="The memory's id when restoring an export.")
     updated_at: Instant | None = Field(None, description="Last change, when restoring an export.")
+    provenance: Json | None = Field(
+        None, description="Where the memory came from, as an export writes it; kept as it is."
+    )
 
 
 MemoryPatch = create_model(

@@ -30,6 +30,7 @@ from apps.core.exceptions import ValidationFailed
 
 from . import importers
 from .models import Namespace
+from .provenance import Origin
 from .transfer import REPEATS_NAMED, ImportCancelled, import_records, read_records
 
 log = logging.getLogger(__name__)
@@ -138,6 +139,7 @@ def _run(state: dict, data: Path) -> None:
             on_progress=progress,
             batch_transactions=True,
             should_stop=_cancel_path(state["id"]).exists,
+            origin=Origin(import_file=state["filename"] or "", import_format=state["format"]),
         )
         state.update(phase="done", edges=stats.edges, **_counts(stats))
     except ImportCancelled as exc:

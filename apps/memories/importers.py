@@ -147,6 +147,7 @@ EXACT_FIELDS = (
     "archived",
     "metadata",
     "edges",
+    "provenance",
 )
 
 

@@ -155,6 +155,16 @@ class Memory(models.Model):
     # What the risk check found in the text at write: [{kind, reason, start, end}], [] if clean.
     risk = models.JSONField(default=list, blank=True, db_default=[])
 
+    # Where the memory came from (apps/memories/provenance.py), set once by the write path and
+    # never changed by an edit. The columns hold what search and browse filter by; the rest
+    # (credential kind and client id, source_url, the import's file, written_at) is in
+    # `provenance`. Empty on rows written before provenance was recorded.
+    origin_door = models.CharField(max_length=20, blank=True, default="", db_default="")
+    origin_person = models.CharField(max_length=150, blank=True, default="", db_default="")
+    origin_credential = models.CharField(max_length=200, blank=True, default="", db_default="")
+    origin_client = models.CharField(max_length=200, blank=True, default="", db_default="")
+    provenance = models.JSONField(default=dict, blank=True, db_default={})
+
     # When the fact holds: from valid_from (null: since created_at, when it was learnt) until
     # valid_until (null: still holds). Superseding a memory sets its valid_until to the
     # successor's valid_from; search answers "as of now" from these (apps/search).
@@ -489,6 +499,8 @@ class BatchJob(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     door = models.CharField(max_length=20)
+    # What the door knew beyond the actor (provenance.Origin as a dict: the MCP client).
+    origin = models.JSONField(default=dict, blank=True, db_default={})
     on_duplicate = models.CharField(max_length=20, default="report")
     items = models.JSONField()
     total = models.PositiveIntegerField()

@@ -32,8 +32,10 @@ from apps.jobs.triggers import drain_requests, hold_requests_in_database
 from . import revisions
 from .embeddings import usable_cores
 from .models import Namespace
+from .provenance import Origin
 from .services import namespace_get_or_create
 from .transfer import (
+    DEFAULT_ORIGIN,
     ImportStats,
     _existing_ids,
     _import_edges,
@@ -61,6 +63,7 @@ def import_parallel(
     actor: revisions.Actor = None,
     door: str = "cli",
     progress: bool = True,
+    origin: Origin = DEFAULT_ORIGIN,
 ) -> ImportStats:
     """Import `labelled` records with `workers` processes; every record is checked first and
     a file with a bad record writes nothing. Returns the counts, as import_records does."""
@@ -80,7 +83,9 @@ def import_parallel(
         jobs += [
             (target.pk, fresh[i : i + BATCH_RECORDS]) for i in range(0, len(fresh), BATCH_RECORDS)
         ]
-    fresh_ids = _run_jobs(jobs, workers, stats, actor=actor, door=door, progress=progress)
+    fresh_ids = _run_jobs(
+        jobs, workers, stats, actor=actor, door=door, origin=origin, progress=progress
+    )
     with transaction.atomic():
         stats.edges = _import_edges(by_namespace, targets, fresh_ids, actor=actor, door=door)
     if stats.created >= settings.IMPORT_ANALYZE_MIN_MEMORIES:
@@ -88,7 +93,9 @@ def import_parallel(
     return stats
 
 
-def _run_jobs(jobs, workers: int, stats: ImportStats, *, actor, door, progress) -> set:
+def _run_jobs(
+    jobs, workers: int, stats: ImportStats, *, actor, door, origin: Origin, progress
+) -> set:
     passed = stats.skipped + len(stats.repeated)
     total = sum(len(chunk) for _, chunk in jobs) + passed
     bar = tqdm(total=total, initial=passed, unit="mem", disable=not progress, desc="import")
@@ -102,7 +109,9 @@ def _run_jobs(jobs, workers: int, stats: ImportStats, *, actor, door, progress) 
     threads = max(1, usable_cores() // workers)
     context = multiprocessing.get_context("fork")
     with _without_broker_cleanup_in_children():
-        pool = context.Pool(workers, initializer=_start_worker, initargs=(threads, actor, door))
+        pool = context.Pool(
+            workers, initializer=_start_worker, initargs=(threads, actor, door, origin)
+        )
     with pool:
         for created, skipped, errors in pool.imap_unordered(_write_job, jobs):
             if errors:
@@ -147,11 +156,11 @@ def _without_broker_cleanup_in_children():
 _worker: dict = {}
 
 
-def _start_worker(threads: int, actor, door: str) -> None:
+def _start_worker(threads: int, actor, door: str, origin: Origin) -> None:
     """A worker's share of the encoder threads, and who the revisions name."""
     settings.EMBEDDING_BATCH_THREADS = threads
     hold_requests_in_database()
-    _worker.update(actor=actor, door=door, namespaces={})
+    _worker.update(actor=actor, door=door, origin=origin, namespaces={})
 
 
 def _write_job(job: tuple[int, list]) -> tuple[list, int, dict]:
@@ -163,7 +172,12 @@ def _write_job(job: tuple[int, list]) -> tuple[list, int, dict]:
     )
     try:
         results = _write_batch(
-            target, chunk, actor=_worker["actor"], door=_worker["door"], lock=False
+            target,
+            chunk,
+            actor=_worker["actor"],
+            door=_worker["door"],
+            origin=_worker["origin"],
+            lock=False,
         )
     except ValidationFailed as exc:
         return [], 0, exc.errors

@@ -53,6 +53,14 @@ class MemoryQuerySet(RestrictedQuerySet):
         categories = [c for c in categories if c]
         return self.filter(category__in=categories) if categories else self
 
+    def written_by(
+        self, *, person: str = "", credential: str = "", door: str = ""
+    ) -> MemoryQuerySet:
+        """Memories whose provenance names this person, token or app name, and door (each
+        only when given)."""
+        wanted = {"origin_person": person, "origin_credential": credential, "origin_door": door}
+        return self.filter(**{k: v for k, v in wanted.items() if v})
+
     def created_between(
         self, after: datetime | None = None, before: datetime | None = None
     ) -> MemoryQuerySet:

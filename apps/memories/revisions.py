@@ -35,6 +35,12 @@ KEPT = (
     "updated_at",
     "last_accessed_at",
     "version",
+    # Provenance: a restored memory says where it came from, as before it was deleted.
+    "origin_door",
+    "origin_person",
+    "origin_credential",
+    "origin_client",
+    "provenance",
 )
 
 

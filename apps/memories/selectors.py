@@ -32,8 +32,12 @@ def memory_list(
     after: datetime | None = None,
     before: datetime | None = None,
     file_path: str = "",
+    person: str = "",
+    credential: str = "",
+    door: str = "",
 ) -> QuerySet[Memory]:
-    """Memories newest first; `tags` matches any of them."""
+    """Memories newest first; `tags` matches any of them; person, credential (a token's or
+    an app's name) and door filter by provenance."""
     memories = Memory.objects.restrict(principal, Action.VIEW)
     if namespace is not None:
         memories = memories.in_namespace(namespace)
@@ -42,6 +46,7 @@ def memory_list(
         .with_tags(tags)
         .in_categories([category])
         .created_between(after, before)
+        .written_by(person=person, credential=credential, door=door)
     )
     if file_path:
         memories = memories.filter(file_path=file_path)

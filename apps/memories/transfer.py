@@ -4,9 +4,11 @@ A record: {"id", "namespace", "content", "created_at", "tags", "metadata"} plus,
 wrote it, "updated_at", "title", "category", "file_path", "source", "trigger_phrases", "tier",
 "importance", "archived", "valid_from", "valid_until" (when set), "edges" ([{"target",
 "relation", "strength", "created_at"}], the record's outgoing edges) and "needs_recheck" (its
-re-check marks: [{"basis", "basis_title", "reason", "marked_at", "depth", "token"}]). An
-imported record may also name "supersedes", "caused_by" or "depends_on": [ids of memories
-already stored in its namespace]. Export then import restores all of it, ids included: a
+re-check marks: [{"basis", "basis_title", "reason", "marked_at", "depth", "token"}]) and
+"provenance" (apps/memories/provenance.py: kept as the file says, the import added as
+"imported"; a record without one is described as written by the import). An imported record
+may also name "supersedes", "caused_by" or "depends_on": [ids of memories already stored in
+its namespace]. Export then import restores all of it, ids included: a
 record's id is kept as the memory's `external_id` (its public id, written back as "id" by an
 export) and the memory gets a fresh uuid, unless the id is already a memory of the namespace
 (then the record is already stored). Export lives in apps/memories/exporting.py.
@@ -40,11 +42,14 @@ from apps.core.wording import counted
 from . import importers, recheck, revisions, screening
 from .jobs import graph_changed
 from .models import CausalEdge, Memory, Namespace, SecretsPolicy
+from .provenance import Origin
 from .services import memories_archive, memory_batch_create, namespace_get_or_create
 from .texts import natural_key
 from .validation import validate_memory_input, validate_relation
 
 BATCH = 256
+# An import whose caller names no file: records in the neutral format.
+DEFAULT_ORIGIN = Origin(import_format="jsonl")
 
 
 # How many repeated lines a report names; the count covers them all.
@@ -151,6 +156,7 @@ def import_records(
     on_progress: Progress | None = None,
     batch_transactions: bool = False,
     should_stop: Callable[[], bool] | None = None,
+    origin: Origin | None = None,
 ) -> ImportStats:
     """Import records; each created memory, archive flag and edge is a revision by `door`.
 
@@ -161,8 +167,10 @@ def import_records(
     `batch_transactions` in one per IMPORT_TRANSACTION_RECORDS records (a large file holds no
     transaction and no lock for minutes), the links in a last one. `should_stop` is asked
     before each batch: True ends the import with ImportCancelled, the batches written so far
-    kept (and skipped, by id, when the file is imported again).
+    kept (and skipped, by id, when the file is imported again). `origin` names the file and
+    its format for each memory's provenance.
     """
+    origin = origin or DEFAULT_ORIGIN
     labelled = [
         item if isinstance(item, tuple) else (f"line {n}", item)
         for n, item in enumerate(records, start=1)
@@ -196,7 +204,7 @@ def import_records(
                 if should_stop is not None and should_stop():
                     raise ImportCancelled(stats)
                 chunk = fresh[start : start + size]
-                results = _write_batch(target, chunk, actor=actor, door=door)
+                results = _write_batch(target, chunk, actor=actor, door=door, origin=origin)
                 created = [res for res in results if res.created]
                 fresh_ids.update(res.memory.pk for res in created)
                 stats.created += len(created)
@@ -232,7 +240,13 @@ class ImportCancelled(Exception):
 
 @transaction.atomic
 def _write_batch(
-    target: Namespace, chunk: list[tuple[str, dict]], *, actor, door: str, lock: bool = True
+    target: Namespace,
+    chunk: list[tuple[str, dict]],
+    *,
+    actor,
+    door: str,
+    lock: bool = True,
+    origin: Origin = DEFAULT_ORIGIN,
 ) -> list:
     """One batch of records with their archive flags; a transaction of its own when the import
     has none around it. `lock`: see memory_batch_create's lock_hashes."""
@@ -245,6 +259,7 @@ def _write_batch(
             infer=False,
             actor=actor,
             door=door,
+            origin=origin,
             lock_hashes=lock,
             imported=True,
         )

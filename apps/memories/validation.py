@@ -14,6 +14,7 @@ from apps.core.values import check_json, text_problem
 
 from .fields import ALL_NAMES, MEMORY_FIELDS, MemoryField
 from .models import Category, Relation, Tier
+from .provenance import check_given, check_source_url
 from .tags import TAG_NAME_RE, normalize_tag
 
 
@@ -38,6 +39,8 @@ class MemoryInput:
     supersedes: list[str] = field(default_factory=list)
     caused_by: list[str] = field(default_factory=list)
     depends_on: list[str] = field(default_factory=list)
+    source_url: str = ""
+    provenance: dict | None = None  # as an exported record brings it (imports only)
 
 
 class _Errors:
@@ -101,9 +104,23 @@ def validate_memory_input(data: Any, *, prefix: str = "", partial: bool = False)
                 setattr(result, spec.name, value)
     if result.valid_from and result.valid_until and result.valid_until < result.valid_from:
         errors.add("valid_until", "Must not be earlier than valid_from.")
+    _check_provenance(errors, data, result)
     if errors.errors:
         raise ValidationFailed(errors.errors)
     return result
+
+
+def _check_provenance(errors: _Errors, data: dict, result: MemoryInput) -> None:
+    problem = check_source_url(result.source_url)
+    if problem:
+        errors.add("source_url", problem)
+    if data.get("provenance") is not None:
+        try:
+            result.provenance = check_given(data["provenance"])
+        except ValidationFailed as exc:
+            for name, messages in exc.errors.items():
+                for message in messages if isinstance(messages, list) else [messages]:
+                    errors.errors.setdefault(f"{errors.prefix}{name}", []).append(message)
 
 
 _SKIP = object()

@@ -35,6 +35,7 @@ from apps.core.schema import (
 )
 from apps.core.values import text_problem
 from apps.memories.models import Category, Namespace
+from apps.memories.provenance import DOORS
 
 from .config import search_settings
 from .pipeline.timeexpr import TimeOutOfRange, TimeRange, parse_time_expression
@@ -84,6 +85,15 @@ class SearchParams(BaseModel):
     )
     file_path: Text(1000) | None = Field(
         None, description="Only memories from this source file (or folder)."
+    )
+    person: Text(150) | None = Field(
+        None, description="Only memories written by this person (a username)."
+    )
+    credential: Text(200) | None = Field(
+        None, description="Only memories written with this API token or OAuth app (its name)."
+    )
+    door: Choice(DOORS) | None = Field(
+        None, description="Only memories written through this door: " + ", ".join(DOORS) + "."
     )
     quality_boost: Number(0.0, 1.0) = Field(
         0.0, description="0..1: how much a memory's quality score lifts it."
@@ -146,6 +156,9 @@ class SearchRequest:
     tags: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     file_path: str = ""
+    person: str = ""
+    credential: str = ""
+    door: str = ""
     quality_boost: float = 0.0
     limit: int = 10
     include_debug: bool = False
@@ -184,7 +197,9 @@ class SearchRequest:
         if after and before and after >= before and "after" not in errors:
             errors.setdefault("before", "Must be later than 'after'.")
         query, file_path = v["query"] or "", v["file_path"] or ""
-        if not query and not (v["tags"] or v["categories"] or file_path or after or before):
+        origin = {k: v[k] or "" for k in ("person", "credential", "door")}
+        filters = (v["tags"], v["categories"], file_path, after, before, *origin.values())
+        if not query and not any(filters):
             errors.setdefault("query", "A query (or at least one filter) is required.")
         if errors:
             raise ValidationFailed(errors)
@@ -197,6 +212,7 @@ class SearchRequest:
             "before": before,
             "time_phrase": parsed.phrase if parsed else "",
             "file_path": file_path,
+            **origin,
             "now": now,
             "disabled": v["disabled_stages"],
         }

@@ -11,6 +11,7 @@ from typing import Any
 
 from apps.history.models import MemoryRevision
 from apps.memories.models import CausalEdge, Memory, RecheckMark
+from apps.memories.provenance import provenance_dict
 from memoryhub.db_router import read_connection as connection
 
 from .config import SearchSettings
@@ -117,6 +118,13 @@ def payload(
             "superseded_by": row["superseded_by"],
             "supersedes": [_replaced(x) for x in _loaded(row["supersedes"]) or ()],
             "basis_changed": _loaded(row["basis_changed"]),
+            "provenance": provenance_dict(
+                door=row["origin_door"],
+                person=row["origin_person"],
+                credential=row["origin_credential"],
+                client=row["origin_client"],
+                extra=_loaded(row["provenance"]),
+            ),
             "score": round(float(r.score), 6),
             "why": why,
         }
@@ -141,6 +149,11 @@ PAYLOAD_COLUMNS = (
     "superseded_by",
     "supersedes",
     "basis_changed",
+    "origin_door",
+    "origin_person",
+    "origin_credential",
+    "origin_client",
+    "provenance",
 )
 # Successors and predecessors through `supersedes` links (index probes on the edge's two
 # unique indexes), each only when learnt by as_of if one is given; the latest re-check mark
@@ -161,7 +174,8 @@ SELECT m.id::text, m.content, m.title, m.category, m.file_path, m.created_at,
            AND (%s::timestamptz IS NULL OR o.created_at <= %s)),
        (SELECT json_build_object('basis', r.basis_id, 'basis_title', r.basis_title,
                                  'reason', r.reason, 'on', r.marked_at)
-          FROM {RECHECK} r WHERE r.memory_id = m.id ORDER BY r.marked_at DESC LIMIT 1)
+          FROM {RECHECK} r WHERE r.memory_id = m.id ORDER BY r.marked_at DESC LIMIT 1),
+       m.origin_door, m.origin_person, m.origin_credential, m.origin_client, m.provenance
   FROM {MEMORY} m WHERE m.id = ANY(%s::uuid[])
 """
 

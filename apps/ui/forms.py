@@ -8,6 +8,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from apps.core.exceptions import ValidationFailed
+from apps.memories import provenance
 from apps.memories.models import Category, Relation, Tier
 from apps.search.params import MODES, SearchParams
 
@@ -63,6 +64,12 @@ class SearchForm(forms.Form):
     include_superseded = forms.BooleanField(
         required=False, label="Include superseded", help_text="Facts that no longer hold, marked"
     )
+    # Provenance: who wrote it, with which token or app, through which door.
+    person = forms.CharField(required=False, label="Written by")
+    credential = forms.CharField(required=False, label="Token or app")
+    door = forms.ChoiceField(
+        choices=[("", "any door"), *((d, d) for d in provenance.DOORS)], required=False
+    )
 
     def __init__(self, *args, namespaces: list[str], **kwargs):
         super().__init__(*args, **kwargs)
@@ -86,6 +93,7 @@ class SearchForm(forms.Form):
     def has_search(self) -> bool:
         data = self.cleaned_data
         keys = ("q", "tags", "categories", "file_path", "time_expr", "after", "before")
+        keys += ("person", "credential", "door")
         return any(data.get(k) for k in keys)
 
     def search_arguments(self) -> dict:
@@ -118,6 +126,12 @@ class BrowseForm(forms.Form):
         required=False,
     )
     file_path = forms.CharField(required=False)
+    # Provenance: who wrote it, with which token or app, through which door.
+    person = forms.CharField(required=False, max_length=150)
+    credential = forms.CharField(required=False, max_length=200)
+    door = forms.ChoiceField(
+        choices=[("", "any door"), *((d, d) for d in provenance.DOORS)], required=False
+    )
     after = forms.DateTimeField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     before = forms.DateTimeField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     sort = forms.ChoiceField(choices=SORT_CHOICES, required=False)
@@ -165,6 +179,12 @@ class MemoryForm(forms.Form):
     tags = forms.CharField(required=False, help_text="Comma separated")
     file_path = forms.CharField(required=False)
     source = forms.CharField(required=False)
+    # Kept with the memory's provenance when it is created; an edit does not change it.
+    source_url = forms.CharField(
+        required=False,
+        label="Source URL",
+        help_text="The page or document this was learnt from (http or https)",
+    )
     tier = forms.ChoiceField(choices=TIER_CHOICES, initial=Tier.NORMAL)
     importance = forms.FloatField(initial=0.5, widget=forms.NumberInput(attrs={"step": "0.05"}))
     # The edit form carries the version it was filled from: a save on a memory changed since
@@ -215,6 +235,8 @@ class MemoryForm(forms.Form):
             if split_list(data["supersedes"]):
                 dates["supersedes"] = split_list(data["supersedes"])
             dates.update(self.link_fields())
+            if data["source_url"]:
+                dates["source_url"] = data["source_url"]
         return {
             **dates,
             "title": data["title"],

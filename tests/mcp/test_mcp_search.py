@@ -67,9 +67,9 @@ def test_remember_then_memory_search_finds_it(asgi_server, tokens, embedding_mod
     assert log.was_useful is True and log.result_feedback == {memory_id: True}
 
 
-def test_search_text_counts_in_words_and_names_an_untitled_turn(asgi_server, tokens, stored):
-    """ "Found 1 memory", and an untitled memory's heading is its name on the pages (the
-    speaker and first words of a turn), never an empty "### 1."."""
+def test_search_text_counts_in_words_and_quotes_an_untitled_turn(asgi_server, tokens, stored):
+    """ "Found 1 memory", and each memory under a heading of ours ("### Memory 1", never an
+    empty one) with its words quoted below: a turn's text is data, not a heading."""
     turn = memory_create(
         namespace=tokens.alpha,
         content="Caroline: I went to the LGBTQ support group yesterday and it was powerful.",
@@ -88,14 +88,15 @@ def test_search_text_counts_in_words_and_names_an_untitled_turn(asgi_server, tok
             return one, many, read
 
     one, many, read = run(scenario)
-    assert text_of(read).startswith("**Caroline: I went to the LGBTQ support group yesterday…**")
+    assert text_of(read).startswith(f"**Memory** `{turn.pk}`")
+    assert "> Caroline: I went to the LGBTQ support group yesterday" in text_of(read)
     text = text_of(one)
     assert "Found 1 memory for: Caroline support group" in text
-    assert "### 1. Caroline: I went to the LGBTQ support group yesterday…" in text
+    assert "### Memory 1\n" in text
+    assert "> Caroline: I went to the LGBTQ support group yesterday" in text
     assert "Found 3 memories for:" in text_of(many)
     headings = [line for line in text_of(many).splitlines() if line.startswith("### ")]
-    assert len(headings) == 3
-    assert all(len(h.split(". ", 1)[1]) > 10 for h in headings), headings
+    assert headings == ["### Memory 1", "### Memory 2", "### Memory 3"]
 
 
 def test_search_text_respects_the_token_budget(asgi_server, tokens, stored):

@@ -81,6 +81,9 @@ class MemoryListCreateApi(TokenApiView):
             after=filters.get("after"),
             before=filters.get("before"),
             file_path=filters.get("file_path", ""),
+            person=filters.get("person", ""),
+            credential=filters.get("credential", ""),
+            door=filters.get("door", ""),
         )
         page = self.paginate_queryset(memories)
         return self.get_paginated_response(MemoryOut(page, many=True).data)

@@ -23,6 +23,7 @@ from .. import (
     embeddings,
     nearest,
     passages,
+    provenance,
     revisions,
     screening,
     updates,
@@ -236,6 +237,24 @@ class WriteBatch:
         kept = {id(p) for p in keep}
         self.vectors = self.vectors[[i for i, p in enumerate(self.planned) if id(p) in kept]]
         self.planned = keep
+
+    def stamp(self, *, actor: revisions.Actor, door: str, origin: provenance.Origin | None) -> None:
+        """Each planned row's provenance: who wrote it, through which door and credential,
+        with which client, from which page or file (the chunks of a document share it)."""
+        stamps: dict[int, dict] = {}
+        for p in self.planned:
+            if p.item not in stamps:
+                inp = self.inputs[p.item]
+                stamps[p.item] = provenance.columns(
+                    actor=actor,
+                    door=door,
+                    origin=origin,
+                    source_url=inp.source_url,
+                    given=inp.provenance,
+                    now=self.now,
+                )
+            for name, value in stamps[p.item].items():
+                setattr(p.row, name, value)
 
     def store(self) -> None:
         """The rows, their tag links and passages, and their creation revisions."""

@@ -13,6 +13,7 @@ from apps.core.exceptions import ValidationFailed
 
 from .. import revisions, screening
 from ..models import Namespace
+from ..provenance import Origin
 from ..validation import MemoryInput, validate_memory_input
 from .batch import WriteBatch
 from .written import WriteResult, unique_content_guard
@@ -42,10 +43,12 @@ def memory_create(
     actor: revisions.Actor = None,
     door: str = "system",
     confirm_constitutional: bool = False,
+    origin: Origin | None = None,
     **fields: Any,
 ) -> WriteResult:
     """Store one memory (chunked when long). Exact duplicates return the existing memory.
-    Superseding a constitutional memory needs an owner's `confirm_constitutional`."""
+    Superseding a constitutional memory needs an owner's `confirm_constitutional`.
+    `origin`: what the door knows beyond the actor (the MCP client, an import's file)."""
     items = [{"content": content, **fields}]
     return _create_many(
         namespace,
@@ -55,6 +58,7 @@ def memory_create(
         actor=actor,
         door=door,
         confirm_constitutional=confirm_constitutional,
+        origin=origin,
     )[0]
 
 
@@ -69,6 +73,7 @@ def memory_batch_create(
     infer: bool = True,
     actor: revisions.Actor = None,
     door: str = "system",
+    origin: Origin | None = None,
     max_chars: int | None = None,
     vectors: np.ndarray | None = None,
     lock_hashes: bool = True,
@@ -99,6 +104,7 @@ def memory_batch_create(
         infer=infer,
         actor=actor,
         door=door,
+        origin=origin,
         vectors=vectors,
         lock=lock_hashes,
         imported=imported,
@@ -153,6 +159,7 @@ def _create_many(
     prefix: str | None,
     actor: revisions.Actor = None,
     door: str = "system",
+    origin: Origin | None = None,
     vectors: np.ndarray | None = None,
     **options: Any,
 ) -> list[WriteResult]:
@@ -160,7 +167,7 @@ def _create_many(
     # Embedded before the transaction: the encoder's wait (shared with concurrent writers
     # through the batcher) holds neither the hash lock nor an open transaction.
     batch.embed(vectors)
-    return memory_batch_store(batch, actor=actor, door=door)
+    return memory_batch_store(batch, actor=actor, door=door, origin=origin)
 
 
 def _planned(
@@ -220,13 +227,18 @@ def memory_batch_embedded(
 
 
 def memory_batch_store(
-    batch: WriteBatch, *, actor: revisions.Actor = None, door: str = "system"
+    batch: WriteBatch,
+    *,
+    actor: revisions.Actor = None,
+    door: str = "system",
+    origin: Origin | None = None,
 ) -> list[WriteResult]:
     """Write an embedded batch in one transaction (nested in the caller's, if any)."""
     batch.hold(actor=actor)
     with transaction.atomic():
         batch.match_stored()
         batch.probe()
+        batch.stamp(actor=actor, door=door, origin=origin)
         batch.store()
         batch.supersede()
         batch.link()

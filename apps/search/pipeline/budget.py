@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 
 from apps.core.wording import counted
-from apps.memories.texts import shown_title
+from apps.memories import provenance
+from apps.trust.framing import DATA_NOTE, quoted, review_words
 
 from .why import chain_text
 
@@ -24,17 +25,22 @@ def estimate_tokens(text: str) -> int:
 
 
 def memory_block(item: dict, index: int, contradicted: set[str]) -> str:
-    # An untitled memory is named as every page names it: its first words, "Speaker: ..." for
-    # a turn; never an empty heading.
-    head = f"### {index}. {shown_title(item.get('title') or '', item.get('content') or '')}"
+    # The heading and the lines under it are ours; every word a writer stored (title, content,
+    # the words of what it replaced) is quoted below them (apps/trust/framing.py).
+    head = f"### Memory {index}"
     meta = [f"id `{item['id']}`", f"score {item['score']:.3f}", str(item.get("created_at", ""))]
     if item.get("category"):
         meta.append(item["category"])
     if item.get("file_path"):
-        meta.append(f"file `{item['file_path']}`")
+        path = " ".join(item["file_path"].replace("`", "'").split())  # one line, no code end
+        meta.append(f"file `{path}`")
     if item.get("tags"):
         meta.append("tags " + ", ".join(item["tags"]))
-    lines = [head, " · ".join(m for m in meta if m)]
+    origin = provenance.sentence(item.get("provenance"))
+    review = review_words(
+        item.get("review", "approved"), item.get("reviewed_by", ""), item.get("risk")
+    )
+    lines = [head, " · ".join(m for m in meta if m), f"{origin} · {review}"]
     if item["id"] in contradicted:
         lines.append("**Contradiction:** conflicts with another result below or above.")
     if item.get("superseded_by") and not item.get("current", True):
@@ -46,17 +52,18 @@ def memory_block(item: dict, index: int, contradicted: set[str]) -> str:
         was = older.get("title") or older.get("content", "")[:120]
         lines.append(
             f"**Replaces** `{older['id']}` (valid {_day(older.get('valid_from'))} to "
-            f'{_day(older.get("valid_until"))}): was "{was}"'
+            f"{_day(older.get('valid_until'))}), which said:"
         )
+        lines.append(quoted(was))
     changed = item.get("basis_changed")
     if changed:
-        basis = changed.get("basis_title") or "a memory it rests on"
         lines.append(
             f"**Re-check:** its basis changed on {_day(changed.get('on'))} "
-            f'(`{changed["basis"]}` "{basis[:120]}" was {changed["reason"]}).'
+            f"(`{changed['basis']}` was {changed['reason']})."
         )
     lines.append("")
-    lines.append(item["content"])
+    title = (item.get("title") or "").strip()
+    lines.append(quoted(f"{title}\n\n{item['content']}" if title else item["content"]))
     return "\n".join(lines)
 
 
@@ -75,11 +82,15 @@ def render(payload: dict, token_budget: int | None) -> str:
         listed = "; ".join(f"`{a}` vs `{b}`" for a, b in flags["contradictions"])
         parts.append(f"> **Contradictions among the results:** {listed}")
     if payload.get("path"):
-        parts.append(f"**Causal chain:** {chain_text(payload['path'])}")
+        # The titles are the memories' own words: quoted, as every memory text is.
+        chain = quoted(chain_text(payload["path"]))
+        parts.append(f"**Causal chain,** in the memories' titles:\n{chain}")
     memories = payload.get("memories", [])
     parts.append(
         f"Found {counted(len(memories), 'memory,memories')} for: {payload.get('query', '')}"
     )
+    if memories:
+        parts.append(DATA_NOTE)
     used = estimate_tokens("\n\n".join(parts))
     omitted = 0
     for index, item in enumerate(memories, start=1):

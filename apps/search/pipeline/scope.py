@@ -33,6 +33,10 @@ class Scope:
     tags: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     file_path: str = ""
+    # Provenance (apps/memories/provenance.py): who wrote it, with which credential, where.
+    person: str = ""
+    credential: str = ""
+    door: str = ""
     after: datetime | None = None
     before: datetime | None = None
     # Validity: the memories valid at `valid_at` (None: any); with `learnt_by`, only those
@@ -43,7 +47,16 @@ class Scope:
     @property
     def filtered(self) -> bool:
         """True when a filter beyond the namespace narrows the scope."""
-        return bool(self.tags or self.categories or self.file_path or self.after or self.before)
+        return bool(
+            self.tags
+            or self.categories
+            or self.file_path
+            or self.after
+            or self.before
+            or self.person
+            or self.credential
+            or self.door
+        )
 
     def where(self, alias: str = "m", *, probe_tags: bool = False) -> tuple[str, list]:
         """The clause and its parameters. `probe_tags` writes the tag filter as a per-row
@@ -64,6 +77,14 @@ class Scope:
             clauses.append(f"({alias}.file_path = %s OR {alias}.file_path LIKE %s)")
             prefix = self.file_path.rstrip("/").replace("%", r"\%").replace("_", r"\_")
             params += [self.file_path, prefix + "/%"]
+        for column, value in (
+            ("origin_person", self.person),
+            ("origin_credential", self.credential),
+            ("origin_door", self.door),
+        ):
+            if value:
+                clauses.append(f"{alias}.{column} = %s")
+                params.append(value)
         if self.after is not None:
             clauses.append(f"{alias}.created_at >= %s")
             params.append(self.after)

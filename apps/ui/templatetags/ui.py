@@ -9,6 +9,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.html import strip_tags
 from django.utils.safestring import mark_safe
 
+from apps.memories import provenance
 from apps.memories.models import Memory
 from apps.memories.texts import shown_title
 from apps.memories.updates import why_in_words
@@ -84,3 +85,17 @@ def in_words(why: str, newer=None) -> str:
     """Why a new memory looks like an update of an older one, as a sentence (names spelled
     as the newer memory spells them)."""
     return why_in_words(why or "", getattr(newer, "content", "") or "")
+
+
+@register.filter
+def provenance_of(memory) -> dict | None:
+    """A memory's provenance object (as REST and MCP show it), or a search hit's own."""
+    if isinstance(memory, dict):
+        return memory.get("provenance")
+    return provenance.of_memory(memory)
+
+
+@register.filter
+def provenance_line(found) -> str:
+    """One line: "written by ana via the web UI on 2026-11-20"."""
+    return provenance.sentence(found)

@@ -40,6 +40,11 @@ def _filtered(namespace: Namespace, data: dict):
         qs = qs.filter(tags__name=data["tag"].strip().lower())
     if data.get("file_path"):
         qs = qs.filter(file_path__startswith=data["file_path"].strip())
+    qs = qs.written_by(
+        person=(data.get("person") or "").strip(),
+        credential=(data.get("credential") or "").strip(),
+        door=data.get("door") or "",
+    )
     return qs.created_between(data.get("after"), data.get("before"))
 
 

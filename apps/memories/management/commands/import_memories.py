@@ -11,6 +11,7 @@ from apps.memories import dialog, importers, vector_index
 from apps.memories.import_runs import problem_line
 from apps.memories.models import Namespace
 from apps.memories.parallel_import import default_workers, import_parallel
+from apps.memories.provenance import Origin
 from apps.memories.services import namespace_get_or_create
 from apps.memories.transfer import import_records, read_records
 
@@ -55,6 +56,7 @@ class Command(BaseCommand):
         fmt = importers.detect(path, path.name) if format == "auto" else format
         if fmt != "jsonl" and not namespace:
             raise CommandError(f"--namespace is required for the {fmt} format.")
+        origin = Origin(import_file=path.name, import_format=fmt)
         started = time.perf_counter()
         labelled = []
         try:
@@ -64,12 +66,18 @@ class Command(BaseCommand):
             # Workers see only committed rows: inside a caller's transaction one process writes.
             if workers > 1 and not connection.in_atomic_block:
                 stats = import_parallel(
-                    labelled, workers=workers, namespace=namespace, progress=not no_progress
+                    labelled,
+                    workers=workers,
+                    namespace=namespace,
+                    progress=not no_progress,
+                    origin=origin,
                 )
             else:
                 with transaction.atomic():  # a rejected file leaves no new namespace either
                     target = namespace_get_or_create(name=namespace) if namespace else None
-                    stats = import_records(labelled, progress=not no_progress, namespace=target)
+                    stats = import_records(
+                        labelled, progress=not no_progress, namespace=target, origin=origin
+                    )
         except ValidationFailed as exc:
             labels = {label for label, _ in labelled}
             problems = "\n".join(problem_line(k, v, labels) for k, v in exc.errors.items())
