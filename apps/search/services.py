@@ -117,12 +117,16 @@ def search(
         "fallback_retry": bool(pool.fallback) if pool else False,
         "contradictions": [list(p) for p in pairs],
     }
-    memories = payload(ranked, pairs, as_of=params.as_of, now=scope.valid_at or timezone.now())
-    path = _path(outcome.chain, memories)
+    with timer.span("payload"):
+        now = scope.valid_at or timezone.now()
+        memories = payload(ranked, pairs, as_of=params.as_of, now=now)
+        path = _path(outcome.chain, memories)
     latency = elapsed_ms(started)
     debug = _debug(params, cfg, outcome, trace, timer.timings, latency, path)
     metrics.observe_search(timer.timings, latency)
-    log_id = _log(params, cfg, outcome, flags, timer.timings, latency) if log else None
+    log_id = (
+        timer("log", _log, params, cfg, outcome, flags, timer.timings, latency) if log else None
+    )
     text_budget = params.token_budget
     if text_budget is None and cfg.on("budget"):
         text_budget = cfg.token_budget
