@@ -143,7 +143,8 @@ def apply_boosts(items: Sequence[Ranked], quality_boost: float = 0.0) -> list[Ra
             score *= pagerank
         boosts = [("quality", quality_boost)] if quality_boost else []
         boosts += [(name, f) for name, f in (("decay", decay), ("pagerank", pagerank)) if f != 1.0]
-        out.append(r.rescored(score, *boosts))
+        # Most candidates of a store without edges or decay come out as they went in: no copy.
+        out.append(r.rescored(score, *boosts) if boosts or score != r.score else r)
     return out
 
 

@@ -266,14 +266,18 @@ def _complete(q: Query, found: Found, cosines: Mapping[str, np.ndarray], timer: 
         return done
     done.temporal = coactivate.temporal_neighbours(window)
     done.surrounding = done.temporal
+    sessions = None
     if on("context"):  # beyond the adjacent turns only inside a session (fetched whole)
         sessions = {i: created for i, created, _ in window}
-        done.surrounding = context.window(done.temporal, context.CONTEXT_REACH, sessions)
+        done.surrounding = context.window(done.temporal, context.CONTEXT_REACH, sessions, pool)
     extra = list(
         dict.fromkeys(n for k in pool for n in done.surrounding.get(k, ()) if n not in done.rows)
     )
     if extra:
         done.rows.update(timer("fetch", fetch, extra, found.plan, q.vector, cosines))
+        if sessions is not None:  # the context turns' own windows, for their scores
+            reach = context.CONTEXT_REACH
+            done.surrounding.update(context.window(done.temporal, reach, sessions, extra))
     return done
 
 
