@@ -198,7 +198,7 @@ def _rank(
         trace.record("fused", sorted(items, key=lambda r: (-r.fused, r.id)))
     ordered = _run(_boosts(req, cfg, analysis, pool), items, timer, trace)
     if cfg.on("confidence"):
-        outcome.verdict = _judge(ordered, pool, cfg)
+        outcome.verdict = timer("confidence", _judge, ordered, pool, cfg)
     if cfg.on("learned_rank"):  # after the verdict: it was calibrated on the boosted order
         rerank = partial(rerank_learned.rerank, analysis=analysis, temporal=pool.temporal)
         ordered = _run([("learned_rank", rerank)], ordered, timer, trace)

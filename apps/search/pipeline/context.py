@@ -62,9 +62,14 @@ def borrow_context(
 ) -> dict[str, float]:
     """Each memory adds `share` x the best score among its neighbours."""
     out = {}
+    score = scores.get
     for key, value in scores.items():
-        best = max((scores.get(n, 0.0) for n in neighbours.get(key, ())), default=0.0)
-        out[key] = value + share * best
+        best = None
+        for n in neighbours.get(key, ()):
+            found = score(n, 0.0)
+            if best is None or found > best:
+                best = found
+        out[key] = value + share * (0.0 if best is None else best)
     return out
 
 
