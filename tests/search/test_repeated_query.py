@@ -1,0 +1,30 @@
+"""A repeated query text costs the database less: its stems are remembered (bounded), and
+they are the ones the database gave the first time."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from apps.search.pipeline.reads.lexical import stemmed_terms
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_repeated_query_is_stemmed_once_with_the_same_terms():
+    stemmed_terms.cache_clear()
+    with CaptureQueriesContext(connection) as first:
+        terms = stemmed_terms("Which databases were running slowly?")
+    with CaptureQueriesContext(connection) as again:
+        assert stemmed_terms("Which databases were running slowly?") == terms
+    assert "databas" in terms and "run" in terms
+    assert len(first.captured_queries) == 1 and len(again.captured_queries) == 0
+
+
+def test_the_remembered_stems_are_bounded():
+    stemmed_terms.cache_clear()
+    size = stemmed_terms.cache_info().maxsize
+    for i in range(size + 10):
+        stemmed_terms(f"query number {i}")
+    assert stemmed_terms.cache_info().currsize == size
