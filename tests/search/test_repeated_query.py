@@ -7,6 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from apps.memories.texts import natural_key
 from apps.search.pipeline.reads.lexical import stemmed_terms
 
 pytestmark = pytest.mark.django_db
@@ -28,3 +29,12 @@ def test_the_remembered_stems_are_bounded():
     for i in range(size + 10):
         stemmed_terms(f"query number {i}")
     assert stemmed_terms.cache_info().currsize == size
+
+
+def test_dialog_ids_sort_the_same_from_the_remembered_keys():
+    """The neighbour chains sort dialog ids by natural_key on every search; it is remembered,
+    bounded, and still puts D1:9 before D1:10."""
+    ids = ["D1:10", "D1:9", "D2:1", "D1:9"]
+    assert sorted(ids, key=natural_key) == ["D1:9", "D1:9", "D1:10", "D2:1"]
+    assert natural_key("D1:9") is natural_key("D1:9")
+    assert natural_key.cache_info().maxsize is not None
