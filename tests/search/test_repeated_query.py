@@ -1,5 +1,6 @@
-"""A repeated query text costs the database less: its stems are remembered (bounded), and
-they are the ones the database gave the first time."""
+"""What every search reads again is remembered: a query's stems (bounded, the ones the
+database gave the first time), dialog ids' sort keys, a namespace's learned weights (until
+they change)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from apps.memories.texts import natural_key
+from apps.search.models import StrategyWeights
 from apps.search.pipeline.reads.lexical import stemmed_terms
+from apps.search.pipeline.reads.weights import learned_weights
 
 pytestmark = pytest.mark.django_db
 
@@ -38,3 +41,14 @@ def test_dialog_ids_sort_the_same_from_the_remembered_keys():
     assert sorted(ids, key=natural_key) == ["D1:9", "D1:9", "D1:10", "D2:1"]
     assert natural_key("D1:9") is natural_key("D1:9")
     assert natural_key.cache_info().maxsize is not None
+
+
+def test_learned_weights_are_read_once_and_a_change_is_seen_at_once(namespace):
+    assert learned_weights(namespace.id) == {}
+    with CaptureQueriesContext(connection) as again:
+        assert learned_weights(namespace.id) == {}
+    assert not again.captured_queries
+    saved = StrategyWeights.objects.create(namespace=namespace, strategy="keyword", weight=1.8)
+    assert learned_weights(namespace.id) == {"keyword": 1.8}
+    saved.delete()
+    assert learned_weights(namespace.id) == {}
