@@ -21,8 +21,10 @@ def embedding_text(title: str, content: str) -> str:
 
 
 @lru_cache(maxsize=65536)  # external ids repeat from search to search; the split is not free
+@lru_cache(maxsize=65_536)
 def natural_key(text: str | None) -> tuple:
-    """ "D1:9" before "D1:10": digits compare as numbers."""
+    """ "D1:9" before "D1:10": digits compare as numbers. Cached: the search's neighbour
+    chains sort the same dialog ids on every search."""
     parts = _DIGITS.split(text or "")
     return tuple(int(p) if p.isdigit() else p for p in parts)
 

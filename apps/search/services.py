@@ -117,12 +117,16 @@ def search(
         "fallback_retry": bool(pool.fallback) if pool else False,
         "contradictions": [list(p) for p in pairs],
     }
-    memories = payload(ranked, pairs, as_of=params.as_of, now=scope.valid_at or timezone.now())
-    path = _path(outcome.chain, memories)
+    with timer.span("payload"):
+        now = scope.valid_at or timezone.now()
+        memories = payload(ranked, pairs, as_of=params.as_of, now=now)
+        path = _path(outcome.chain, memories)
     latency = elapsed_ms(started)
     debug = _debug(params, cfg, outcome, trace, timer.timings, latency, path)
     metrics.observe_search(timer.timings, latency)
-    log_id = _log(params, cfg, outcome, flags, timer.timings, latency) if log else None
+    log_id = (
+        timer("log", _log, params, cfg, outcome, flags, timer.timings, latency) if log else None
+    )
     text_budget = params.token_budget
     if text_budget is None and cfg.on("budget"):
         text_budget = cfg.token_budget
@@ -197,7 +201,7 @@ def _rank(
         trace.record("fused", sorted(items, key=lambda r: (-r.fused, r.id)))
     ordered = _run(_boosts(req, cfg, analysis, pool), items, timer, trace)
     if cfg.on("confidence"):
-        outcome.verdict = _judge(ordered, pool, cfg)
+        outcome.verdict = timer("confidence", _judge, ordered, pool, cfg)
     if cfg.on("learned_rank"):  # after the verdict: it was calibrated on the boosted order
         rerank = partial(rerank_learned.rerank, analysis=analysis, temporal=pool.temporal)
         ordered = _run([("learned_rank", rerank)], ordered, timer, trace)

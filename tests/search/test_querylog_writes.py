@@ -61,3 +61,17 @@ def test_with_the_primary_down_a_search_answers_and_its_log_is_dropped(
     assert "search log not written" in caplog.text
     querylog.flush()
     assert not QueryLog.objects.exists()
+
+
+def test_log_ids_are_reserved_a_block_at_a_time(notes, settings):
+    """Each search's id is its own, and the primary is asked once per block of ids, not once
+    per search."""
+    settings.SEARCH_QUERYLOG_SYNC = False
+    with CaptureQueriesContext(connections["default"]) as queries:
+        ids = [search(namespace="log-ns", query="lunch").query_log_id for _ in range(3)]
+        ids += [querylog.reserve_id() for _ in range(querylog.ID_BLOCK)]
+    assert len(set(ids)) == len(ids)
+    reservations = [q for q in queries.captured_queries if "nextval" in q["sql"]]
+    assert 1 <= len(reservations) <= 2
+    querylog.flush()
+    assert QueryLog.objects.filter(pk__in=ids[:3]).count() == 3

@@ -25,6 +25,7 @@ from django.db import transaction
 from apps.memories.models import Namespace
 
 from ..models import QueryLog, Strategy, StrategyWeights
+from ..pipeline.reads.weights import forget_learned_weights
 
 WINDOW = 100
 MIN_ENTRIES = 10
@@ -104,6 +105,8 @@ def feedback_weights_update(*, namespace: Namespace, **_options) -> dict:
         removed = set(before) - set(after)
         if removed:
             StrategyWeights.objects.filter(namespace=namespace, strategy__in=removed).delete()
+    if changed or removed:  # searches here read them again (pipeline/reads/weights.py)
+        forget_learned_weights(namespace.pk)
     return {
         "strategies_updated": len(changed) + len(removed),
         "weights": {s: round(w, 4) for s, (w, _, _) in after.items()},

@@ -37,12 +37,15 @@ def entity_boost(
     wanted = {t.lower() for t in tag_entities}
     if not wanted:
         return list(items)
-    return [
-        r.rescored(r.score * (1.0 + factor), ("entity", 1.0 + factor), reason="entity")
-        if wanted.intersection(t.lower() for t in r.tags)
-        else r
-        for r in items
-    ]
+    named: dict[tuple[str, ...], bool] = {}  # by tag set: most candidates share a few
+    out = []
+    for r in items:
+        hit = named.get(r.tags)
+        if hit is None:
+            hit = named[r.tags] = bool(wanted.intersection(t.lower() for t in r.tags))
+        boosted = r.rescored(r.score * (1.0 + factor), ("entity", 1.0 + factor), reason="entity")
+        out.append(boosted if hit else r)
+    return out
 
 
 def question_turns(items: Sequence[Ranked], factor: float = QUESTION_FACTOR) -> list[Ranked]:
@@ -143,7 +146,8 @@ def apply_boosts(items: Sequence[Ranked], quality_boost: float = 0.0) -> list[Ra
             score *= pagerank
         boosts = [("quality", quality_boost)] if quality_boost else []
         boosts += [(name, f) for name, f in (("decay", decay), ("pagerank", pagerank)) if f != 1.0]
-        out.append(r.rescored(score, *boosts))
+        # Most candidates of a store without edges or decay come out as they went in: no copy.
+        out.append(r.rescored(score, *boosts) if boosts or score != r.score else r)
     return out
 
 

@@ -145,6 +145,23 @@ def gather(
     if query_vector is not None and vector is not None and query_vector is not vector:
         cosines["query_similarity"] = query_vector
     done = _complete(query, found, cosines, timer)
+    with timer.span("fuse"):
+        items = _fused(query, found, done, cosines)
+    return Pool(
+        items=items,
+        lists=found.lists,
+        temporal=done.temporal,
+        graph_adjacency=graph.neighbours_from_edges(found.edges),
+        fallback=found.fallback,
+        best_similarity=max((r.measured.own_similarity for r in items.values()), default=0.0),
+        plan=found.plan,
+        timings=timer.timings,
+    )
+
+
+def _fused(query: Query, found: Found, done: Completed, cosines) -> dict[str, Ranked]:
+    """Every candidate's evidence, scaled per strategy, with context borrowed, fused."""
+    config = query.config
     evidence = {
         k: _evidence(
             r, passages=bool(query.passages), own_vector_only="query_similarity" not in cosines
@@ -162,17 +179,7 @@ def gather(
         pool=done.rows,
         vector_weight=config.hybrid_vector_weight,
     )
-    items = _ranked_items(done.rows, found.lists, fused, evidence)
-    return Pool(
-        items=items,
-        lists=found.lists,
-        temporal=done.temporal,
-        graph_adjacency=graph.neighbours_from_edges(found.edges),
-        fallback=found.fallback,
-        best_similarity=max((e.own_similarity for e in evidence.values()), default=0.0),
-        plan=found.plan,
-        timings=timer.timings,
-    )
+    return _ranked_items(done.rows, found.lists, fused, evidence)
 
 
 def _query(text, vector, analysis, scope, weights, config, semantic_only) -> Query:
@@ -264,16 +271,23 @@ def _complete(q: Query, found: Found, cosines: Mapping[str, np.ndarray], timer: 
     window = timer("neighbours", window_of)
     if not done.rows:
         return done
-    done.temporal = coactivate.temporal_neighbours(window)
-    done.surrounding = done.temporal
-    if on("context"):  # beyond the adjacent turns only inside a session (fetched whole)
-        sessions = {i: created for i, created, _ in window}
-        done.surrounding = context.window(done.temporal, context.CONTEXT_REACH, sessions)
+    with timer.span("context"):
+        done.temporal = coactivate.temporal_neighbours(window)
+        done.surrounding = done.temporal
+        sessions = None
+        if on("context"):  # beyond the adjacent turns only inside a session (fetched whole)
+            sessions = {i: created for i, created, _ in window}
+            reach = context.CONTEXT_REACH
+            done.surrounding = context.window(done.temporal, reach, sessions, pool)
     extra = list(
         dict.fromkeys(n for k in pool for n in done.surrounding.get(k, ()) if n not in done.rows)
     )
     if extra:
         done.rows.update(timer("fetch", fetch, extra, found.plan, q.vector, cosines))
+        if sessions is not None:  # the context turns' own windows, for their scores
+            reach = context.CONTEXT_REACH
+            with timer.span("context"):
+                done.surrounding.update(context.window(done.temporal, reach, sessions, extra))
     return done
 
 

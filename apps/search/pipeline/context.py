@@ -26,23 +26,31 @@ def window(
     neighbours: Mapping[str, Iterable[str]],
     reach: int = CONTEXT_REACH,
     sessions: Mapping[str, Hashable] | None = None,
+    keys: Iterable[str] | None = None,
 ) -> dict[str, tuple[str, ...]]:
     """Each memory's turns up to `reach` steps away along the temporal neighbours (the chain
     coactivate.temporal_neighbours builds: previous and next), nearest first. With
     `sessions` (id -> session key, here the timestamp), the steps beyond the adjacent
-    memories stay inside the memory's own session."""
+    memories stay inside the memory's own session. `keys`: only these memories' windows (the
+    candidates'; the chain also holds the turns around them, whose own windows nobody reads)."""
     out: dict[str, tuple[str, ...]] = {}
-    for key in neighbours:
+    chosen = neighbours if keys is None else [k for k in keys if k in neighbours]
+    for key in chosen:
         seen = {key}
-        frontier = [key]
+        frontier: Iterable[str] = (key,)
         found: list[str] = []
+        own = sessions.get(key) if sessions is not None else None
         for step_number in range(max(reach, 0)):
-            step = [n for k in frontier for n in neighbours.get(k, ()) if n not in seen]
-            if step_number and sessions is not None:
-                own = sessions.get(key)
-                step = [n for n in step if own is not None and sessions.get(n) == own]
-            step = list(dict.fromkeys(step))
-            seen.update(step)
+            step: list[str] = []
+            for k in frontier:
+                for n in neighbours.get(k, ()):
+                    if n in seen:
+                        continue
+                    beyond = step_number and sessions is not None
+                    if beyond and (own is None or sessions.get(n) != own):
+                        continue
+                    seen.add(n)  # also keeps a turn reached twice in one step once
+                    step.append(n)
             found += step
             frontier = step
         out[key] = tuple(found)
@@ -54,9 +62,14 @@ def borrow_context(
 ) -> dict[str, float]:
     """Each memory adds `share` x the best score among its neighbours."""
     out = {}
+    score = scores.get
     for key, value in scores.items():
-        best = max((scores.get(n, 0.0) for n in neighbours.get(key, ())), default=0.0)
-        out[key] = value + share * best
+        best = None
+        for n in neighbours.get(key, ()):
+            found = score(n, 0.0)
+            if best is None or found > best:
+                best = found
+        out[key] = value + share * (0.0 if best is None else best)
     return out
 
 

@@ -49,16 +49,15 @@ def score_fusion(
     pool: Iterable[str],
 ) -> dict[str, float]:
     total = sum(float(weights.get(s, 0.0)) for s in normalized) or 1.0
-    fused = {}
-    for key in pool:
-        fused[key] = (
-            sum(
-                float(weights.get(s, 0.0)) * scores.get(key, 0.0)
-                for s, scores in normalized.items()
-            )
-            / total
-        )
-    return fused
+    keys = list(dict.fromkeys(pool))
+    sums = dict.fromkeys(keys, 0.0)
+    # Strategy by strategy over the pool: the same additions in the same order as a sum per
+    # memory, without a generator per memory.
+    for strategy, scores in normalized.items():
+        weight, score = float(weights.get(strategy, 0.0)), scores.get
+        for key in keys:
+            sums[key] += weight * score(key, 0.0)
+    return {key: sums[key] / total for key in keys}
 
 
 def fuse_variants(

@@ -15,7 +15,7 @@ from apps.search.config import SearchSettings, search_settings
 from apps.search.params import MODES
 from apps.search.services import search
 from apps.search.stages import STAGES, unknown_stages
-from lab import abstention, calibration, evaluation
+from lab import abstention, calibration, evaluation, stage_profile
 from lab.ablation import ablation_runs
 
 
@@ -65,6 +65,12 @@ class Command(BaseCommand):
             help="Skip the abstention report (every query searched again in another namespace).",
         )
         parser.add_argument(
+            "--profile",
+            action="store_true",
+            help="Print the cost of a search by stage (CPU ms, SQL statements) instead of the "
+            "quality figures (lab/stage_profile.py); best with --reuse.",
+        )
+        parser.add_argument(
             "--calibrate",
             action="store_true",
             help="Fit the confidence estimate's logistic coefficients on this run's answerable "
@@ -87,6 +93,7 @@ class Command(BaseCommand):
         conversations,
         abstain: bool,
         calibrate: bool,
+        profile: bool = False,
         **options,
     ):
         bad = unknown_stages(disable)
@@ -111,6 +118,12 @@ class Command(BaseCommand):
                 f"running {len(queries)} queries (mode={mode}, disabled={','.join(disable) or '-'})"
             )
             config = search_settings().without(disable)
+            if profile:
+                cost = stage_profile.profile(queries, search, mode=mode, config=config)
+                self.stdout.write(stage_profile.format_profile(cost))
+                if json_path:
+                    json_path.write_text(json.dumps(cost, indent=2))
+                return
             rows = evaluation.run_queries(queries, search, mode=mode, config=config)
             if abstain or calibrate:
                 self.stderr.write("abstention: each query in another namespace")

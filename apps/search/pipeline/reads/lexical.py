@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from apps.search.types import Hit
 
@@ -158,8 +159,10 @@ def _within_budget(
     return tuple(taken), sample, max(pool, row_budget - rows), tuple(pairs[:MAX_PAIRS])
 
 
+@lru_cache(maxsize=4096)
 def stemmed_terms(text: str) -> tuple[str, ...]:
-    """The query's terms as the english stemmer stores them, sorted, at most 32."""
+    """The query's terms as the english stemmer stores them, sorted, at most 32. Cached by
+    text: a repeated query (an assistant asking again, a retry) needs no round trip."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT coalesce(array_agg(lexeme ORDER BY lexeme), '{}') "
