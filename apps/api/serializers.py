@@ -218,6 +218,7 @@ class MemoryOut(serializers.ModelSerializer):
             "needs_recheck",
             "review",
             "review_reason",
+            "reviewed_by",
             "risk",
             "provenance",
         ]
@@ -332,6 +333,13 @@ class BatchJobOut(serializers.Serializer):
 SearchIn = serializer_for(SearchParams, "SearchIn", defaults=True, namespace=_namespace_field())
 
 
+class RiskOut(serializers.Serializer):
+    kind = serializers.CharField()
+    reason = serializers.CharField()
+    start = serializers.IntegerField()
+    end = serializers.IntegerField()
+
+
 class SearchHitOut(serializers.Serializer):
     id = serializers.UUIDField()
     content = serializers.CharField()
@@ -351,6 +359,11 @@ class SearchHitOut(serializers.Serializer):
         "(depends_on, or what caused it) was superseded, deleted or edited.",
     )
     provenance = ProvenanceOut(allow_null=True)
+    review = serializers.CharField(help_text='Always "approved": waiting memories are not found.')
+    reviewed_by = serializers.CharField(
+        allow_blank=True, help_text="Who approved it, when the review policy held it."
+    )
+    risk = RiskOut(many=True, help_text="What the risk check flagged in its text at write.")
     score = serializers.FloatField()
     why = serializers.DictField(help_text="Per-strategy ranks and the boosts that applied.")
     flags = serializers.ListField(

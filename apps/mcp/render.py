@@ -51,6 +51,7 @@ def trust_fields(memory: Memory) -> dict[str, Any]:
         "provenance": provenance.of_memory(memory),
         "review": getattr(memory, "review", None) or "approved",
         "risk": list(getattr(memory, "risk", None) or []),
+        "reviewed_by": getattr(memory, "reviewed_by", "") or "",
     }
 
 

@@ -154,6 +154,9 @@ class Memory(models.Model):
     review_reason = models.CharField(max_length=500, blank=True, default="", db_default="")
     # What the risk check found in the text at write: [{kind, reason, start, end}], [] if clean.
     risk = models.JSONField(default=list, blank=True, db_default=[])
+    # Who approved a memory the review policy held ("ana", "token ci (mh_ab…)"); empty for
+    # memories that took effect when written.
+    reviewed_by = models.CharField(max_length=300, blank=True, default="", db_default="")
 
     # Where the memory came from (apps/memories/provenance.py), set once by the write path and
     # never changed by an edit. The columns hold what search and browse filter by; the rest

@@ -128,6 +128,7 @@ def memory_approve(
         actor=actor,
         door=door,
         decision=_decision(memory, "approved"),
+        reviewed_by=actor_fields(actor, door)["actor_label"],
     )
     return memory_after_approval(memory=memory)
 

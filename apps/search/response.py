@@ -125,6 +125,11 @@ def payload(
                 client=row["origin_client"],
                 extra=_loaded(row["provenance"]),
             ),
+            # Only approved memories reach a search; one a person approved after the risk
+            # check flagged it is returned with the findings and the reviewer.
+            "review": row["review"],
+            "reviewed_by": row["reviewed_by"],
+            "risk": _loaded(row["risk"]) or [],
             "score": round(float(r.score), 6),
             "why": why,
         }
@@ -154,6 +159,9 @@ PAYLOAD_COLUMNS = (
     "origin_credential",
     "origin_client",
     "provenance",
+    "review",
+    "reviewed_by",
+    "risk",
 )
 # Successors and predecessors through `supersedes` links (index probes on the edge's two
 # unique indexes), each only when learnt by as_of if one is given; the latest re-check mark
@@ -175,7 +183,8 @@ SELECT m.id::text, m.content, m.title, m.category, m.file_path, m.created_at,
        (SELECT json_build_object('basis', r.basis_id, 'basis_title', r.basis_title,
                                  'reason', r.reason, 'on', r.marked_at)
           FROM {RECHECK} r WHERE r.memory_id = m.id ORDER BY r.marked_at DESC LIMIT 1),
-       m.origin_door, m.origin_person, m.origin_credential, m.origin_client, m.provenance
+       m.origin_door, m.origin_person, m.origin_credential, m.origin_client, m.provenance,
+       m.review, m.reviewed_by, m.risk
   FROM {MEMORY} m WHERE m.id = ANY(%s::uuid[])
 """
 

@@ -24,12 +24,17 @@ def quoted(text: str) -> str:
 
 
 def review_words(review: str, reviewed_by: str = "", risk=()) -> str:
-    """ "reviewed by ana" / "review: pending" / "unreviewed", and the risk kinds if any."""
+    """ "reviewed by ana" / "review: pending" / "unreviewed", and the risk reasons if any."""
     if review == "approved" and reviewed_by:
         words = f"reviewed by {reviewed_by}"
     else:
         words = f"review: {review or 'approved'}"
-    kinds = sorted({r.get("kind", "?") for r in risk or () if isinstance(r, dict)})
-    if kinds:
-        words += f" · risk: {', '.join(kinds)}"
+    reasons = list(
+        dict.fromkeys(
+            r.get("reason") or r.get("kind", "?") for r in risk or () if isinstance(r, dict)
+        )
+    )
+    if reasons:
+        # Approved after the risk check flagged it: the assistant is told what was flagged.
+        words += f" · flagged at write: {'; '.join(reasons)}"
     return words

@@ -14,17 +14,25 @@ from .change import memory_locked
 
 
 def memory_review_set(
-    *, memory: Memory, review: str, actor: revisions.Actor, door: str, decision: dict
+    *,
+    memory: Memory,
+    review: str,
+    actor: revisions.Actor,
+    door: str,
+    decision: dict,
+    reviewed_by: str = "",
 ) -> Memory:
     """Set the review state under the row's lock; the revision carries `decision` so the
-    history can name the reviewer and undo it."""
+    history can name the reviewer and undo it. `reviewed_by` is what recall says of an
+    approved memory ("reviewed by ana")."""
     memory = memory_locked(memory.pk)
     before, after = {"review": memory.review}, {"review": review}
     # A queue decision's revision carries it in `after`; its undo carries it in `before`.
     (before if review == Review.PENDING else after)["decision"] = decision
     memory.review = review
+    memory.reviewed_by = reviewed_by if review == Review.APPROVED else ""
     memory.version += 1
-    memory.save(update_fields=["review", "version"])
+    memory.save(update_fields=["review", "reviewed_by", "version"])
     revisions.record_one(memory, revisions.Action.DECISION, before, after, actor=actor, door=door)
     return memory
 
