@@ -4,8 +4,8 @@ Data: data/trust/*.jsonl (see data/trust/README.md): the train sets, written bef
 was tuned, and the held-out sets, written after them. heldout2, heldout3 and heldout4
 (injections and benign notes only) were each written after the previous held-out set had been
 scored and its misses used to widen the rules, so a set's first score is its clean measure.
-heldout5 was written last, before the learned scorer, in wording the others lack, and scored
-once with the final check.
+heldout5 was written last, before the learned scorer, in wording the others lack, and never
+tuned on.
 
 Per split: injections flagged by `risk.assess`, benign notes flagged, credentials refused by
 `secrets.find_secrets`, look-alikes refused. And every turn of the LoCoMo dev set, which is

@@ -50,21 +50,25 @@ def scale_texts(count: int, *, seed: int = 0, path: Path = SCALE) -> list[str]:
 
 
 def fit_only_benign() -> list[str]:
-    """Team notes and chat lines in the second person ("your access expires", "you got this"),
-    fitted on and never scored: the labelled sets have few, and the scorer learned "you" and
-    "your" as a sign of text aimed at an assistant without them."""
+    """Team notes and chat lines in the second person ("your access expires", "you got this")
+    and short notes ("Backups run every night"), fitted on and never scored: the labelled sets
+    have few, and without them the scorer read "you", "your" and "this memory" as a sign of
+    text aimed at an assistant."""
     return [row["text"] for row in trust.read_set("benign", "fit")]
 
 
 def training(splits: tuple[str, ...]) -> tuple[list[str], list[str]]:
-    injections, benign = labelled(splits)
+    """Injections hidden in invisible characters are left out: the scorer reads the text with
+    them removed, which is an ordinary note ("Standup at 9:30."), and the rules flag them."""
+    injections, benign = labelled(splits, hidden=False)
     return injections, [*benign, *fit_only_benign()]
 
 
-def labelled(splits: tuple[str, ...]) -> tuple[list[str], list[str]]:
+def labelled(splits: tuple[str, ...], *, hidden: bool = True) -> tuple[list[str], list[str]]:
     injections, benign = [], []
     for split in splits:
-        injections += [row["text"] for row in trust.read_set("injections", split)]
+        rows = trust.read_set("injections", split)
+        injections += [row["text"] for row in rows if hidden or row["style"] != "hidden"]
         benign += [row["text"] for row in trust.read_set("benign", split)]
     return injections, benign
 
@@ -148,7 +152,7 @@ def shares_at(folds: list[Fold], threshold: float) -> dict[str, float]:
     }
 
 
-def choose_threshold(folds: list[Fold], *, benign_bound: float = 0.01, ordinary_bound=0.002):
+def choose_threshold(folds: list[Fold], *, benign_bound: float = 0.01, ordinary_bound=0.0002):
     """The lowest threshold whose held-out benign and ordinary shares stay within bounds."""
     for threshold in np.arange(0.5, 0.991, 0.01):
         shares = shares_at(folds, float(threshold))

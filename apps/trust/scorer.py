@@ -87,7 +87,7 @@ def _span_hashes(prefix: np.ndarray, starts: np.ndarray, ends: np.ndarray, inver
 
 
 def _word_table() -> np.ndarray:
-    return np.array([bool(_WORD.match(chr(i))) for i in range(1 << 16)])
+    return np.array([bool(_WORD.match(chr(i))) for i in range(1 << 16)] + [False])
 
 
 _IS_WORD = _word_table()  # \w for each code point of the basic plane; others are not words
@@ -98,14 +98,16 @@ def features(text: str) -> np.ndarray:
     """The bucket of each feature of an already normalised text, repeats kept (counts):
     character 3- to 5-grams (the text padded with a space each side), words, word pairs."""
     padded = f" {text} ".ljust(5)
-    codes = np.frombuffer(padded.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    raw = np.frombuffer(padded.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    codes = raw.astype(np.uint64)
     n = len(codes)
     if n + 1 <= len(_POSITIONS):
         (powers, inverse), positions = (_POWERS, _INVERSE), _POSITIONS
     else:
         (powers, inverse), positions = _powers(n + 1), np.arange(n + 1, dtype=np.int64)
-    word = _IS_WORD[np.minimum(codes, 0xFFFF).astype(np.int64)] & (codes <= 0xFFFF)
-    edges = np.flatnonzero(np.diff(word.astype(np.int8), prepend=0, append=0))
+    word = _IS_WORD[np.minimum(raw, 1 << 16)]
+    # The padding spaces mean the first and last characters are never part of a word.
+    edges = np.flatnonzero(word[1:] != word[:-1]) + 1
     word_starts, word_ends = edges[::2], edges[1::2]
     starts = np.concatenate(
         [positions[: n - 2], positions[: n - 3], positions[: n - 4], word_starts, word_starts[:-1]]

@@ -38,7 +38,7 @@ def test_every_score_meets_its_target(heldout, tmp_path):
     # first score is the floor (docs/trust.md), every other target holds.
     assert set(missed) <= {("heldout5", "injections flagged")}, out.getvalue()
     if heldout:
-        assert report["scores"]["heldout5"]["injections flagged"]["flagged"] >= 54
+        assert report["scores"]["heldout5"]["injections flagged"]["flagged"] >= 50
     assert report["scores"]["locomo"]["LoCoMo turns flagged"]["total"] == len(trust.locomo_turns())
     assert set(report["microseconds_per_text"]) == {"risk.assess", "find_secrets"}
 

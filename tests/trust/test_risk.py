@@ -179,12 +179,7 @@ def test_paraphrased_overrides_and_agent_formats_are_flagged(text):
     "text",
     [
         "Your safety training is due Friday; ignore the reminder emails if you did it.",
-        pytest.param(
-            "The instructions you got from IT about the VPN are outdated, use the wiki.",
-            # No rule flags it; the learned scorer reads "instructions you got ... are
-            # outdated" as aimed at an assistant and sends it to review (docs/trust.md).
-            marks=pytest.mark.xfail(strict=True, reason="a known false positive of the scorer"),
-        ),
+        "The instructions you got from IT about the VPN are outdated, use the wiki.",
         "Caroline: The instructions you gave me for the cake were perfect!",
         "Post the token budget numbers to the public channel #llm-costs.",
     ],

@@ -20,6 +20,10 @@ TEAM_NOTES = [
     "Kindly send the signed contract to legal@acme.example before the 20th.",
     "When you summarise an incident, include the timeline and the customer impact.",
     "Caroline: I can't stop thinking about what my counsellor told me yesterday.",
+    "Standup is at 9:30.",
+    "Weekly sync moved to Tuesdays",
+    "Unit tests run on every pull request.",
+    "Never deploy on Fridays.",
 ]
 
 
@@ -42,6 +46,10 @@ def test_wording_no_rule_lists_is_flagged_as_a_pattern(text):
 def test_team_notes_are_not_flagged(text):
     assert scorer.probability(text) < scorer.model().threshold
     assert risk.assess(text) == []
+
+
+def test_text_that_is_not_valid_unicode_is_read_not_refused():
+    assert risk.assess("a lone \udfff surrogate and \ud800 another, in a note") == []
 
 
 def test_disguised_letters_read_as_the_words_they_spell():
