@@ -4,6 +4,8 @@ Data: data/trust/*.jsonl (see data/trust/README.md): the train sets, written bef
 was tuned, and the held-out sets, written after them. heldout2, heldout3 and heldout4
 (injections and benign notes only) were each written after the previous held-out set had been
 scored and its misses used to widen the rules, so a set's first score is its clean measure.
+heldout5 was written last, before the learned scorer, in wording the others lack, and never
+tuned on.
 
 Per split: injections flagged by `risk.assess`, benign notes flagged, credentials refused by
 `secrets.find_secrets`, look-alikes refused. And every turn of the LoCoMo dev set, which is
@@ -25,8 +27,12 @@ from apps.trust import risk, secrets
 
 DATA = Path(__file__).parent / "data" / "trust"
 LOCOMO = Path(__file__).resolve().parents[1].parent / "shared/benchmarks/locomo-dev"
-SPLITS = ("train", "heldout", "heldout2", "heldout3", "heldout4")
-HELDOUT = ("heldout", "heldout2", "heldout3", "heldout4")
+# Held-out sets the rules were widened on after their first score, and the fresh ones nothing
+# was tuned on (the learned scorer never fits them either).
+TUNED = ("heldout", "heldout2", "heldout3", "heldout4")
+FRESH = ("heldout5",)
+HELDOUT = (*TUNED, *FRESH)
+SPLITS = ("train", *HELDOUT)
 
 # name: (file stem, check, flagged is right)
 SETS: dict[str, tuple[str, str, bool]] = {

@@ -3,9 +3,11 @@
 `assess(text)` returns the findings, empty when clean. Each is stored on the memory as
 `{kind, reason, start, end}` and shown highlighted in the UI and the review queue.
 
-Rules, not a model: each names what it saw, and it runs on every write (imports included), so
-every pattern is compiled once and the costly ones only run when a cheap test says they could
-match. What a rule looks for is listed in `phrases`.
+Rules first: each names what it saw, and it runs on every write (imports included), so every
+pattern is compiled once and the costly ones only run when a cheap test says they could match.
+What a rule looks for is listed in `phrases`. A text no rule flags is then read by a small
+learned scorer (`scorer`), which catches wording no rule lists; it flags the whole text, kind
+`pattern`, only when it is confident.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
-from . import phrases
+from . import phrases, scorer
 from .hidden import find_hidden, hidden_text
 
 __all__ = ["Risk", "assess"]
@@ -22,7 +24,8 @@ __all__ = ["Risk", "assess"]
 
 @dataclass(frozen=True)
 class Risk:
-    kind: str  # "instructions", "role", "tool_call", "exfiltration", "data_url", "hidden"
+    # "instructions", "role", "tool_call", "exfiltration", "data_url", "hidden", "pattern"
+    kind: str
     reason: str  # one line a person reads: "asks the assistant to ignore its instructions"
     start: int
     end: int
@@ -196,9 +199,18 @@ def _data_urls(text: str) -> Iterator[Risk]:
 
 
 _RULES = (_hidden, _phrases, _claims, _syntax, _exfiltration, _data_urls)
+_PATTERN = "reads like instructions to an assistant"
+
+
+def _pattern(text: str) -> list[Risk]:
+    """The scorer's finding, for a text the rules passed: it has no words to point at, so it
+    marks the whole text."""
+    if text.strip() and scorer.probability(text) >= scorer.model().threshold:
+        return [Risk("pattern", _PATTERN, 0, len(text))]
+    return []
 
 
 def assess(text: str) -> list[Risk]:
     """Every finding in `text`, in order of position."""
     found = [risk for rule in _RULES for risk in rule(text)]
-    return sorted(found, key=lambda r: (r.start, r.end))
+    return sorted(found, key=lambda r: (r.start, r.end)) if found else _pattern(text)
