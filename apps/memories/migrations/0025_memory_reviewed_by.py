@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memories', '0024_provenance'),
+        ("memories", "0024_provenance"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='memory',
-            name='reviewed_by',
-            field=models.CharField(blank=True, db_default='', default='', max_length=300),
+            model_name="memory",
+            name="reviewed_by",
+            field=models.CharField(blank=True, db_default="", default="", max_length=300),
         ),
     ]
