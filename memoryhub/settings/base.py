@@ -506,7 +506,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    "ENUM_NAME_OVERRIDES": {"CategoryEnum": "apps.memories.models.Category"},
+    # Two sets of doors: where a memory came from (provenance, imports included) and where a
+    # change came through (history); each its own named enum in the schema.
+    "ENUM_NAME_OVERRIDES": {
+        "CategoryEnum": "apps.memories.models.Category",
+        "ProvenanceDoorEnum": "apps.memories.provenance.DOORS",
+        "RevisionDoorEnum": "apps.history.models.Door",
+    },
 }
 if PATH_PREFIX:
     # The schema's paths start at /api/; the API docs' "Try it out" must call them under the prefix.
