@@ -7,14 +7,14 @@ apps.trust finds; this module applies the namespace's policies to what it finds.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from apps.core.exceptions import ValidationFailed
 from apps.trust import risk, secrets
 
-from .models import Memory, Namespace, ReviewPolicy, SecretsPolicy
+from .models import Namespace, ReviewPolicy, SecretsPolicy
 from .validation import MemoryInput
 
 REASON_LIMIT = 500
@@ -49,17 +49,8 @@ def has_secrets(text: str) -> bool:
 
 
 def refusals(text: str) -> list[str]:
-    """The error for a text the secrets policy refuses (its first credential)."""
+    """The error for a text the secrets policy refuses (its first credential); [] if clean."""
     return [secrets.refusal(s) for s in secrets.find_secrets(text)[:1]]
-
-
-def stored_secrets(memories) -> Iterator[tuple[Memory, list]]:
-    """(memory, the credentials in it) for each memory of `memories` holding any: what
-    `manage.py scan_secrets` reports of memories stored before the check existed."""
-    for memory in memories.only("id", "namespace_id", "content").iterator(chunk_size=2000):
-        found = secrets.find_secrets(memory.content)
-        if found:
-            yield memory, found
 
 
 def findings(text: str) -> list[dict]:

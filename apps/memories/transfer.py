@@ -342,7 +342,8 @@ def _secrets_refused(record: dict, label: str, policies: dict, target) -> dict[s
     """A credential in a record refused by its namespace's policy, named by its line before
     anything is written (the batches of a large file commit one by one)."""
     content = record.get("content")
-    if not isinstance(content, str) or not screening.has_secrets(content):
+    refused = screening.refusals(content) if isinstance(content, str) else []
+    if not refused:
         return {}
     name = target.name if isinstance(target, Namespace) else target
     if name not in policies:  # a namespace the import creates refuses, as every new one
@@ -352,7 +353,7 @@ def _secrets_refused(record: dict, label: str, policies: dict, target) -> dict[s
         policies[name] = stored.secrets if stored is not None else SecretsPolicy.REFUSE
     if policies[name] != SecretsPolicy.REFUSE:
         return {}
-    return {f"{label}.content": screening.refusals(content)}
+    return {f"{label}.content": refused}
 
 
 def _give_fresh_ids_to_uuids_not_held_here(by_namespace) -> None:

@@ -81,8 +81,8 @@ def memory_update(
     }
     checked = validate_memory_input({**current, **changes})
     if "content" in changes and screening.has_secrets(checked.content):
-        # An edit meets the namespace's secrets policy as a write does (the namespace is
-        # read only then).
+        # An edit meets the namespace's secrets policy as a write does; the namespace (one
+        # more query) is read only when the text holds a credential.
         checked = screening.without_secrets(memory.namespace, [checked], None)[0][0]
     state_before = revisions.memory_state(memory)
     for name in changes.keys() - {"tags"}:
