@@ -39,7 +39,8 @@ from ..validation import MemoryInput
 from ..write_links import link_edges, resolve_links
 from .planning import Planned, chunk_edges, plan_rows, record_key, stored_record
 from .tags import tag_ids
-from .written import WriteResult, unique_content_guard
+from .unique_guard import unique_content_guard
+from .write_result import WriteResult
 
 # Identical writers queue on one advisory lock per (namespace, bucket of content hashes), so the
 # second reads the first's committed row and answers with it; the unique constraint

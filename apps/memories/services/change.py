@@ -19,7 +19,7 @@ from ..jobs import graph_changed
 from ..models import CausalEdge, Memory, Relation, Tier
 from ..texts import content_hash
 from ..validation import validate_memory_input
-from .create import unique_content_guard
+from .unique_guard import unique_content_guard
 from .edges import edge_create, edge_delete
 from .tags import tag_ids
 

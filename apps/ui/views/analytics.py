@@ -16,7 +16,7 @@ from apps.memories.models import Category, Namespace
 from apps.memories.selectors import growth_by_category
 from apps.search import analytics
 
-from ..access import Action, namespace_view
+from ..view_permissions import Action, namespace_view
 from ..forms import AnalyticsForm
 
 

@@ -15,7 +15,7 @@ from apps.memories import services
 from apps.memories.browse import listed, memory_page
 from apps.memories.models import Memory, Namespace
 
-from ..access import Action, can, namespace_view
+from ..view_permissions import Action, can, namespace_view
 from ..forms import BrowseForm, BulkForm
 from .common import counted, pick, safe_next, uuids, writer
 

@@ -27,7 +27,7 @@ from apps.search.selectors import (
     missed_undismiss,
 )
 
-from ..access import Action, can, namespace_view
+from ..view_permissions import Action, can, namespace_view
 from ..templatetags.stale_nav import forget_counts
 from .common import counted
 

@@ -19,7 +19,7 @@ from apps.search.feedback import feedback_record
 from apps.search.pipeline.confidence import COEFFICIENTS, INTERCEPT
 from apps.search.services import search
 
-from ..access import (
+from ..view_permissions import (
     Action,
     can,
     current_namespace,

@@ -19,7 +19,7 @@ from apps.memories.browse import memory_page
 from apps.memories.models import Memory, Namespace, Tier
 from apps.memories.selectors import STALE_REASONS, stale_counts, stale_memories, stale_settings
 
-from ..access import Action, can, namespace_view
+from ..view_permissions import Action, can, namespace_view
 from ..templatetags.stale_nav import forget_counts
 from .common import counted, safe_next, uuids, writer
 

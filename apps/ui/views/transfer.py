@@ -19,7 +19,7 @@ from apps.memories import dialog, import_runs, importers, vector_index
 from apps.memories.exporting import export_jsonl, export_markdown_zip, export_records
 from apps.memories.models import Memory, Namespace
 
-from ..access import Action, can, namespace_view
+from ..view_permissions import Action, can, namespace_view
 from ..forms import BrowseForm
 from .browse import _filtered
 
