@@ -10,7 +10,7 @@ from django.test import Client
 
 from apps.memories import services
 from apps.memories.models import Memory
-from apps.memories.texts import shown_title
+from apps.memories.titles import shown_title
 from apps.ui.views.search import _titles, reordered
 
 from .conftest import PASSWORD, make_user, seed_namespace

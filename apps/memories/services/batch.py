@@ -30,11 +30,11 @@ from .. import (
     vector_index,
 )
 from ..copying import copy_rows
+from ..duplicate_hash import content_hash
 from ..jobs import dialog_turns_queued, graph_changed, vectors_left_out
 from ..models import CausalEdge, Memory, Namespace, PossibleUpdate, Review
 from ..supersession import close_validity, resolve_superseded
 from ..tags import infer_tags
-from ..texts import content_hash
 from ..validation import MemoryInput
 from ..write_links import link_edges, resolve_links
 from .planning import Planned, chunk_edges, plan_rows, record_key, stored_record

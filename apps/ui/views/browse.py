@@ -15,8 +15,8 @@ from apps.memories import services
 from apps.memories.browse import listed, memory_page
 from apps.memories.models import Memory, Namespace
 
-from ..view_permissions import Action, can, namespace_view
 from ..forms import BrowseForm, BulkForm
+from ..view_permissions import Action, can, namespace_view
 from .common import counted, pick, safe_next, uuids, writer
 
 PAGE_SIZE = 50

@@ -19,6 +19,8 @@ from apps.search.feedback import feedback_record
 from apps.search.pipeline.confidence import COEFFICIENTS, INTERCEPT
 from apps.search.services import search
 
+from ..forms import SearchForm, attach_errors
+from ..templatetags.ui import memory_title
 from ..view_permissions import (
     Action,
     can,
@@ -27,8 +29,6 @@ from ..view_permissions import (
     namespace_or_404,
     visible_namespaces,
 )
-from ..forms import SearchForm, attach_errors
-from ..templatetags.ui import memory_title
 from .common import pick, uuids
 
 STRATEGIES = ("keyword", "semantic", "graph", "exact")

@@ -19,8 +19,8 @@ from apps.memories import dialog, import_runs, importers, vector_index
 from apps.memories.exporting import export_jsonl, export_markdown_zip, export_records
 from apps.memories.models import Memory, Namespace
 
-from ..view_permissions import Action, can, namespace_view
 from ..forms import BrowseForm
+from ..view_permissions import Action, can, namespace_view
 from .browse import _filtered
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from apps.memories.texts import shown_title
+from apps.memories.titles import shown_title
 
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
 from memoryhub.db_router import read_connection as connection
