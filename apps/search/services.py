@@ -20,7 +20,7 @@ from django.utils import timezone
 from apps.core import metrics
 from apps.core.exceptions import ValidationFailed
 from apps.memories.embeddings import embed_queries_soon, model_name
-from memoryhub import db_router
+from memoryhub.replica.routing import replica_configured
 
 from . import querylog
 from .config import SearchSettings, search_settings
@@ -491,7 +491,7 @@ def _log(req, cfg, outcome: SearchDecisions, flags, timings, latency) -> int | N
         return querylog.record(fields, sync=cfg.querylog_sync)
     except (OperationalError, InterfaceError):
         # With a read replica, searches answer while the primary is down; the log waits.
-        if not db_router.replica_configured():
+        if not replica_configured():
             raise
         logger.warning("search log not written: the primary database is unavailable")
         return None
