@@ -302,7 +302,7 @@ class WriteBatch:
                     result.possible_contradictions.append(update)
                 else:
                     result.possible_updates.append(update)
-                queued.append(_queued_update(self.namespace, p.row, update))
+                queued.append(updates.queued_update(self.namespace, p.row, update))
             stored_near = [d["id"] for d in self.near.get(p.item, []) if d["id"] != str(p.row.pk)]
             if self.on_duplicate == "supersede" and stored_near:
                 self._close(p.row, stored_near, None)
@@ -411,17 +411,6 @@ def _lock_hashes(namespace: Namespace, hashes: Sequence[str]) -> None:
             "SELECT pg_advisory_xact_lock(%s::int, b) FROM unnest(%s::int[]) AS b",
             [namespace.pk, buckets],
         )
-
-
-def _queued_update(namespace: Namespace, newer: Memory, update: dict) -> PossibleUpdate:
-    return PossibleUpdate(
-        namespace=namespace,
-        newer=newer,
-        older_id=update["id"],
-        why=update["why"][:500],
-        score=update["score"],
-        kind=update["kind"],
-    )
 
 
 def _attach_tags(planned: list[Planned]) -> None:
