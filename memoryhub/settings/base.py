@@ -78,8 +78,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # With a read replica: a read that failed on it runs again on the primary (db_router.py).
-    "memoryhub.db_router.ReplicaRetryMiddleware",
+    # With a read replica: a read that failed on it runs again on the primary (replica/retry.py).
+    "memoryhub.replica.retry.ReplicaRetryMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -171,7 +171,7 @@ else:
 if env("DATABASE_URL", default=""):
     DATABASES["default"]["ENGINE"] = "memoryhub.pg_backend"
 
-# --- Read replica (memoryhub/db_router.py, docs/operations.md) ------------------------------
+# --- Read replica (memoryhub/replica/, docs/operations.md) ----------------------------------
 # A streaming hot standby of the primary: searches and other reads of HTTP requests go to it,
 # writes (and jobs, commands, migrations) to the primary. A client that wrote reads the primary
 # for REPLICA_PIN_SECONDS (read-your-writes), recorded in the `routing` cache, which several web
@@ -182,7 +182,7 @@ if DATABASE_REPLICA_URL:
     DATABASES["replica"] = env.db_url_config(DATABASE_REPLICA_URL)
     DATABASES["replica"]["ENGINE"] = "memoryhub.pg_backend"
     DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
-    DATABASE_ROUTERS = ["memoryhub.db_router.PrimaryReplicaRouter"]
+    DATABASE_ROUTERS = ["memoryhub.replica.routing.PrimaryReplicaRouter"]
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "routing": env.cache_url("ROUTING_CACHE_URL", default="locmemcache://routing"),
