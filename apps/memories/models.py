@@ -19,7 +19,7 @@ from django.utils import timezone
 from pgvector.django import HalfVectorField, HnswIndex, VectorField
 
 from .querysets import EdgeQuerySet, MemoryQuerySet, NamespaceQuerySet, SeenMemoryManager
-from .texts import shown_title
+from .titles import shown_title
 
 EMBEDDING_DIM = 384
 
@@ -288,7 +288,7 @@ class Memory(models.Model):
 
     @property
     def display_title(self) -> str:
-        """The name every page shows (apps/memories/texts.shown_title); the speaker in the
+        """The name every page shows (apps/memories/titles.shown_title); the speaker in the
         metadata is read only where the row was loaded with it (no extra query)."""
         if self.title and self.title.strip():
             return self.title.strip()  # without reading content (it may be deferred)

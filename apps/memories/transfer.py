@@ -42,9 +42,9 @@ from apps.core.wording import counted
 from . import importers, recheck, revisions, screening
 from .jobs import graph_changed
 from .models import CausalEdge, Memory, Namespace, SecretsPolicy
+from .natural_order import natural_key
 from .provenance import Origin
 from .services import memories_archive, memory_batch_create, namespace_get_or_create
-from .texts import natural_key
 from .validation import validate_memory_input, validate_relation
 
 BATCH = 256
