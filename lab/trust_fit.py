@@ -7,9 +7,14 @@ Python and PostgreSQL manuals: imperatives, "ignore", "send", "return", "prompt"
 words), cut into the windows the scorer reads. The LoCoMo dev turns are never trained on: they
 are an evaluation target.
 
+Two parts, fitted apart on the same texts and read together by adding their log-odds: the
+wording (hashed n-grams, every scale window) and the meaning (the sentence embedding; the scale
+windows it fits on are the 10,000 encoded once, lab/trust_vectors.py). One regression over both
+was measured and generalised worse: it could only fit on the encoded scale windows.
+
 `cross_validate` leaves one labelled split out at a time (its injections and benign notes),
-fits on the rest and scores it, with a slice of the scale texts held out too; the threshold is
-chosen on those held-out scores, never on a split the weights saw.
+fits on the rest and scores it, with a slice of the scale texts held out too and every LoCoMo
+turn; the thresholds are chosen on those held-out scores, never on a split the weights saw.
 """
 
 from __future__ import annotations
