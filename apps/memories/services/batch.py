@@ -94,8 +94,6 @@ class WriteBatch:
             self.first_of_key.setdefault(self.keys[idx], idx)
             inferred = infer_tags(inp.content, inp.category, inp.tags) if infer else []
             rows = plan_rows(idx, inp, self.hashes[idx], namespace, inferred, self.now, chunk)
-            for p in rows:
-                p.row.risk = screening.findings(p.row.content)
             self.plans[idx] = (inferred, rows)
         self.planned: list[Planned] = []
         self.redacted, self.imported = redacted or {}, imported
@@ -104,7 +102,8 @@ class WriteBatch:
         self.confirm_constitutional = confirm_constitutional
 
     def hold(self, *, actor: revisions.Actor) -> None:
-        """Mark the rows of each item the namespace's review policy holds as pending."""
+        """Mark the rows of each item the namespace's review policy holds as pending (their
+        risk was read by `embed`)."""
         self.actor = actor
         for idx, (_, rows) in self.plans.items():
             found = [f for p in rows for f in p.row.risk]
@@ -117,7 +116,8 @@ class WriteBatch:
     def embed(
         self, given: np.ndarray | None, *, progress: Callable[[int, int], None] | None = None
     ) -> None:
-        """Every planned row's vector and passages, before the transaction: the encoder's wait
+        """Every planned row's vector and passages, and its risk findings (the risk check's
+        scorer reads the vector), before the transaction: the encoder's wait
         then holds neither the hash lock nor an open transaction. With `progress`, the rows
         are encoded EMBED_SLICE at a time and (items done, items) reported after each."""
         every_row = [p for _, rows in self.plans.values() for p in rows]
@@ -131,6 +131,8 @@ class WriteBatch:
         for p, vector in zip(every_row, self.vectors, strict=True):
             p.row.embedding = vector
             p.row.embedding_model = model_name
+            # The risk check reads the vector the row is stored with: no second encode.
+            p.row.risk = screening.findings(p.row.content, embedding=vector)
         self.position = {id(p): i for i, p in enumerate(every_row)}
 
     def match_stored(self) -> None:

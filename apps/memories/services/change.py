@@ -111,14 +111,15 @@ def memory_update(
         # Back to the text its dependents were marked against (an undo, a restore): those
         # marks go; any other new text marks what rests on this memory.
         recheck.mark_edit(memory, hash_before)
-        memory.risk = screening.findings(memory.content)
-        columns.append("risk")
     reembedded = "content" in after or "title" in after
     if reembedded:
         vectors, passage_rows = passages.embed_memories([memory])
         memory.embedding = vectors[0]
         memory.embedding_model = embeddings.model_name()
         columns += ["embedding", "embedding_model"]
+    if "content" in after:  # read with the new vector, which the risk check's scorer uses
+        memory.risk = screening.findings(memory.content, embedding=memory.embedding)
+        columns.append("risk")
     memory.updated_at = timezone.now()
     memory.version += 1
     with unique_content_guard():
