@@ -34,7 +34,8 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Count
 
-from . import embeddings
+from apps.vectors import embeddings
+
 from .models import Memory, Namespace, Passage, PendingTurn
 from .texts import embedding_text, natural_key
 

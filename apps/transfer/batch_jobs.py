@@ -38,17 +38,18 @@ from django.db import (
 from django.utils import timezone
 
 from apps.core.exceptions import ValidationFailed
-
-from . import revisions
-from .models import BatchJob, BatchState, Namespace
-from .provenance import Origin
-from .services.create import (
+from apps.memories import revisions
+from apps.memories.models import Namespace
+from apps.memories.provenance import Origin
+from apps.memories.services.create import (
     WriteResult,
     memory_batch_check,
     memory_batch_create,
     memory_batch_embedded,
     memory_batch_store,
 )
+
+from .models import BatchJob, BatchState
 
 logger = logging.getLogger(__name__)
 

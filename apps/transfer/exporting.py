@@ -1,4 +1,4 @@
-"""Export in the neutral JSONL format of SPEC section 7 (apps/memories/transfer.py reads it
+"""Export in the neutral JSONL format of SPEC section 7 (apps/transfer/transfer.py reads it
 back), and as a zip of markdown notes: every memory streamed in keyset batches, so memory use
 does not grow with the namespace."""
 
@@ -15,8 +15,8 @@ import yaml
 from django.db.models import F, QuerySet
 from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan
 
-from . import provenance, recheck
-from .models import CausalEdge, Memory, Namespace
+from apps.memories import provenance, recheck
+from apps.memories.models import CausalEdge, Memory, Namespace
 
 EXPORT_BATCH = 1000
 

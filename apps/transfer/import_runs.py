@@ -1,7 +1,7 @@
 """An import started from the browser: the upload is kept on disk and imported in the
 background while the page polls its progress.
 
-One run = one uploaded file, read by apps.memories.importers and written by
+One run = one uploaded file, read by apps.transfer.importers and written by
 transfer.import_records (the same service the import_memories command uses): every record is
 checked first and a rejected file writes nothing. The run's state lives in a small JSON file
 next to the upload (settings.IMPORT_DIR), replaced atomically, so any web process on the machine
@@ -27,10 +27,10 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import close_old_connections, connection
 
 from apps.core.exceptions import ValidationFailed
+from apps.memories.models import Namespace
+from apps.memories.provenance import Origin
 
 from . import importers
-from .models import Namespace
-from .provenance import Origin
 from .transfer import REPEATS_NAMED, ImportCancelled, import_records, read_records
 
 log = logging.getLogger(__name__)

@@ -35,10 +35,10 @@ import yaml
 from django.conf import settings
 
 from apps.core.exceptions import ValidationFailed
+from apps.memories.chunking import chunk_by_heading
+from apps.memories.models import Category
+from apps.memories.tags import TAG_NAME_RE, normalize_tag
 
-from .chunking import chunk_by_heading
-from .models import Category
-from .tags import TAG_NAME_RE, normalize_tag
 from .unpacking import UnpackRefused, as_text, unpack_member
 
 Labelled = list[tuple[str, dict]]

@@ -3,7 +3,7 @@
 One process cannot use a big machine: the encoder's threads stop scaling after a few cores
 and the write path between two encoder calls runs on one. So the records, once all checked,
 are cut into batches that worker processes write side by side, each batch through the same
-write service as any import (transfer._write_batch) in a transaction of its own, with the
+write service as any import (transfer.write_batch) in a transaction of its own, with the
 encoder threads the machine has shared out among the workers. A record repeated in the file is
 written once, so workers never write the same record and take no locks against each other: a
 batch holding every hash lock would make the others wait out its whole transaction.
@@ -28,21 +28,21 @@ from tqdm import tqdm
 
 from apps.core.exceptions import ValidationFailed
 from apps.jobs.triggers import drain_requests, hold_requests_in_database
+from apps.memories import revisions
+from apps.memories.models import Namespace
+from apps.memories.provenance import Origin
+from apps.memories.services import namespace_get_or_create
+from apps.vectors.embeddings import usable_cores
 
-from . import revisions
-from .embeddings import usable_cores
-from .models import Namespace
-from .provenance import Origin
-from .services import namespace_get_or_create
 from .transfer import (
     DEFAULT_ORIGIN,
     ImportStats,
-    _existing_ids,
-    _import_edges,
-    _write_batch,
     check_records,
+    existing_ids,
+    import_edges,
     refresh_memory_statistics,
     split_repeats,
+    write_batch,
 )
 
 # Records per batch: large enough for one encoder call to be efficient, small enough that a
@@ -77,7 +77,7 @@ def import_parallel(
         stats.namespaces.add(target.name)
         once, repeated = split_repeats(numbered)  # no two workers write the same record
         stats.repeated += repeated
-        have = _existing_ids(target, [r for _, r in once])
+        have = existing_ids(target, [r for _, r in once])
         fresh = [(label, r) for label, r in once if str(r.get("id", "")) not in have]
         stats.skipped += len(once) - len(fresh)
         jobs += [
@@ -87,7 +87,7 @@ def import_parallel(
         jobs, workers, stats, actor=actor, door=door, origin=origin, progress=progress
     )
     with transaction.atomic():
-        stats.edges = _import_edges(by_namespace, targets, fresh_ids, actor=actor, door=door)
+        stats.edges = import_edges(by_namespace, targets, fresh_ids, actor=actor, door=door)
     if stats.created >= settings.IMPORT_ANALYZE_MIN_MEMORIES:
         refresh_memory_statistics()
     return stats
@@ -171,7 +171,7 @@ def _write_job(job: tuple[int, list]) -> tuple[list, int, dict]:
         namespace_id, Namespace.objects.get(pk=namespace_id)
     )
     try:
-        results = _write_batch(
+        results = write_batch(
             target,
             chunk,
             actor=_worker["actor"],

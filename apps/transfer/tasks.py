@@ -1,4 +1,4 @@
-"""Celery task of the memories app: the runner of kept batches (apps/memories/batch_jobs.py)."""
+"""Celery task of the transfer app: the runner of kept batches (apps/transfer/batch_jobs.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from celery import shared_task
 from . import batch_jobs
 
 
+# The name it had in the memories app: jobs queued in a broker before an upgrade still run.
 @shared_task(name="apps.memories.tasks.write_batch_jobs_task", ignore_result=True)
 def write_batch_jobs_task() -> int:
     return batch_jobs.drain()

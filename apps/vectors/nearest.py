@@ -1,4 +1,5 @@
-"""Nearest-neighbour queries over the one HNSW index that every namespace shares.
+"""Nearest-neighbour queries over the one HNSW index that every namespace shares: the pieces
+of SQL a query is built from, whatever it selects.
 
 The index (memory_embedding_half_hnsw) holds all namespaces' embeddings. A query filtered to a
 small namespace that walked it would meet mostly other namespaces' rows: it could come back
@@ -7,12 +8,13 @@ exact and cheaper. A large namespace walks the index with iterative scan, which 
 until the filter has let enough of its own rows through.
 
 The index holds only the rows marked vector_indexed: a large batch leaves its rows outside it
-for the vector_index job (apps/memories/vector_index.py). A walk therefore also scans the
+for the vector_index job (apps/vectors/vector_index.py). A walk therefore also scans the
 namespace's rows outside it exactly (`walk_or_scan`), so they are found from their commit on.
 
 What counts as small depends on the caller's cost: a single query (search, the write path's
 near-duplicate check) compares up to SEARCH_EXACT_SCAN_MAX rows; the near-duplicate job, which
-compares every memory with every other, stops sooner (apps/queues/jobs.py).
+compares every memory with every other, stops sooner (apps/queues/jobs.py). Which table and
+which rows are the domain's: the queries over memories are in apps/memories/neighbours.py.
 """
 
 from __future__ import annotations
@@ -20,10 +22,16 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from django.conf import settings
-from django.db import connection
 
-from .models import Memory, hnsw_distance
+# The dimension of the packaged model's vectors, which the stored columns are declared with.
+EMBEDDING_DIM = 384
+
+
+def hnsw_distance(column: str, query: str) -> str:
+    """The cosine distance expression the HNSW index (memory_embedding_half_hnsw) serves: a
+    nearest-neighbour query must ORDER BY exactly this to use the index."""
+    half = f"halfvec({EMBEDDING_DIM})"
+    return f"({column})::{half} <=> ({query})::{half}"
 
 
 def vector_literal(vector) -> str:
@@ -42,17 +50,6 @@ def _literal_of(data: bytes) -> str:
 @lru_cache(maxsize=4)
 def _literal_format(dimensions: int) -> str:
     return "[" + ",".join(["%.7g"] * dimensions) + "]"
-
-
-def larger_than(cursor, namespace_id: int, count: int) -> bool:
-    """Whether the namespace holds more than `count` memories. Reads at most that many index
-    entries and no rows; archived memories count too, since an upper bound is enough to pick a
-    plan (0.4 ms at 2,760 memories, against 2.2 ms to count the live ones)."""
-    cursor.execute(
-        f"SELECT 1 FROM {Memory._meta.db_table} WHERE namespace_id = %s OFFSET %s LIMIT 1",
-        [namespace_id, count],
-    )
-    return cursor.fetchone() is not None
 
 
 def order_by(column: str, query: str, *, walk_index: bool) -> str:
@@ -83,58 +80,3 @@ def prepare_walk(cursor, ef_search: int | None = None) -> None:
     if ef_search is not None:
         cursor.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
     cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-
-
-def nearest_per_vector(
-    namespace_id: int,
-    vectors,
-    *,
-    limit: int,
-    min_similarity: float,
-    valid_at=None,
-    with_validity: bool = False,
-) -> list[tuple]:
-    """(1-based position of the vector, memory id, cosine) of each vector's `limit` nearest
-    live memories of the namespace at cosine >= `min_similarity`, in one statement; with
-    `valid_at`, only memories still valid then; `with_validity` adds each memory's valid_until.
-    The write path asks once per batch for its near-duplicate and possible-update checks."""
-    if len(vectors) == 0:
-        return []
-    literals = [vector_literal(v) for v in vectors]
-    validity, where_params = "", [namespace_id]
-    if valid_at is not None:
-        validity = "AND (m.valid_until IS NULL OR m.valid_until > %s)"
-        where_params.append(valid_at)
-    select = (
-        "SELECT m.id, 1 - (m.embedding <=> q.vec) AS similarity, m.valid_until "
-        f"FROM {Memory._meta.db_table} m "
-        "WHERE m.namespace_id = %s AND NOT m.archived AND m.review = 'approved' "
-        f"AND m.embedding IS NOT NULL {validity}"
-    )
-    exact = "m.embedding <=> q.vec"
-    with connection.cursor() as cur:
-        walk = larger_than(cur, namespace_id, settings.SEARCH_EXACT_SCAN_MAX)
-        if walk:
-            prepare_walk(cur, ef_search=40)
-            index_order = order_by("m.embedding", "q.vec", walk_index=True)
-            per_vector = walk_or_scan(
-                select, "m", index_order, exact, "%s", union_order="u.similarity DESC"
-            )
-            # each branch of the union: its filters and its limit; then the union's limit
-            per_vector_params = [*where_params, limit, *where_params, limit, limit]
-        else:
-            per_vector = f"{select} ORDER BY {exact} LIMIT %s"
-            per_vector_params = [*where_params, limit]
-        cur.execute(
-            f"""
-            SELECT q.pos, nd.id, nd.similarity, nd.valid_until
-              FROM unnest(%s::text[]::vector[]) WITH ORDINALITY AS q(vec, pos)
-              CROSS JOIN LATERAL ({per_vector}) nd
-             WHERE nd.similarity >= %s
-            """,
-            [literals, *per_vector_params, min_similarity],
-        )
-        rows = cur.fetchall()
-    if with_validity:
-        return [(pos, memory_id, float(sim), until) for pos, memory_id, sim, until in rows]
-    return [(pos, memory_id, float(sim)) for pos, memory_id, sim, _ in rows]

@@ -1,6 +1,6 @@
 """Export the local sentence-transformers weights to ONNX (and an int8 copy), once.
 
-Only apps.memories.embeddings calls this. The export reads the packaged weights with torch and
+Only apps.vectors.embeddings calls this. The export reads the packaged weights with torch and
 transformers, which are imported here and only when a file is missing: a process that finds
 the files (every start after the first) never imports torch. Concurrent processes (several web
 workers starting together) serialize on a file lock, and each file appears atomically.

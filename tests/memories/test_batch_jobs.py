@@ -8,9 +8,10 @@ import uuid
 
 import pytest
 
-from apps.memories import batch_jobs
-from apps.memories.models import BatchJob, BatchState, Memory
+from apps.memories.models import Memory
 from apps.memories.services import memory_create
+from apps.transfer import batch_jobs
+from apps.transfer.models import BatchJob, BatchState
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

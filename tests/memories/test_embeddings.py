@@ -11,8 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from apps.memories import embeddings
-from apps.memories.embeddings import (
+from apps.vectors import embeddings
+from apps.vectors.embeddings import (
     EmbeddingModelError,
     EmbeddingTimeout,
     embed_query,
@@ -106,8 +106,8 @@ def test_search_queries_can_use_their_own_backend(settings):
 def test_torch_on_the_cpu_gives_the_onnx_encoders_vectors_and_passages(settings):
     """The torch backend (the one a GPU runs) keeps the CPU encoder's vectors: texts and
     passages within 1e-4 cosine of ONNX's."""
-    from apps.memories.embeddings import embed_with_passages
     from apps.memories.passages import passage_spans
+    from apps.vectors.embeddings import embed_with_passages
 
     spans = [passage_spans("", t) for t in TEXTS]
     settings.EMBEDDING_BACKEND = "onnx"
@@ -158,8 +158,8 @@ def test_unknown_query_backend_is_refused(settings):
 def test_every_backend_gives_passage_vectors_with_the_texts_own(settings, backend):
     """Passages come with their text's vector from one call on every backend (pooled from the
     same run's token outputs), in the caller's order, batched or not."""
-    from apps.memories.embeddings import embed_with_passages
     from apps.memories.passages import passage_spans, passage_texts
+    from apps.vectors.embeddings import embed_with_passages
 
     settings.EMBEDDING_BACKEND = backend
     texts = [TEXTS[1], TEXTS[4], "Ana: First I fixed the tap. Then I painted the fence."]

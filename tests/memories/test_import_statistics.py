@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 
 from apps.memories.models import Memory, Namespace
-from apps.memories.transfer import import_records
+from apps.transfer.transfer import import_records
 from tests.factories import bare_memories
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("embedding_model")]

@@ -8,10 +8,10 @@ import zipfile
 import pytest
 from django.core.management import CommandError, call_command
 
-from apps.memories import importers
-from apps.memories.exporting import export_markdown_zip, export_records
 from apps.memories.models import CausalEdge, Memory
-from apps.memories.transfer import import_records
+from apps.transfer import importers
+from apps.transfer.exporting import export_markdown_zip, export_records
+from apps.transfer.transfer import import_records
 from tests.transfer_samples import (
     MCP_DELETED,
     MCP_MEMORIES,

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from apps.core.exceptions import ValidationFailed
 from apps.memories.models import CausalEdge, Memory, Namespace, RecheckMark
 from apps.memories.services import memory_create, memory_update
-from apps.memories.transfer import import_records
+from apps.transfer.transfer import import_records
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("embedding_model")]
 

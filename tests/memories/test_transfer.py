@@ -114,7 +114,7 @@ def test_locomo_dev_imports_every_memory_with_an_embedding():
 
 
 def test_export_streams_in_keyset_batches_without_losing_or_repeating_rows(namespace):
-    from apps.memories.exporting import export_records
+    from apps.transfer.exporting import export_records
 
     same_instant = "2024-05-01T12:00:00Z"
     for i in range(7):
@@ -128,7 +128,7 @@ def test_export_streams_in_keyset_batches_without_losing_or_repeating_rows(names
 
 
 def test_an_exported_selection_keeps_only_links_inside_it(namespace):
-    from apps.memories.exporting import export_records
+    from apps.transfer.exporting import export_records
 
     a = memory_create(namespace=namespace, content="Cache sessions", category="decision").memory
     b = memory_create(namespace=namespace, content="Redis is the cache", category="decision").memory

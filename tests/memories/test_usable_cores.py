@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from apps.memories.embeddings import usable_cores
-from apps.memories.parallel_import import default_workers
+from apps.transfer.parallel_import import default_workers
+from apps.vectors.embeddings import usable_cores
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="no CPU affinity here")

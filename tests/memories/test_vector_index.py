@@ -13,13 +13,13 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from apps.core.health import run_checks
-from apps.memories import vector_index
-from apps.memories.embeddings import embed_query
+from apps.memories import unindexed
 from apps.memories.models import Memory
 from apps.memories.services import memory_batch_create
 from apps.search.pipeline import retrieve
 from apps.search.pipeline.scope import Scope
 from apps.search.services import search
+from apps.vectors.embeddings import embed_query
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -122,8 +122,8 @@ def test_the_job_adds_each_row_once_and_a_second_run_finds_nothing(
     settings.VECTOR_INDEX_BEHIND_MIN = 4
     factories.memories(namespace, TOPICS[:5])
     factories.memories(other_namespace, TOPICS[5:])
-    assert vector_index.index_waiting(namespace) == {"rows_indexed": 5}
-    assert vector_index.index_waiting(namespace) == {"rows_indexed": 0}
+    assert unindexed.index_waiting(namespace) == {"rows_indexed": 5}
+    assert unindexed.index_waiting(namespace) == {"rows_indexed": 0}
     assert _outside(other_namespace) == len(TOPICS) - 5  # one namespace per run
 
 

@@ -7,8 +7,8 @@ import sys
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from apps.memories.exporting import export_records
 from apps.memories.models import Memory
+from apps.transfer.exporting import export_records
 
 
 class Command(BaseCommand):

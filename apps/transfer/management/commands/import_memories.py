@@ -7,13 +7,14 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
 from apps.core.exceptions import ValidationFailed
-from apps.memories import dialog, importers, vector_index
-from apps.memories.import_runs import problem_line
+from apps.memories import dialog, unindexed
 from apps.memories.models import Namespace
-from apps.memories.parallel_import import default_workers, import_parallel
 from apps.memories.provenance import Origin
 from apps.memories.services import namespace_get_or_create
-from apps.memories.transfer import import_records, read_records
+from apps.transfer import importers
+from apps.transfer.import_runs import problem_line
+from apps.transfer.parallel_import import default_workers, import_parallel
+from apps.transfer.transfer import import_records, read_records
 
 # Below this many records one process and one transaction do: starting workers costs more.
 PARALLEL_MIN = 2_000
@@ -92,7 +93,7 @@ class Command(BaseCommand):
             )
         )
         targets = Namespace.objects.filter(name__in=stats.namespaces)
-        if outside := vector_index.waiting(targets.values_list("pk", flat=True)):
+        if outside := unindexed.waiting(targets.values_list("pk", flat=True)):
             self.stdout.write(
                 f"{outside} memories are searchable now; their vectors enter the HNSW index in "
                 "the background: the worker or the running server adds them within a minute, "
