@@ -80,7 +80,7 @@ def _export(model_dir: Path, target: Path) -> None:
     axes = {name: {0: "batch", 1: "tokens"} for name in (*INPUTS, "last_hidden_state")}
     # The tracer warns about every Python branch on a tensor shape (transformers' masking and
     # attention code) and about how opset 17 spells advanced indexing; the exported graph gives
-    # torch's vectors at any batch and length (tests/memories/test_embeddings.py), so on a
+    # torch's vectors at any batch and length (tests/vectors/test_embeddings.py), so on a
     # newcomer's first start these lines only read as failures. Scoped to this export.
     transformers_logging.disable_progress_bar()
     try:
