@@ -30,7 +30,7 @@ LOCOMO = Path(__file__).resolve().parents[1].parent / "shared/benchmarks/locomo-
 # Held-out sets the rules were widened on after their first score, and the fresh ones nothing
 # was tuned on (the learned scorer never fits them either).
 TUNED = ("heldout", "heldout2", "heldout3", "heldout4")
-FRESH = ("heldout5",)
+FRESH = ("heldout5", "heldout6")
 HELDOUT = (*TUNED, *FRESH)
 SPLITS = ("train", *HELDOUT)
 

@@ -36,8 +36,9 @@ from django.db.models import Count
 
 from apps.vectors import embeddings
 
+from .embedding_input import embedding_text
 from .models import Memory, Namespace, Passage, PendingTurn
-from .texts import embedding_text, natural_key
+from .natural_order import natural_key
 
 # The position of a turn's previous-turn passage, after any sentence passage (at most 8).
 POSITION = 100

@@ -20,7 +20,7 @@ from pgvector.django import HalfVectorField, HnswIndex, VectorField
 from apps.vectors.nearest import EMBEDDING_DIM
 
 from .querysets import EdgeQuerySet, MemoryQuerySet, NamespaceQuerySet, SeenMemoryManager
-from .texts import shown_title
+from .titles import shown_title
 
 
 class ReviewPolicy(models.TextChoices):
@@ -280,7 +280,7 @@ class Memory(models.Model):
 
     @property
     def display_title(self) -> str:
-        """The name every page shows (apps/memories/texts.shown_title); the speaker in the
+        """The name every page shows (apps/memories/titles.shown_title); the speaker in the
         metadata is read only where the row was loaded with it (no extra query)."""
         if self.title and self.title.strip():
             return self.title.strip()  # without reading content (it may be deferred)

@@ -28,8 +28,8 @@ from django.db.models import Exists, OuterRef
 from apps.vectors import embeddings
 
 from .copying import copy_rows
+from .embedding_input import embedding_text
 from .models import Memory, Passage
-from .texts import embedding_text
 
 MAX_PASSAGES = 8  # longer texts: neighbouring sentences share a passage
 MIN_CHARS = 4  # shorter fragments ("Ok.", "Hi!") are no passage of their own

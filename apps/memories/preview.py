@@ -16,9 +16,9 @@ from django.conf import settings
 
 from . import neighbours, passages
 from .chunking import chunk_markdown
+from .duplicate_hash import content_hash
 from .models import Memory, Namespace
 from .supersession import resolve_superseded
-from .texts import content_hash
 from .validation import validate_memory_input
 
 

@@ -24,7 +24,7 @@ import numpy as np
 from django.utils import timezone
 
 from . import neighbours
-from .models import Memory
+from .models import Memory, Namespace, PossibleUpdate
 
 CANDIDATE_MIN = 0.45  # cosine below which two memories are not about the same thing
 CANDIDATES = 5
@@ -343,6 +343,18 @@ IRREGULAR_PAST = frozenset(
     ]
 )
 REASON = re.compile(r"^(?P<kind>[a-z ]+?)(?: \((?P<detail>.*)\))?$")
+
+
+def queued_update(namespace: Namespace, newer: Memory, update: dict) -> PossibleUpdate:
+    """The row that queues one of `possible_updates`' findings for a person to confirm."""
+    return PossibleUpdate(
+        namespace=namespace,
+        newer=newer,
+        older_id=update["id"],
+        why=update["why"][:500],
+        score=update["score"],
+        kind=update["kind"],
+    )
 
 
 def why_in_words(why: str, text: str = "") -> str:

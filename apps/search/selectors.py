@@ -21,7 +21,7 @@ from apps.vectors.embeddings import embed_texts
 
 from . import querylog
 from .models import MissedQueryDismissal, MissedQueryVector, QueryLog
-from .pipeline import why
+from .pipeline import confidence, why
 from .pipeline.reads import chains as chain_reads
 from .pipeline.scope import Scope
 
@@ -63,6 +63,18 @@ def namespace_stats(*, namespaces: Sequence[Namespace]) -> list[dict]:
 
 
 # --- Missed searches (the curator's desk) ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EvidenceGapModel:
+    """The evidence-gap model's weights (pipeline/confidence.py), for the explain view."""
+
+    intercept: float
+    coefficients: dict[str, float]
+
+
+def evidence_gap_model() -> EvidenceGapModel:
+    return EvidenceGapModel(confidence.INTERCEPT, dict(confidence.COEFFICIENTS))
 
 
 @dataclass(frozen=True)

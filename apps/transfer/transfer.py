@@ -41,9 +41,9 @@ from apps.core.wording import counted
 from apps.memories import recheck, revisions, screening
 from apps.memories.jobs import graph_changed
 from apps.memories.models import CausalEdge, Memory, Namespace, SecretsPolicy
+from apps.memories.natural_order import natural_key
 from apps.memories.provenance import Origin
 from apps.memories.services import memories_archive, memory_batch_create, namespace_get_or_create
-from apps.memories.texts import natural_key
 from apps.memories.validation import validate_memory_input, validate_relation
 
 from . import importers

@@ -79,8 +79,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # With a read replica: a read that failed on it runs again on the primary (db_router.py).
-    "memoryhub.db_router.ReplicaRetryMiddleware",
+    # With a read replica: a read that failed on it runs again on the primary (replica/retry.py).
+    "memoryhub.replica.retry.ReplicaRetryMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -172,7 +172,7 @@ else:
 if env("DATABASE_URL", default=""):
     DATABASES["default"]["ENGINE"] = "memoryhub.pg_backend"
 
-# --- Read replica (memoryhub/db_router.py, docs/operations.md) ------------------------------
+# --- Read replica (memoryhub/replica/, docs/operations.md) ----------------------------------
 # A streaming hot standby of the primary: searches and other reads of HTTP requests go to it,
 # writes (and jobs, commands, migrations) to the primary. A client that wrote reads the primary
 # for REPLICA_PIN_SECONDS (read-your-writes), recorded in the `routing` cache, which several web
@@ -183,7 +183,7 @@ if DATABASE_REPLICA_URL:
     DATABASES["replica"] = env.db_url_config(DATABASE_REPLICA_URL)
     DATABASES["replica"]["ENGINE"] = "memoryhub.pg_backend"
     DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
-    DATABASE_ROUTERS = ["memoryhub.db_router.PrimaryReplicaRouter"]
+    DATABASE_ROUTERS = ["memoryhub.replica.routing.PrimaryReplicaRouter"]
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "routing": env.cache_url("ROUTING_CACHE_URL", default="locmemcache://routing"),
@@ -202,7 +202,7 @@ if RATE_LIMIT_CACHE_URL:
 
 # Requests one web process works on at once; more wait in line on its event loop, searches and
 # other reads first, every WEB_WRITE_EVERY-th place going to a waiting write
-# (memoryhub/admission.py; docs/architecture.md has the measurements). 0 = no line.
+# (memoryhub/admission.py; docs/operations.md, "Serving", has the measurements). 0 = no line.
 WEB_MAX_INFLIGHT = env.int("WEB_MAX_INFLIGHT", default=2)
 WEB_WRITE_EVERY = env.int("WEB_WRITE_EVERY", default=3)
 
@@ -210,7 +210,7 @@ WEB_WRITE_EVERY = env.int("WEB_WRITE_EVERY", default=3)
 # of its own, so persistent per-thread connections (CONN_MAX_AGE) would pile up; the pool
 # hands each request a warm connection and bounds how many a process holds (a request waits
 # for one when all are busy). DATABASE_POOL_MAX_SIZE=0 turns it off (then CONN_MAX_AGE applies).
-# docs/architecture.md has the measurements.
+# docs/operations.md, "Serving", has the measurements.
 DATABASE_POOL_MAX_SIZE = env.int("DATABASE_POOL_MAX_SIZE", default=16)
 for _alias, _db in DATABASES.items():
     if DATABASE_POOL_MAX_SIZE > 0:
@@ -227,7 +227,7 @@ for _alias, _db in DATABASES.items():
         _db["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
 # MCP token checks and tool calls run in a thread pool of their own (apps/mcp/runtime.py), not
 # the event loop's default one (6 threads on 2 cores), where MCP calls queued behind each other
-# while REST requests each had a thread. docs/architecture.md has the measurements.
+# while REST requests each had a thread. docs/operations.md, "Serving", has the measurements.
 MCP_WORKER_THREADS = env.int("MCP_WORKER_THREADS", default=32)
 DATABASES["default"].setdefault("TEST", {})["NAME"] = env(
     "TEST_DATABASE_NAME", default="test_memoryhub"

@@ -31,16 +31,17 @@ from .. import (
     updates,
 )
 from ..copying import copy_rows
+from ..duplicate_hash import content_hash
 from ..jobs import dialog_turns_queued, graph_changed, vectors_left_out
 from ..models import CausalEdge, Memory, Namespace, PossibleUpdate, Review
 from ..supersession import close_validity, resolve_superseded
 from ..tags import infer_tags
-from ..texts import content_hash
 from ..validation import MemoryInput
 from ..write_links import link_edges, resolve_links
 from .planning import Planned, chunk_edges, plan_rows, record_key, stored_record
 from .tags import tag_ids
-from .written import WriteResult, unique_content_guard
+from .unique_guard import unique_content_guard
+from .write_result import WriteResult
 
 # Identical writers queue on one advisory lock per (namespace, bucket of content hashes), so the
 # second reads the first's committed row and answers with it; the unique constraint
@@ -302,7 +303,7 @@ class WriteBatch:
                     result.possible_contradictions.append(update)
                 else:
                     result.possible_updates.append(update)
-                queued.append(_queued_update(self.namespace, p.row, update))
+                queued.append(updates.queued_update(self.namespace, p.row, update))
             stored_near = [d["id"] for d in self.near.get(p.item, []) if d["id"] != str(p.row.pk)]
             if self.on_duplicate == "supersede" and stored_near:
                 self._close(p.row, stored_near, None)
@@ -411,17 +412,6 @@ def _lock_hashes(namespace: Namespace, hashes: Sequence[str]) -> None:
             "SELECT pg_advisory_xact_lock(%s::int, b) FROM unnest(%s::int[]) AS b",
             [namespace.pk, buckets],
         )
-
-
-def _queued_update(namespace: Namespace, newer: Memory, update: dict) -> PossibleUpdate:
-    return PossibleUpdate(
-        namespace=namespace,
-        newer=newer,
-        older_id=update["id"],
-        why=update["why"][:500],
-        score=update["score"],
-        kind=update["kind"],
-    )
 
 
 def _attach_tags(planned: list[Planned]) -> None:

@@ -15,14 +15,14 @@ from apps.core.exceptions import NotFound, ValidationFailed, VersionConflict
 from apps.vectors import embeddings
 
 from .. import constitutional, dialog, passages, recheck, revisions, screening
+from ..duplicate_hash import content_hash
 from ..fields import UPDATABLE
 from ..jobs import graph_changed
 from ..models import CausalEdge, Memory, Relation, Tier
-from ..texts import content_hash
 from ..validation import validate_memory_input
-from .create import unique_content_guard
 from .edges import edge_create, edge_delete
 from .tags import tag_ids
+from .unique_guard import unique_content_guard
 
 # --- update, archive, delete ----------------------------------------------------------------
 

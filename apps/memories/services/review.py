@@ -9,7 +9,7 @@ from django.db import transaction
 
 from .. import neighbours, revisions, updates
 from ..models import Memory, PossibleUpdate, Review
-from .batch import NEAR_DUPLICATES, PROBE_LIMIT, _queued_update
+from .batch import NEAR_DUPLICATES, PROBE_LIMIT
 from .change import memory_locked
 
 
@@ -61,7 +61,7 @@ def memory_after_approval(*, memory: Memory) -> dict:
         memory.content, [(rows[m], s) for m, s in current if m in rows]
     )
     PossibleUpdate.objects.bulk_create(
-        [_queued_update(memory.namespace, memory, u) for u in maybe], ignore_conflicts=True
+        [updates.queued_update(memory.namespace, memory, u) for u in maybe], ignore_conflicts=True
     )
     return {
         "near_duplicates": near,

@@ -20,9 +20,9 @@ from apps.memories.models import Memory, Namespace
 from apps.transfer import import_runs, importers
 from apps.transfer.exporting import export_jsonl, export_markdown_zip, export_records
 
-from ..access import Action, can, namespace_view
 from ..forms import BrowseForm
-from .browse import _filtered
+from ..view_permissions import Action, can, namespace_view
+from .browse import filtered_memories
 
 
 def _context(request: HttpRequest, namespace: Namespace, **extra) -> dict:
@@ -114,7 +114,7 @@ def _selection(request: HttpRequest, namespace: Namespace):
         return Memory.objects.filter(namespace=namespace), False
     form = BrowseForm(params)
     data = form.cleaned_data if form.is_valid() else {}
-    return _filtered(namespace, data), True
+    return filtered_memories(namespace, data), True
 
 
 def _filename(namespace: Namespace, selected: bool, suffix: str) -> str:

@@ -42,10 +42,10 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.memories import passages, unindexed
+from apps.memories.duplicate_hash import content_hash
 from apps.memories.models import Memory, Namespace
 from apps.memories.services import memory_batch_create, namespace_get_or_create
 from apps.memories.services.tags import tag_ids
-from apps.memories.texts import content_hash
 from apps.search import querylog
 from apps.search.config import search_settings
 from apps.search.pipeline import retrieve

@@ -13,7 +13,7 @@ from apps.search.types import Hit
 from apps.vectors import nearest
 
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
-from memoryhub.db_router import read_connection as connection
+from memoryhub.replica.routing import read_connection as connection
 
 from ..scope import MEMORY, MEMORY_TAGS, PASSAGE, TAG, Scope
 from .stats import namespace_size

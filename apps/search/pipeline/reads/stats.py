@@ -20,7 +20,7 @@ from threading import Lock
 from cachetools import TLRUCache, TTLCache, cached
 
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
-from memoryhub.db_router import read_connection as connection
+from memoryhub.replica.routing import read_connection as connection
 
 from ..scope import MEMORY, MEMORY_TAGS, TAG, tsquery_literal
 

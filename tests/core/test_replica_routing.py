@@ -14,7 +14,8 @@ from rest_framework.test import APIClient
 
 from apps.access.services import token_create
 from apps.memories.models import Memory
-from memoryhub import db_router
+from memoryhub.replica import health, request_scope, routing
+from memoryhub.replica.state import REPLICA, RequestRouting, current, request_routing
 from tests import factories
 
 # Two connections that must see each other's committed rows.
@@ -23,31 +24,31 @@ pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "repl
 
 @contextlib.contextmanager
 def request(client: str):
-    token = db_router._state.set(db_router.RequestRouting(client=client))
+    token = request_routing.set(RequestRouting(client=client))
     try:
-        yield db_router._state.get()
+        yield request_routing.get()
     finally:
-        db_router._state.reset(token)
+        request_routing.reset(token)
 
 
 @pytest.fixture
 def replica(settings):
     """`replica(alive=True)` installs the router; the replica alias (a second connection to the
     test database, memoryhub/settings/test.py) answers, or points at a port nobody serves."""
-    conn = connections[db_router.REPLICA]
+    conn = connections[REPLICA]
     saved = dict(conn.settings_dict)
 
     def add(alive: bool = True):
         if not alive:
             conn.close()
             conn.settings_dict.update(HOST="127.0.0.1", PORT="8497")  # nothing listens there
-        settings.DATABASE_ROUTERS = [db_router.ROUTER]
+        settings.DATABASE_ROUTERS = [routing.ROUTER]
 
     yield add
     conn.close()
     conn.settings_dict.clear()
     conn.settings_dict.update(saved)
-    db_router._down_until.clear()
+    health.marked_down.clear()
     from django.core.cache import caches
 
     caches["routing"].clear()
@@ -57,13 +58,13 @@ def test_reads_of_a_request_go_to_the_replica_writes_and_jobs_to_the_primary(rep
     replica()
     ns = factories.namespace("router-ns")
     factories.memories(ns, ["first note"])
-    with CaptureQueriesContext(connections[db_router.REPLICA]) as on_replica:
+    with CaptureQueriesContext(connections[REPLICA]) as on_replica:
         with request("reader"):
             assert Memory.objects.filter(namespace=ns).count() == 1
         assert Memory.objects.filter(namespace=ns).count() == 1  # a job or command
     assert len(on_replica.captured_queries) == 1
     assert router.db_for_write(Memory) == "default"
-    assert not router.allow_migrate(db_router.REPLICA, "memories")
+    assert not router.allow_migrate(REPLICA, "memories")
     assert router.allow_migrate("default", "memories")
 
 
@@ -72,11 +73,11 @@ def test_a_client_that_wrote_reads_the_primary_for_a_while(replica, settings):
     ns = factories.namespace("ryw-ns")
     with request("writer") as state:
         factories.memories(ns, ["written just now"])
-        assert state.wrote and db_router.read_alias() == "default"  # same request
+        assert state.wrote and routing.read_alias() == "default"  # same request
     with request("writer"):
-        assert db_router.read_alias() == "default"  # its next request, any process
+        assert routing.read_alias() == "default"  # its next request, any process
     with request("someone-else"):
-        assert db_router.read_alias() == db_router.REPLICA
+        assert routing.read_alias() == REPLICA
 
 
 def test_search_answers_when_the_replica_is_down(replica, embedding_model):
@@ -87,7 +88,7 @@ def test_search_answers_when_the_replica_is_down(replica, embedding_model):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
     with request("reader"):
-        assert db_router.read_alias() == db_router.REPLICA  # not known to be down yet
+        assert routing.read_alias() == REPLICA  # not known to be down yet
         r = client.post(
             "/api/v1/search/", {"namespace": "down-ns", "query": "deploy migration"}, "json"
         )
@@ -96,13 +97,13 @@ def test_search_answers_when_the_replica_is_down(replica, embedding_model):
         "The deploy needs the migration run first."
     ]
     with request("reader"):
-        assert db_router.read_alias() == "default"  # marked down: no more tries for now
+        assert routing.read_alias() == "default"  # marked down: no more tries for now
 
 
 def test_without_a_replica_nothing_is_routed():
-    assert not db_router.replica_configured()
+    assert not routing.replica_configured()
     with request("anyone"):
-        assert db_router.read_alias() == "default"
+        assert routing.read_alias() == "default"
 
 
 def test_a_login_pins_the_new_session_cookie_too(replica, settings):
@@ -113,7 +114,7 @@ def test_a_login_pins_the_new_session_cookie_too(replica, settings):
     replica()
 
     async def login_app(scope, receive, send):
-        db_router.current().wrote = True  # as the session and last_login writes do
+        current().wrote = True  # as the session and last_login writes do
         await send(
             {
                 "type": "http.response.start",
@@ -127,11 +128,11 @@ def test_a_login_pins_the_new_session_cookie_too(replica, settings):
         pass
 
     scope = {"type": "http", "headers": [(b"cookie", b"sessionid=old456")]}
-    asyncio.run(db_router.RoutingScope(login_app)(scope, None, ignore))
-    with request(db_router.client_key([(b"cookie", b"sessionid=fresh123")])):
-        assert db_router.read_alias() == "default"
-    with request(db_router.client_key([(b"cookie", b"sessionid=other")])):
-        assert db_router.read_alias() == db_router.REPLICA
+    asyncio.run(request_scope.RoutingScope(login_app)(scope, None, ignore))
+    with request(request_scope.client_key([(b"cookie", b"sessionid=fresh123")])):
+        assert routing.read_alias() == "default"
+    with request(request_scope.client_key([(b"cookie", b"sessionid=other")])):
+        assert routing.read_alias() == REPLICA
 
 
 def test_a_readers_search_reads_nothing_from_the_primary(replica, embedding_model):
@@ -178,7 +179,7 @@ def test_a_search_that_misses_does_not_pin_its_reader_to_the_primary(replica, em
         assert not state.wrote
     assert MissedQueryVector.objects.filter(namespace=ns).exists()
     with request("reader"):
-        assert db_router.read_alias() == db_router.REPLICA
+        assert routing.read_alias() == REPLICA
 
 
 def test_an_outage_logs_a_traceback_only_where_it_says_something(replica, caplog):
@@ -191,10 +192,10 @@ def test_an_outage_logs_a_traceback_only_where_it_says_something(replica, caplog
     from apps.api.errors import api_exception_handler
 
     replica(alive=False)
-    conn = connections[db_router.REPLICA]
+    conn = connections[REPLICA]
     with pytest.raises(OperationalError) as met:  # the first failure: a real refused connect
         conn.ensure_connection()
-    assert db_router._down_until  # the probe marked it down
+    assert health.marked_down  # the probe marked it down
     conn.close()
     with pytest.raises(OperationalError) as refused:  # refused at once now
         conn.ensure_connection()

@@ -1,15 +1,10 @@
-"""What a create returns, and the guard that turns a clash with a stored row into a 400."""
+"""What a create returns for each memory: the row, whether it is new, and what the checks found."""
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from django.db import IntegrityError, transaction
-
-from apps.core.exceptions import ValidationFailed
-
-from ..models import CONTENT_UNIQUE, Memory, Review
+from ..models import Memory, Review
 
 
 @dataclass
@@ -64,17 +59,3 @@ class WriteResult:
 
 def _iso(moment) -> str | None:
     return moment.isoformat() if moment is not None else None
-
-
-@contextmanager
-def unique_content_guard():
-    """Turn a clash with a stored row (the same record, or an id in use) into a 400."""
-    try:
-        with transaction.atomic():
-            yield
-    except IntegrityError as exc:
-        if CONTENT_UNIQUE in str(exc):
-            raise ValidationFailed(
-                {"content": "Identical content, time and id are already stored in this namespace."}
-            ) from exc
-        raise ValidationFailed({"id": "An id in this request already exists."}) from exc
