@@ -20,7 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from apps.access.models import ApiToken, OAuthConnection
 from apps.access.services import token_authenticate
 from apps.core.exceptions import NotFound, PermissionDenied, ValidationFailed, VersionConflict
-from apps.memories.embeddings import EmbeddingTimeout
+from apps.vectors.embeddings import EmbeddingTimeout
 from memoryhub.replica.retry import retry_read
 
 T = TypeVar("T")

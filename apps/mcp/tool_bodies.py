@@ -14,14 +14,14 @@ from apps.core.dates import parse_instant
 from apps.core.exceptions import NotFound, ValidationFailed
 from apps.core.wording import counted
 from apps.history import selectors as history_selectors
-from apps.memories import batch_jobs
 from apps.memories import services as memory_services
-from apps.memories.models import BatchJob, BatchState
 from apps.memories.provenance import Origin
 from apps.search.feedback import feedback_record
 from apps.search.selectors import memory_chain, query_log_for
 from apps.search.services import render_markdown
 from apps.search.services import search as search_service
+from apps.transfer import batch_jobs
+from apps.transfer.models import BatchJob, BatchState
 
 from .render import (
     chain_markdown,

@@ -34,7 +34,8 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Count
 
-from . import embeddings
+from apps.vectors import embeddings
+
 from .embedding_input import embedding_text
 from .models import Memory, Namespace, Passage, PendingTurn
 from .natural_order import natural_key

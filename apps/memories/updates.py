@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.utils import timezone
 
-from . import nearest
+from . import neighbours
 from .models import Memory, Namespace, PossibleUpdate
 
 CANDIDATE_MIN = 0.45  # cosine below which two memories are not about the same thing
@@ -283,7 +283,7 @@ def judge_pair(
 def candidates(namespace_id: int, vectors: np.ndarray) -> list[list[tuple[Memory, float]]]:
     """Per vector, the current (not superseded, not archived) memories of the namespace
     closest in meaning, at cosine >= CANDIDATE_MIN."""
-    rows = nearest.nearest_per_vector(
+    rows = neighbours.nearest_per_vector(
         namespace_id,
         vectors,
         limit=CANDIDATES,

@@ -15,9 +15,9 @@ from django.utils import timezone
 from apps.access.permissions import Action, Principal
 from apps.access.scoping import require
 from apps.core.exceptions import NotFound
-from apps.memories.embeddings import embed_texts
 from apps.memories.models import Memory, Namespace
 from apps.memories.selectors import count_by_namespace, memory_stats
+from apps.vectors.embeddings import embed_texts
 
 from . import querylog
 from .models import MissedQueryDismissal, MissedQueryVector, QueryLog

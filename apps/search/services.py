@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from apps.core import metrics
 from apps.core.exceptions import ValidationFailed
-from apps.memories.embeddings import embed_queries_soon, model_name
+from apps.vectors.embeddings import embed_queries_soon, model_name
 from memoryhub.replica.routing import replica_configured
 
 from . import querylog

@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "oauth2_provider",
     "apps.core",
     "apps.memories",
+    "apps.transfer",
     "apps.access",
     "apps.search",
     "apps.jobs",
@@ -313,7 +314,7 @@ EMBEDDING_BATCH_TOKENS = env.int("EMBEDDING_BATCH_TOKENS", default=512)
 # (refused at start-up when there is no GPU). The ONNX backends run on the CPU.
 EMBEDDING_DEVICE = env("EMBEDDING_DEVICE", default="auto")
 # torch / onnx (exported once from the local weights) / onnx-int8; read through
-# apps.memories.embeddings.EncoderSettings. onnx gives torch's vectors (cosine 1.0000) at about
+# apps.vectors.embeddings.EncoderSettings. onnx gives torch's vectors (cosine 1.0000) at about
 # twice the speed; onnx-int8 is faster again but moves pairwise similarities by a few hundredths,
 # which the fixed thresholds (near-duplicate, contradiction) feel. docs/benchmarks.md.
 EMBEDDING_BACKEND = env("EMBEDDING_BACKEND", default="onnx")
@@ -341,7 +342,7 @@ MEMORY_RECHECK_DEPTH = env.int("MEMORY_RECHECK_DEPTH", default=3)
 # title over all items. Bounds its cost (1,000 items of 100,000 characters would hold a worker
 # for many minutes); imports and benchmarks slice their own batches and are not bound by it.
 MEMORY_BATCH_MAX_CHARS = env.int("MEMORY_BATCH_MAX_CHARS", default=200_000)
-# A batch of more items is written in the background (apps/memories/batch_jobs.py): the request
+# A batch of more items is written in the background (apps/transfer/batch_jobs.py): the request
 # is answered 202 with a job to poll instead of holding a web slot while it is encoded.
 MEMORY_BATCH_INLINE_MAX = env.int("MEMORY_BATCH_INLINE_MAX", default=100)
 # A write of more dialog turns leaves their previous-turn passages (a second encoding of each
@@ -349,7 +350,7 @@ MEMORY_BATCH_INLINE_MAX = env.int("MEMORY_BATCH_INLINE_MAX", default=100)
 DIALOG_PASSAGES_INLINE_MAX = env.int("DIALOG_PASSAGES_INLINE_MAX", default=16)
 # A batch of at least VECTOR_INDEX_BEHIND_MIN new rows is stored outside the HNSW index, which
 # the vector_index job then adds them to, while at most VECTOR_INDEX_BEHIND_MAX rows of its
-# namespace wait there (every index walk compares those exactly; apps/memories/vector_index.py).
+# namespace wait there (every index walk compares those exactly; apps/vectors/vector_index.py).
 VECTOR_INDEX_BEHIND_MIN = env.int("VECTOR_INDEX_BEHIND_MIN", default=64)
 VECTOR_INDEX_BEHIND_MAX = env.int("VECTOR_INDEX_BEHIND_MAX", default=5_000)
 

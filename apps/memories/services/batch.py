@@ -17,17 +17,18 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from apps.vectors import embeddings
+
 from .. import (
     constitutional,
     dialog,
-    embeddings,
-    nearest,
+    neighbours,
     passages,
     provenance,
     revisions,
     screening,
+    unindexed,
     updates,
-    vector_index,
 )
 from ..copying import copy_rows
 from ..duplicate_hash import content_hash
@@ -164,7 +165,7 @@ class WriteBatch:
         if not self.check_near or not self.planned:
             return
         threshold = settings.MEMORY_NEAR_DUPLICATE_SIMILARITY
-        found = nearest.nearest_per_vector(
+        found = neighbours.nearest_per_vector(
             self.namespace.pk,
             self.vectors,
             limit=PROBE_LIMIT,
@@ -263,9 +264,9 @@ class WriteBatch:
         """The rows, their tag links and passages, and their creation revisions."""
         rows = [p.row for p in self.planned]
         namespace_id = self.namespace.pk
-        if vector_index.write_behind(namespace_id, len(rows)):
+        if unindexed.write_behind(namespace_id, len(rows)):
             # Outside the HNSW index until the vector_index job adds them: the index insert
-            # costs more than the encoder in a large database (apps/memories/vector_index.py).
+            # costs more than the encoder in a large database (apps/vectors/vector_index.py).
             for row in rows:
                 row.vector_indexed = False
             transaction.on_commit(lambda: vectors_left_out(namespace_id))

@@ -12,8 +12,9 @@ from django.db.models.functions import Coalesce, Left, NullIf
 from django.utils import timezone
 
 from apps.core.exceptions import NotFound, ValidationFailed, VersionConflict
+from apps.vectors import embeddings
 
-from .. import constitutional, dialog, embeddings, passages, recheck, revisions, screening
+from .. import constitutional, dialog, passages, recheck, revisions, screening
 from ..duplicate_hash import content_hash
 from ..fields import UPDATABLE
 from ..jobs import graph_changed

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import transaction
 
-from .. import nearest, revisions, updates
+from .. import neighbours, revisions, updates
 from ..models import Memory, PossibleUpdate, Review
 from .batch import NEAR_DUPLICATES, PROBE_LIMIT
 from .change import memory_locked
@@ -42,7 +42,7 @@ def memory_after_approval(*, memory: Memory) -> dict:
     """The checks a write skips while it waits: its near-duplicates (reported) and the stored
     memories it reads like an update of (queued for a person, as at write)."""
     threshold = settings.MEMORY_NEAR_DUPLICATE_SIMILARITY
-    found = nearest.nearest_per_vector(
+    found = neighbours.nearest_per_vector(
         memory.namespace_id,
         [memory.embedding],
         limit=PROBE_LIMIT,

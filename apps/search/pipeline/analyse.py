@@ -11,8 +11,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from apps.memories.embeddings import embed_texts
 from apps.search.types import QueryAnalysis
+from apps.vectors.embeddings import embed_texts
 
 from .timeexpr import ASKS_WHEN, TimeOutOfRange, find_time_phrase, parse_time_expression
 

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from apps.memories import nearest
 from apps.search.types import CandidateRow, Ranked
+from apps.vectors import nearest
 
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
 from memoryhub.replica.routing import read_connection as connection
