@@ -4,8 +4,8 @@ Data: data/trust/*.jsonl (see data/trust/README.md): the train sets, written bef
 was tuned, and the held-out sets, written after them. heldout2, heldout3 and heldout4
 (injections and benign notes only) were each written after the previous held-out set had been
 scored and its misses used to widen the rules, so a set's first score is its clean measure.
-heldout5 was written last, before the learned scorer, in wording the others lack, and never
-tuned on.
+heldout5 and heldout6 were written in wording the others lack, scored once each, and then
+fitted on with the wide sets; heldout7 is the fresh one.
 
 Per split: injections flagged by `risk.assess`, benign notes flagged, credentials refused by
 `secrets.find_secrets`, look-alikes refused. And every turn of the LoCoMo dev set, which is
@@ -31,12 +31,15 @@ from apps.trust import risk, secrets
 
 DATA = Path(__file__).parent / "data" / "trust"
 LOCOMO = Path(__file__).resolve().parents[1].parent / "shared/benchmarks/locomo-dev"
-# Held-out sets the rules were widened on after their first score, and the fresh ones nothing
-# was tuned on (the learned scorer never fits them either).
-TUNED = ("heldout", "heldout2", "heldout3", "heldout4")
-FRESH = ("heldout5", "heldout6")
+# Held-out sets scored once when fresh and then fitted on (heldout..heldout4 also widened the
+# rules); the fresh one nothing was tuned on and the scorer never fits.
+TUNED = ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6")
+FRESH = ("heldout7",)
 HELDOUT = (*TUNED, *FRESH)
-SPLITS = ("train", *HELDOUT)
+# Written for variety (other carriers, languages and disguises, subtle persuasion) by three
+# authors who saw no other set; fitted on and scored with the train set.
+WIDE = ("wide1", "wide2", "wide3")
+SPLITS = ("train", *WIDE, *HELDOUT)
 
 # name: (file stem, check, flagged is right)
 SETS: dict[str, tuple[str, str, bool]] = {

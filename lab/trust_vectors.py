@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 
-from apps.memories import embeddings
+from apps.vectors import embeddings
 
 CACHE = Path(settings.BASE_DIR) / "var" / "trust_vectors.npz"
 

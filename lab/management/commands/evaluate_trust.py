@@ -30,7 +30,7 @@ class Command(BaseCommand):
     def handle(self, *args, heldout: bool, show_misses: bool, json_path, **options):
         turns = trust.locomo_turns()
         report = {"scores": {}, "microseconds_per_text": {}}
-        for split in trust.HELDOUT if heldout else ("train",):
+        for split in trust.HELDOUT if heldout else ("train", *trust.WIDE):
             report["scores"][split] = self._split(split, turns, show_misses)
         report["scores"]["locomo"] = self._split("LoCoMo", turns, show_misses)
         vectors = dict(zip(turns, trust.vectors_of(turns), strict=True))
