@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import connection
 from django.db.models import Aggregate, FloatField
@@ -62,7 +63,7 @@ def _logs(namespace: Namespace, p: Period):
     )
 
 
-def _fetch(sql: str, params) -> list[dict]:
+def _fetch(sql: str, params) -> list[dict[str, Any]]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         names = [c.name for c in cursor.description]
@@ -85,7 +86,7 @@ def _combined(model, namespace: Namespace, p: Period):
     return rollup.combined(model, namespace_id=namespace.pk, since=p.since, until=p.until)
 
 
-def searches_per_day(*, namespace: Namespace, p: Period) -> list[dict]:
+def searches_per_day(*, namespace: Namespace, p: Period) -> list[dict[str, Any]]:
     """Per day with searches: how many, p50/p95 latency (ms), evidence gaps, zero results."""
     _prepared(namespace, p)
     rows, params = _combined(SearchDay, namespace, p)
@@ -106,7 +107,9 @@ def searches_per_day(*, namespace: Namespace, p: Period) -> list[dict]:
     ]
 
 
-def totals(*, namespace: Namespace, p: Period, per_day: list[dict] | None = None) -> dict:
+def totals(
+    *, namespace: Namespace, p: Period, per_day: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """The period at a glance: searches, latency percentiles, gap and zero-result rates. The
     counts add up the per-day rows (pass them when already read); the percentiles of the
     whole period come from the log's (namespace, created_at) index, which holds latency_ms."""
@@ -125,7 +128,7 @@ def totals(*, namespace: Namespace, p: Period, per_day: list[dict] | None = None
     }
 
 
-def strategy_contributions(*, namespace: Namespace, p: Period) -> list[dict]:
+def strategy_contributions(*, namespace: Namespace, p: Period) -> list[dict[str, Any]]:
     """Per strategy (keyword, semantic, graph, exact): how many returned results it ranked,
     and of those the feedback judged, how many were useful."""
     _prepared(namespace, p)
@@ -142,7 +145,7 @@ def strategy_contributions(*, namespace: Namespace, p: Period) -> list[dict]:
     return result
 
 
-def top_queries(*, namespace: Namespace, p: Period, limit: int = TOP) -> list[dict]:
+def top_queries(*, namespace: Namespace, p: Period, limit: int = TOP) -> list[dict[str, Any]]:
     """The most asked queries (trimmed, lower case), with their evidence gaps and last time."""
     _prepared(namespace, p)
     rows, params = _combined(SearchDayQuery, namespace, p)
@@ -154,7 +157,7 @@ def top_queries(*, namespace: Namespace, p: Period, limit: int = TOP) -> list[di
     return _fetch(sql, {**params, "limit": limit})
 
 
-def top_memories(*, namespace: Namespace, p: Period, limit: int = TOP) -> list[dict]:
+def top_memories(*, namespace: Namespace, p: Period, limit: int = TOP) -> list[dict[str, Any]]:
     """The memories searches returned most often (how often first, how often judged useful),
     with their titles; a memory deleted since shows its id only."""
     _prepared(namespace, p)
@@ -180,6 +183,6 @@ def top_memories(*, namespace: Namespace, p: Period, limit: int = TOP) -> list[d
     return rows
 
 
-def _label(memory: dict, width: int = 60) -> str:
+def _label(memory: dict[str, Any], width: int = 60) -> str:
     text = shown_title(memory["title"], memory["snippet"])
     return text if len(text) <= width else text[: width - 1] + "…"

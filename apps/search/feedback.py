@@ -10,6 +10,7 @@ strategy weights (apps.search.jobs.feedback_recorded).
 from __future__ import annotations
 
 from datetime import UTC
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -50,7 +51,7 @@ def feedback_record(
     query_log_id: int,
     namespace: Namespace | int,
     was_useful: bool | None = None,
-    result_feedback: dict | None = None,
+    result_feedback: dict[str, Any] | None = None,
 ) -> QueryLog:
     """Record feedback on one search of `namespace`; NotFound if it is another namespace's."""
     if was_useful is None and not result_feedback:

@@ -325,7 +325,7 @@ _CHECKS = {
 }
 
 
-def _time_range(time_expr: str | None, now: datetime, errors: dict) -> TimeRange | None:
+def _time_range(time_expr: str | None, now: datetime, errors: dict[str, Any]) -> TimeRange | None:
     if not time_expr or "time_expr" in errors:
         return None
     try:

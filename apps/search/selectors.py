@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -45,7 +46,7 @@ def query_log_for(
     return log
 
 
-def namespace_stats(*, namespaces: Sequence[Namespace]) -> list[dict]:
+def namespace_stats(*, namespaces: Sequence[Namespace]) -> list[dict[str, Any]]:
     """Per namespace: memory, tag and edge counts, and how searches went (with feedback, with
     an evidence gap)."""
     stored = memory_stats(namespaces=namespaces)
@@ -84,7 +85,7 @@ def missed_settings() -> MissedSettings:
 class MissedGroup:
     """Similar missed queries: each {"key", "query", "misses", "first_at", "last_at"}."""
 
-    queries: list[dict]
+    queries: list[dict[str, Any]]
 
     @property
     def misses(self) -> int:
@@ -128,7 +129,7 @@ _MISSED_SQL = """
 """
 
 
-def missed_queries(*, namespace: Namespace, now=None) -> list[dict]:
+def missed_queries(*, namespace: Namespace, now=None) -> list[dict[str, Any]]:
     """The newest distinct missed queries (up to MISSED_MAX_QUERIES), newest miss first."""
     conf = missed_settings()
     sql = _MISSED_SQL.format(
@@ -146,7 +147,7 @@ def missed_queries(*, namespace: Namespace, now=None) -> list[dict]:
     return [dict(zip(names, row, strict=True)) for row in rows]
 
 
-def missed_vectors(*, namespace: Namespace, rows: list[dict]) -> dict[str, object]:
+def missed_vectors(*, namespace: Namespace, rows: list[dict[str, Any]]) -> dict[str, object]:
     """Embedding per missed query key: the one the search stored when it missed, else computed
     now (one batch) and stored for the next time."""
     keys = [r["key"] for r in rows]
@@ -225,7 +226,7 @@ def missed_undismiss(*, namespace: Namespace, keys: Sequence[str]) -> int:
     return found.delete()[0]
 
 
-def memory_chain(*, memory: Memory, direction: str = why.CAUSE) -> list[dict]:
+def memory_chain(*, memory: Memory, direction: str = why.CAUSE) -> list[dict[str, Any]]:
     """The causal chain from one memory (memory_why with a memory_id): each memory (id,
     title) with the link from the one before it, as a search's `path`; empty when the memory
     has no link in `direction` ("cause": why it holds, "effect": what followed from it)."""

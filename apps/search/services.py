@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 import numpy as np
 from django.db import InterfaceError, OperationalError
@@ -145,7 +146,7 @@ def search(
     )
 
 
-def _path(chain: why.Chain | None, memories: list[dict]) -> list[dict]:
+def _path(chain: why.Chain | None, memories: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The chain as the response carries it, titled as the results are (a memory on the chain
     that the limit left out is titled from its row)."""
     if chain is None:
@@ -442,7 +443,9 @@ def _exact(scope: Scope, req: SearchRequest) -> list[Ranked]:
     ][: req.limit]
 
 
-def _debug(req, cfg, outcome: Outcome, trace: Trace | None, timings, latency, path) -> dict | None:
+def _debug(
+    req, cfg, outcome: Outcome, trace: Trace | None, timings, latency, path
+) -> dict[str, Any] | None:
     """The explain view (include_debug), or None when not asked for."""
     if not req.include_debug:
         return None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -47,7 +48,7 @@ def stability_value(
 
 def decay_update(
     *, namespace: Namespace, now: datetime | None = None, recent: bool = False, **_options
-) -> dict:
+) -> dict[str, Any]:
     """Set-based: one UPDATE over the namespace; only rows whose rounded value moved change.
 
     `recent`: fold the new accesses and recompute only the memories they touched (the

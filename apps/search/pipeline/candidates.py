@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -361,7 +361,12 @@ def _ranked_items(
 
 
 def _ranked(
-    key: str, row: CandidateRow, score: float, ranks: dict, raw: dict, evidence: Evidence
+    key: str,
+    row: CandidateRow,
+    score: float,
+    ranks: dict[str, Any],
+    raw: dict[str, Any],
+    evidence: Evidence,
 ) -> Ranked:
     return Ranked(
         id=key,

@@ -18,6 +18,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -73,7 +74,7 @@ class Model:
     def score(self, x: np.ndarray) -> np.ndarray:
         return ((x - self.mean) / self.scale) @ self.coef
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "features": list(FEATURES),
             "coef": self.coef.tolist(),
@@ -83,7 +84,7 @@ class Model:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping) -> Model:
+    def from_dict(cls, data: Mapping[str, Any]) -> Model:
         if list(data["features"]) != list(FEATURES):
             raise ValueError("ranker weights were fitted on other features; refit them")
         return cls(

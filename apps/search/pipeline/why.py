@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from apps.search.types import Ranked
 
@@ -196,7 +197,7 @@ def _chain_first(ranked: Sequence[Ranked], chain: Chain) -> list[Ranked]:
     return head + [r for r in ranked if r.id not in on_chain]
 
 
-def path_payload(chain: Chain | None, titles: Mapping[str, str]) -> list[dict]:
+def path_payload(chain: Chain | None, titles: Mapping[str, str]) -> list[dict[str, Any]]:
     """The chain as a response carries it: each memory (id, title) and the link from the one
     before it (relation as stored, and how it reads in this direction)."""
     if chain is None:
@@ -207,7 +208,7 @@ def path_payload(chain: Chain | None, titles: Mapping[str, str]) -> list[dict]:
     ]
 
 
-def chain_text(path: Sequence[Mapping]) -> str:
+def chain_text(path: Sequence[Mapping[str, Any]]) -> str:
     """ "CI moved to GitHub Actions  <- caused by  Jenkins outage of 3 March"."""
     if not path:
         return ""
