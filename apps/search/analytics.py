@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection
-from django.db.models import Aggregate, FloatField
+from django.db.models import Aggregate, FloatField, Model, QuerySet
 from django.db.models.functions import Left
 from django.utils import timezone
 
@@ -53,17 +53,17 @@ class PercentileCont(Aggregate):
     template = "%(function)s(%(fraction)s) WITHIN GROUP (ORDER BY %(expressions)s)"
     output_field = FloatField()
 
-    def __init__(self, expression, fraction: float, **extra):
+    def __init__(self, expression: Any, fraction: float, **extra: Any) -> None:
         super().__init__(expression, fraction=float(fraction), **extra)
 
 
-def _logs(namespace: Namespace, p: Period):
+def _logs(namespace: Namespace, p: Period) -> QuerySet[QueryLog]:
     return QueryLog.objects.filter(
         namespace=namespace, created_at__gte=p.since, created_at__lt=p.until
     )
 
 
-def _fetch(sql: str, params) -> list[dict[str, Any]]:
+def _fetch(sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         names = [c.name for c in cursor.description]
@@ -82,7 +82,7 @@ def _prepared(namespace: Namespace, p: Period) -> None:
         prepare(namespace, p)
 
 
-def _combined(model, namespace: Namespace, p: Period):
+def _combined(model: type[Model], namespace: Namespace, p: Period) -> tuple[str, dict[str, Any]]:
     return rollup.combined(model, namespace_id=namespace.pk, since=p.since, until=p.until)
 
 

@@ -42,7 +42,7 @@ def record(fields: dict[str, Any], *, sync: bool) -> int:
         return _write(fields)
     fields["id"] = reserve_id()
     submit(fields)
-    return fields["id"]
+    return int(fields["id"])
 
 
 # Ids are reserved this many at a time: one round trip to the primary per block rather than

@@ -72,7 +72,8 @@ class Model:
     head: int = HEAD
 
     def score(self, x: np.ndarray) -> np.ndarray:
-        return ((x - self.mean) / self.scale) @ self.coef
+        scored: np.ndarray = ((x - self.mean) / self.scale) @ self.coef
+        return scored
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -103,7 +104,7 @@ def load(path: Path = WEIGHTS_FILE) -> Model | None:
 
 
 # Set by the fitting tool to collect each search's head and features; None on the read path.
-capture: ContextVar[list | None] = ContextVar("ranker_capture", default=None)
+capture: ContextVar[list[Any] | None] = ContextVar("ranker_capture", default=None)
 # Lets the fitting tool compare models without writing the weights file.
 override: ContextVar[Model | None] = ContextVar("ranker_override", default=None)
 
