@@ -167,20 +167,20 @@ def top_memories(*, namespace: Namespace, p: Period, limit: int = TOP) -> list[d
                sum(useful)::int AS useful
         FROM ({rows}) AS s GROUP BY memory_id ORDER BY returned DESC, id LIMIT %(limit)s
     """
-    rows = _fetch(sql, {**params, "limit": limit})
-    ids = [row["id"] for row in rows if is_uuid(row["id"])]
+    top = _fetch(sql, {**params, "limit": limit})
+    ids = [row["id"] for row in top if is_uuid(row["id"])]
     found = {
         str(m["id"]): m
         for m in Memory.objects.filter(namespace=namespace, pk__in=ids)
         .annotate(snippet=Left("content", 200))
         .values("id", "title", "snippet", "category")
     }
-    for row in rows:
+    for row in top:
         memory = found.get(row["id"])
         row["exists"] = memory is not None
         row["label"] = _label(memory) if memory else row["id"][:8]
         row["category"] = memory["category"] if memory else ""
-    return rows
+    return top
 
 
 def _label(memory: dict[str, Any], width: int = 60) -> str:

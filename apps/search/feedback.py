@@ -27,7 +27,7 @@ def _namespace_id(namespace: Namespace | int) -> int:
     return namespace.pk if isinstance(namespace, Namespace) else int(namespace)
 
 
-def _clean_result_feedback(result_feedback, log: QueryLog) -> dict[str, bool]:
+def _clean_result_feedback(result_feedback: object, log: QueryLog) -> dict[str, bool]:
     if not isinstance(result_feedback, dict):
         raise ValidationFailed({"result_feedback": "Must map memory ids to true or false."})
     returned = {str(r.get("id")) for r in log.results or []}
@@ -65,7 +65,7 @@ def feedback_record(
         query_id = int(query_log_id)
     except (TypeError, ValueError):
         raise ValidationFailed({"query_log_id": "Must be a search id (an integer)."}) from None
-    log = (
+    log: QueryLog | None = (
         QueryLog.objects.select_for_update().filter(pk=query_id, namespace_id=namespace_id).first()
     )
     if log is None:

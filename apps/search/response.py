@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apps.history.models import MemoryRevision
 from apps.memories.models import CausalEdge, Memory, RecheckMark
@@ -21,6 +21,9 @@ from .pipeline.reads import semantic
 from .pipeline.scope import uuid_array
 from .pipeline.why import chain_text
 from .types import QueryAnalysis, Ranked
+
+if TYPE_CHECKING:
+    from .params import SearchRequest
 
 __all__ = ["SearchResponse", "Trace", "chain_text", "explain", "payload", "render_markdown"]
 
@@ -191,7 +194,7 @@ SELECT m.id::text, m.content, m.title, m.category, m.file_path, m.created_at,
 """
 
 
-def _loaded(value):
+def _loaded(value: Any) -> Any:
     """A JSON column as Python (the driver hands jsonb over as text under Django)."""
     return json.loads(value) if isinstance(value, str) else value
 
@@ -265,7 +268,7 @@ class Trace:
 
 def explain(
     *,
-    req,
+    req: SearchRequest,
     config: SearchSettings,
     analysis: QueryAnalysis | None,
     weights: dict[str, float],
@@ -355,7 +358,13 @@ def _scores(r: Ranked) -> dict[str, float]:
 
 
 def log_fields(
-    req, analysis, weights, ranked: Sequence[Ranked], flags, timings, latency
+    req: SearchRequest,
+    analysis: QueryAnalysis | None,
+    weights: dict[str, float],
+    ranked: Sequence[Ranked],
+    flags: dict[str, Any],
+    timings: dict[str, float],
+    latency: float,
 ) -> dict[str, Any]:
     return {
         "namespace_id": req.namespace.id,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -36,7 +36,7 @@ def query_log_for(
     first: on a miss, wait for pending writes once and look again.
     """
     logs = QueryLog.objects.restrict(principal, Action.VIEW).filter(pk=query_log_id)
-    log = logs.select_related("namespace").first()
+    log: QueryLog | None = logs.select_related("namespace").first()
     if log is None:
         querylog.flush()
         log = logs.select_related("namespace").first()
@@ -92,12 +92,13 @@ class MissedGroup:
         return sum(q["misses"] for q in self.queries)
 
     @property
-    def last_at(self):
-        return max(q["last_at"] for q in self.queries)
+    def last_at(self) -> datetime:
+        last: datetime = max(q["last_at"] for q in self.queries)
+        return last
 
     @property
     def lead(self) -> str:
-        return self.queries[0]["query"]
+        return str(self.queries[0]["query"])
 
     @property
     def keys(self) -> list[str]:
@@ -129,13 +130,13 @@ _MISSED_SQL = """
 """
 
 
-def missed_queries(*, namespace: Namespace, now=None) -> list[dict[str, Any]]:
+def missed_queries(*, namespace: Namespace, now: datetime | None = None) -> list[dict[str, Any]]:
     """The newest distinct missed queries (up to MISSED_MAX_QUERIES), newest miss first."""
     conf = missed_settings()
     sql = _MISSED_SQL.format(
         log=QueryLog._meta.db_table, dismissed=MissedQueryDismissal._meta.db_table
     )
-    params = {
+    params: dict[str, Any] = {
         "ns": namespace.pk,
         "since": (now or timezone.now()) - timedelta(days=conf.window_days),
         "limit": conf.max_queries,
@@ -168,7 +169,12 @@ def missed_vectors(*, namespace: Namespace, rows: list[dict[str, Any]]) -> dict[
     return found
 
 
-def missed_groups(*, namespace: Namespace, now=None, rows=None) -> list[MissedGroup]:
+def missed_groups(
+    *,
+    namespace: Namespace,
+    now: datetime | None = None,
+    rows: Iterable[dict[str, Any]] | None = None,
+) -> list[MissedGroup]:
     """Missed queries (`rows` of missed_queries, read when not given) grouped by meaning, most
     missed group first.
 
@@ -179,7 +185,7 @@ def missed_groups(*, namespace: Namespace, now=None, rows=None) -> list[MissedGr
         return []
     rows.sort(key=lambda r: (-r["misses"], -r["last_at"].timestamp()))
     known = missed_vectors(namespace=namespace, rows=rows)
-    vectors = np.asarray([known[r["key"]] for r in rows], dtype=np.float32)
+    vectors: np.ndarray = np.asarray([known[r["key"]] for r in rows], dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     vectors = vectors / np.where(norms == 0, 1.0, norms)
     threshold = missed_settings().similarity
@@ -214,7 +220,7 @@ def missed_dismiss(*, namespace: Namespace, keys: Sequence[str], by: str = "") -
     return MissedQueryDismissal.objects.filter(namespace=namespace).count() - before
 
 
-def missed_dismissed(*, namespace: Namespace, limit: int = 20) -> list:
+def missed_dismissed(*, namespace: Namespace, limit: int = 20) -> list[MissedQueryDismissal]:
     """The namespace's newest dismissals, for the queue page's "bring back" list."""
     return list(MissedQueryDismissal.objects.filter(namespace=namespace)[:limit])
 

@@ -17,7 +17,7 @@ TAG = Tag._meta.db_table
 PASSAGE = Passage._meta.db_table
 
 
-def uuid_array(ids: Iterable[object]) -> str:
+def uuid_array(ids: Iterable[str]) -> str:
     """Memory ids as one PostgreSQL array literal, for `= ANY(%s::uuid[])`. psycopg dumps a
     Python list element by element, which cost a search about half a millisecond over its few
     hundred candidates. The ids come from our own queries; a malformed one fails the cast."""

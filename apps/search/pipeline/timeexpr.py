@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
+from typing import cast
 
 from dateutil.relativedelta import relativedelta
 
@@ -215,11 +216,13 @@ def _month_part(words: str) -> tuple[int, int | None] | tuple[str, int] | None:
     return None
 
 
-def _part_of_month(start: datetime, part: tuple[str, int], phrase: str) -> TimeRange:
+def _part_of_month(
+    start: datetime, part: tuple[int, int | None] | tuple[str, int], phrase: str
+) -> TimeRange:
     end = _add_months(start, 1)
     if part[0] == "from_end":
-        return TimeRange(end - timedelta(days=part[1]), end, phrase)
-    first, after_last = part
+        return TimeRange(end - timedelta(days=cast(int, part[1])), end, phrase)
+    first, after_last = cast(tuple[int, int | None], part)
     return TimeRange(
         start.replace(day=first),
         start.replace(day=after_last) if after_last else end,

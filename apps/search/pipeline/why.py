@@ -20,7 +20,7 @@ strength times a relation weight, and the relevance of the memories on it; the b
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,9 +127,11 @@ def best_chain(
     )
 
 
-def _paths(seed: str, graph: Mapping[str, list[Link]], depth: int, fan_out: int):
+def _paths(
+    seed: str, graph: Mapping[str, list[Link]], depth: int, fan_out: int
+) -> Iterator[tuple[list[Step], float]]:
     """Every maximal path from `seed` (no memory twice), with its edges' weighted strength."""
-    stack = [((Step(seed),), 1.0)]
+    stack: list[tuple[tuple[Step, ...], float]] = [((Step(seed),), 1.0)]
     while stack:
         steps, strength = stack.pop()
         on_path = {s.id for s in steps}

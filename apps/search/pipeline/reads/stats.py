@@ -159,6 +159,7 @@ def frequent_terms(namespace_rows: int) -> dict[str, float]:
     target), when a namespace of `namespace_rows` holds at least DOMINANT_SHARE of the table;
     else {} (the table's shares need not be this namespace's)."""
     now = time.monotonic()
+    shares: dict[str, float]
     with _frequent_lock:
         expires, table_rows, shares = _frequent
     if expires <= now:
@@ -172,7 +173,7 @@ def frequent_terms(namespace_rows: int) -> dict[str, float]:
             )
             rows, elems, freqs = cursor.fetchone()
         table_rows = max(float(rows or 0), 0.0)
-        shares: dict[str, float] = dict(zip(elems or (), freqs or (), strict=False))
+        shares = dict(zip(elems or (), freqs or (), strict=False))
         with _frequent_lock:
             _frequent[:] = [now + STATS_TTL_S, table_rows, shares]
     if not shares or namespace_rows < DOMINANT_SHARE * table_rows:
