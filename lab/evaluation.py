@@ -14,8 +14,8 @@ from django.db.models import Max
 
 from apps.memories import dialog
 from apps.memories.models import Memory, Namespace
-from apps.memories.transfer import import_records, read_jsonl
 from apps.search.config import SearchSettings
+from apps.transfer.transfer import import_records, read_jsonl
 
 KEYS = ("recall@5", "recall@10", "recall@20", "hit@10", "ndcg@10", "mrr", "p50_ms", "p95_ms")
 

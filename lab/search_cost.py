@@ -131,7 +131,7 @@ def _serve(args) -> None:
     from apps.memories.models import Memory, Namespace
     from apps.search.services import search
     from lab.evaluation import read_queries
-    from memoryhub.db_router import read_alias
+    from memoryhub.replica.routing import read_alias
     from memoryhub.warmup import warm
 
     queries = read_queries(args.data, args.reuse)

@@ -13,7 +13,7 @@ from django.db.models import Max
 from apps.memories.models import Memory, Namespace
 from apps.search import timing
 from apps.search.config import SearchSettings
-from memoryhub.db_router import read_connection
+from memoryhub.replica.routing import read_connection
 
 
 def profile(

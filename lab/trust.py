@@ -12,7 +12,9 @@ Per split: injections flagged by `risk.assess`, benign notes flagged, credential
 ordinary conversation: the share that the risk check flags and the secrets check refuses, with
 each check's cost per text.
 
-No database and no model: the checks are pure functions over text.
+No database: the checks are functions over text, and the risk check's scorer also reads the
+text's sentence embedding, as the write path hands it over (encoded once and kept under var/
+by lab/trust_vectors.py).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from apps.trust import risk, secrets
 
 DATA = Path(__file__).parent / "data" / "trust"
@@ -30,7 +34,7 @@ LOCOMO = Path(__file__).resolve().parents[1].parent / "shared/benchmarks/locomo-
 # Held-out sets the rules were widened on after their first score, and the fresh ones nothing
 # was tuned on (the learned scorer never fits them either).
 TUNED = ("heldout", "heldout2", "heldout3", "heldout4")
-FRESH = ("heldout5",)
+FRESH = ("heldout5", "heldout6")
 HELDOUT = (*TUNED, *FRESH)
 SPLITS = ("train", *HELDOUT)
 
@@ -74,8 +78,14 @@ def read_set(stem: str, split: str, directory: Path = DATA) -> list[dict]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
-def findings(check: str, text: str) -> list:
-    return risk.assess(text) if check == "risk" else secrets.find_secrets(text)
+def findings(check: str, text: str, vector: np.ndarray | None = None) -> list:
+    return risk.assess(text, embedding=vector) if check == "risk" else secrets.find_secrets(text)
+
+
+def vectors_of(texts: list[str]) -> list[np.ndarray]:
+    from lab.trust_vectors import Vectors  # the encoder loads only when the vectors are read
+
+    return list(Vectors().of(texts))
 
 
 def _described(found: list, text: str) -> list[str]:
@@ -89,8 +99,9 @@ def score_split(split: str) -> list[Score]:
             continue
         rows = read_set(stem, split)
         score = Score(name, 0, len(rows))
-        for row in rows:
-            found = findings(check, row["text"])
+        vectors = vectors_of([r["text"] for r in rows]) if check == "risk" else [None] * len(rows)
+        for row, vector in zip(rows, vectors, strict=True):
+            found = findings(check, row["text"], vector)
             score.flagged += bool(found)
             if bool(found) != should_flag:
                 score.misses.append({**row, "found": _described(found, row["text"])})
@@ -105,11 +116,11 @@ def locomo_turns(directory: Path = LOCOMO) -> list[str]:
 
 def score_locomo(turns: list[str]) -> list[Score]:
     """Every turn should pass both checks: it is people talking, not text aimed at a model."""
-    scores = []
+    scores, vectors = [], vectors_of(turns)
     for name, check in (("LoCoMo turns flagged", "risk"), ("LoCoMo turns refused", "secrets")):
         score = Score(name, 0, len(turns))
-        for text in turns:
-            found = findings(check, text)
+        for text, vector in zip(turns, vectors, strict=True):
+            found = findings(check, text, vector)
             if found:
                 score.flagged += 1
                 score.misses.append({"text": text, "found": _described(found, text)})

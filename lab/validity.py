@@ -29,10 +29,10 @@ from pathlib import Path
 from django.db import transaction
 
 from apps.memories import updates as detector
-from apps.memories.embeddings import embed_texts
 from apps.memories.models import Memory, Namespace
 from apps.memories.services import memory_batch_create, memory_create
 from apps.search.services import search
+from apps.vectors.embeddings import embed_texts
 
 DATA = Path(__file__).parent / "data"
 PREFIX = "validity-bench-"

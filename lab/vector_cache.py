@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from apps.memories import embeddings
-from apps.memories.texts import embedding_text
+from apps.memories.embedding_input import embedding_text
+from apps.vectors import embeddings
 
 CHUNK = 4096
 

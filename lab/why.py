@@ -33,14 +33,16 @@ from .validity import scratch_namespace
 
 DATA = Path(__file__).parent / "data" / "why_chains.jsonl"
 NOLINK = sorted(DATA.parent.glob("why_nolink_*.jsonl"))
-SPLITS = ("train", "heldout")
+# Written by an author who saw none of the other sets nor the why path; nothing is tuned on it.
+FRESH = DATA.parent / "why_fresh.jsonl"
+SPLITS = ("train", "heldout", "fresh")
 TOP = 3
 CREATED = "2025-05-01"
 
 
 def read_set(paths: list[Path] | None = None) -> list[dict]:
     rows = []
-    for path in paths or [DATA, *NOLINK]:
+    for path in paths or [DATA, *NOLINK, FRESH]:
         lines = path.read_text(encoding="utf-8").splitlines()
         rows += [json.loads(line) for line in lines if line.strip()]
     return rows

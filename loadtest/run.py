@@ -95,7 +95,7 @@ def seed() -> str:
     from apps.access.services import token_create
     from apps.memories.models import Memory
     from apps.memories.services import memory_batch_create, namespace_get_or_create
-    from apps.memories.transfer import read_jsonl
+    from apps.transfer.transfer import read_jsonl
 
     namespace = namespace_get_or_create(name=NAMESPACE)
     _drop_earlier_writes(namespace)

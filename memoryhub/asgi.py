@@ -28,10 +28,11 @@ django_application = ASGIStaticFilesHandler(get_application())
 
 from apps.core.observability import RequestContext  # noqa: E402
 from apps.mcp.server import BearerTokenGate, http_app  # noqa: E402
-from memoryhub import db_router  # noqa: E402
 from memoryhub.admission import AdmissionGate  # noqa: E402
 from memoryhub.limits import RequestBodyLimit  # noqa: E402
 from memoryhub.prefix import PathPrefix, django_scope  # noqa: E402
+from memoryhub.replica.request_scope import RoutingScope  # noqa: E402
+from memoryhub.replica.routing import replica_configured  # noqa: E402
 from memoryhub.warmup import warm  # noqa: E402
 
 # /healthz says "starting" (503) until this process has loaded and exercised the model.
@@ -70,9 +71,9 @@ if settings.WEB_MAX_INFLIGHT:
         application, limit=settings.WEB_MAX_INFLIGHT, write_every=settings.WEB_WRITE_EVERY
     )
 
-# With a read replica, HTTP requests (Django and MCP) may read from it (memoryhub/db_router.py).
-if db_router.replica_configured():
-    application = db_router.RoutingScope(application)  # noqa: F811
+# With a read replica, HTTP requests (Django and MCP) may read from it (memoryhub/replica/).
+if replica_configured():
+    application = RoutingScope(application)  # noqa: F811
 
 # Outermost: the body limit on the bytes actually received, for Django and MCP alike.
 # Import uploads may be as large as the import allows; they stream through to Django's disk

@@ -59,7 +59,7 @@ app.conf.beat_schedule = {
         "task": "apps.oauth.tasks.oauth_cleartokens_task",
         "schedule": crontab(minute=50),
     },
-    # Batches kept for the background whose runner stopped (apps/memories/batch_jobs.py).
+    # Batches kept for the background whose runner stopped (apps/transfer/batch_jobs.py).
     "batch-jobs-every-minute": {
         "task": "apps.memories.tasks.write_batch_jobs_task",
         "schedule": 60.0,

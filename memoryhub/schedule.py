@@ -9,9 +9,9 @@ from django.conf import settings
 from apps.access.tasks import access_cleanup_task
 from apps.jobs.models import Job
 from apps.jobs.scheduler import Entry, every
-from apps.memories.batch_jobs import drain as write_batch_jobs
 from apps.oauth.tasks import oauth_cleartokens_task
 from apps.search.tasks import analytics_rollup_task
+from apps.transfer.batch_jobs import drain as write_batch_jobs
 
 
 def server_schedule() -> list:
@@ -38,7 +38,7 @@ def server_schedule() -> list:
         ),
         # Previous-turn passages a large write of dialog turns queued (apps/memories/dialog.py).
         Entry("dialog-passages", recent, Job.DIALOG_PASSAGES, trigger="scheduler-recent"),
-        # Rows a large batch left outside the HNSW index (apps/memories/vector_index.py).
+        # Rows a large batch left outside the HNSW index (apps/vectors/vector_index.py).
         Entry("vector-index", recent, Job.VECTOR_INDEX, trigger="scheduler-recent"),
         Entry("pagerank", every(hours=1), Job.PAGERANK),
         Entry("feedback-weights", every(minutes=15), Job.FEEDBACK_WEIGHTS),

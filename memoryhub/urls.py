@@ -21,5 +21,5 @@ urlpatterns = [
     path("", include("apps.ui.urls")),
 ]
 
-handler404 = "apps.core.errors.page_not_found"
-handler500 = "apps.core.errors.server_error"
+handler404 = "apps.core.error_pages.page_not_found"
+handler500 = "apps.core.error_pages.server_error"

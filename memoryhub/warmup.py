@@ -10,13 +10,13 @@ from datetime import UTC, datetime
 from django.db import close_old_connections
 from django.urls import get_resolver
 
-from apps.memories.embeddings import embed_query, model_name
-from apps.memories.embeddings import warm as warm_encoder
 from apps.memories.models import Namespace
 from apps.search.models import QueryLog
 from apps.search.pipeline.analyse import analyse_query
 from apps.search.pipeline.timeexpr import parse_time_expression
 from apps.search.services import search
+from apps.vectors.embeddings import embed_query, model_name
+from apps.vectors.embeddings import warm as warm_encoder
 
 logger = logging.getLogger(__name__)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from apps.memories.embeddings import get_model
 from apps.memories.models import Namespace
+from apps.vectors.embeddings import get_model
 
 
 @pytest.fixture(scope="session")

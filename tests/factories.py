@@ -67,7 +67,7 @@ def import_dialog(turns: Sequence[str], namespace: str = "chat") -> dict[str, Me
     """One imported dialog session: turns "Speaker: text" sharing one timestamp, with external
     ids "<namespace>:D1:1", ... and the speaker as tag, as locomo-dev is loaded. Returns the
     memories by external id."""
-    from apps.memories.transfer import import_records
+    from apps.transfer.transfer import import_records
 
     import_records(
         [

@@ -11,8 +11,9 @@ from __future__ import annotations
 import uuid
 
 from apps.core.exceptions import NotFound, PermissionDenied, ValidationFailed
-from apps.memories import batch_jobs
-from apps.memories.models import BatchJob, CausalEdge, Memory, Namespace
+from apps.memories.models import CausalEdge, Memory, Namespace
+from apps.transfer import batch_jobs
+from apps.transfer.models import BatchJob
 
 from .models import ApiToken, OAuthConnection
 from .permissions import Action, Principal, can, role_of

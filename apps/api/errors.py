@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 from apps.core.exceptions import NotFound, PermissionDenied, ValidationFailed, VersionConflict
-from apps.memories.embeddings import EmbeddingTimeout
+from apps.vectors.embeddings import EmbeddingTimeout
 from memoryhub.pg_backend.base import ServerMarkedDown
 
 logger = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from pydantic import Field
 
 from apps.search.params import SearchParams
 
-from . import ops
+from . import tool_bodies
 from .runtime import current_token, run_sync
 from .tools import NamespaceArg
 
@@ -42,7 +42,7 @@ LiteralText = renamed("query", min_length=1, description="Text to match literall
 
 async def _search(ctx: Context, namespace: str | None, **params) -> CallToolResult:
     token = await current_token(ctx)
-    return await run_sync(ops.search, token, namespace=namespace, **params)
+    return await run_sync(tool_bodies.search, token, namespace=namespace, **params)
 
 
 async def retrieve_memory(

@@ -20,8 +20,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from apps.access.models import ApiToken, OAuthConnection
 from apps.access.services import token_authenticate
 from apps.core.exceptions import NotFound, PermissionDenied, ValidationFailed, VersionConflict
-from apps.memories.embeddings import EmbeddingTimeout
-from memoryhub import db_router
+from apps.vectors.embeddings import EmbeddingTimeout
+from memoryhub.replica.retry import retry_read
 
 T = TypeVar("T")
 
@@ -57,7 +57,7 @@ def _call_in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         except (OperationalError, InterfaceError):
             # A read that failed on one database server (replica or primary) runs again on
             # the other one; never after a write.
-            if not db_router.retry_read():
+            if not retry_read():
                 raise
             close_old_connections()
             return fn(*args, **kwargs)

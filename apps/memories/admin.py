@@ -9,7 +9,7 @@ from django.db.models import Count
 from apps.core.exceptions import ValidationFailed
 
 from . import services
-from .models import BatchJob, CausalEdge, Memory, Namespace, Tag
+from .models import CausalEdge, Memory, Namespace, Tag
 from .validation import validate_memory_input
 
 
@@ -279,19 +279,3 @@ def _edge_save(edge: CausalEdge, **who) -> CausalEdge:
         strength=edge.strength,
         **who,
     )
-
-
-@admin.register(BatchJob)
-class BatchJobAdmin(admin.ModelAdmin):
-    """Batches written in the background (read-only: the runner owns them)."""
-
-    list_display = ("id", "namespace", "state", "done", "total", "created", "queued_at", "door")
-    list_filter = ("state", "door")
-    exclude = ("items", "results")
-    date_hierarchy = "queued_at"
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False

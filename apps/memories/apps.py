@@ -10,9 +10,11 @@ class MemoriesConfig(AppConfig):
     def ready(self) -> None:
         # The jobs and the encoder read models, which Django lets a module import only once
         # every app is loaded, after apps.py itself.
-        from . import dialog, embeddings, jobs, vector_index
+        from apps.vectors import embeddings
+
+        from . import dialog, jobs, unindexed
 
         jobs.register()
         register_health_check("embedding_model", embeddings.model_info)
         register_health_check("dialog_passages", dialog.health)
-        register_health_check("vector_index", vector_index.health)
+        register_health_check("vector_index", unindexed.health)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from django.db import connection, models
 from pgvector.django import VectorField
 
-from .nearest import vector_literal
+from apps.vectors.nearest import vector_literal
 
 
 def copy_rows(model: type[models.Model], objs: Sequence[models.Model]) -> int:

@@ -34,9 +34,11 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Count
 
-from . import embeddings
+from apps.vectors import embeddings
+
+from .embedding_input import embedding_text
 from .models import Memory, Namespace, Passage, PendingTurn
-from .texts import embedding_text, natural_key
+from .natural_order import natural_key
 
 # The position of a turn's previous-turn passage, after any sentence passage (at most 8).
 POSITION = 100

@@ -14,7 +14,7 @@ from django.db.models import Q
 from django.db.models.functions import Left
 
 from .models import CausalEdge, Memory, Namespace
-from .texts import shown_title
+from .titles import shown_title
 
 MAX_NODES = 500
 NODE_FIELDS = ("id", "title", "snippet", "category", "pagerank_score", "archived", "tier")

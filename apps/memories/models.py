@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import uuid
 
-from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.contrib.postgres.search import SearchVectorField
@@ -18,17 +17,10 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 from pgvector.django import HalfVectorField, HnswIndex, VectorField
 
+from apps.vectors.nearest import EMBEDDING_DIM
+
 from .querysets import EdgeQuerySet, MemoryQuerySet, NamespaceQuerySet, SeenMemoryManager
-from .texts import shown_title
-
-EMBEDDING_DIM = 384
-
-
-def hnsw_distance(column: str, query: str) -> str:
-    """The cosine distance expression the HNSW index (memory_embedding_half_hnsw) serves: a
-    nearest-neighbour query must ORDER BY exactly this to use the index."""
-    half = f"halfvec({EMBEDDING_DIM})"
-    return f"({column})::{half} <=> ({query})::{half}"
+from .titles import shown_title
 
 
 class ReviewPolicy(models.TextChoices):
@@ -132,10 +124,10 @@ class Memory(models.Model):
     embedding = VectorField(dimensions=EMBEDDING_DIM, null=True, blank=True)
     embedding_model = models.CharField(max_length=200, blank=True, default="")
     # Whether the vector is in the HNSW index yet. A large batch stores its rows outside it and
-    # the vector_index job adds them in the background (apps/memories/vector_index.py): an
+    # the vector_index job adds them in the background (apps/vectors/vector_index.py): an
     # index insert into a graph of 400k vectors costs more than encoding the text. Until then
     # a walk of the index meets them by an exact scan of the namespace's few rows outside it
-    # (apps/memories/nearest.py), so they are found from the moment they commit.
+    # (apps/vectors/nearest.py), so they are found from the moment they commit.
     vector_indexed = models.BooleanField(default=True, db_default=True)
     search_vector = SearchVectorField(null=True, editable=False)
     content_hash = models.CharField(max_length=64, editable=False)
@@ -198,7 +190,7 @@ class Memory(models.Model):
                 condition=Q(vector_indexed=True),
             ),
             # The rows a batch left outside the HNSW index, per namespace: few, and read by
-            # every index walk (apps/memories/nearest.py) and the vector_index job.
+            # every index walk (apps/vectors/nearest.py) and the vector_index job.
             models.Index(
                 name="memory_ns_unindexed",
                 fields=["namespace"],
@@ -288,7 +280,7 @@ class Memory(models.Model):
 
     @property
     def display_title(self) -> str:
-        """The name every page shows (apps/memories/texts.shown_title); the speaker in the
+        """The name every page shows (apps/memories/titles.shown_title); the speaker in the
         metadata is read only where the row was loaded with it (no extra query)."""
         if self.title and self.title.strip():
             return self.title.strip()  # without reading content (it may be deferred)
@@ -473,65 +465,3 @@ class PossibleUpdate(models.Model):
 
     def __str__(self) -> str:
         return f"{self.newer_id} may update {self.older_id}"
-
-
-class BatchState(models.TextChoices):
-    QUEUED = "queued"
-    RUNNING = "running"
-    DONE = "done"
-    FAILED = "failed"
-
-
-class BatchJob(models.Model):
-    """A batch of memories too large to write inside its request (apps/memories/batch_jobs.py):
-    checked and kept here when it arrives, written whole in the background, polled by its
-    client. `done` counts the items encoded so far; `results` (one WriteResult.to_dict() per
-    item) and the counts are set in the transaction that stores the memories."""
-
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="batch_jobs")
-    # Who asked (one of the three, or none for the system), named by label: the access app
-    # sits above this one.
-    actor_token = models.ForeignKey(
-        "access.ApiToken", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    actor_connection = models.ForeignKey(
-        "access.OAuthConnection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    actor_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    door = models.CharField(max_length=20)
-    # What the door knew beyond the actor (provenance.Origin as a dict: the MCP client).
-    origin = models.JSONField(default=dict, blank=True, db_default={})
-    on_duplicate = models.CharField(max_length=20, default="report")
-    items = models.JSONField()
-    total = models.PositiveIntegerField()
-    state = models.CharField(max_length=10, choices=BatchState.choices, default=BatchState.QUEUED)
-    done = models.PositiveIntegerField(default=0)
-    # The runner that holds the job; a runner that took it over changes it, and only the
-    # holder may store the memories.
-    claim = models.UUIDField(null=True, blank=True)
-    created = models.PositiveIntegerField(default=0)
-    already_stored = models.PositiveIntegerField(default=0)
-    results = models.JSONField(null=True, blank=True)
-    errors = models.JSONField(default=dict, blank=True)
-    queued_at = models.DateTimeField(default=timezone.now)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        indexes = [
-            models.Index(
-                name="batchjob_pending",
-                fields=["queued_at"],
-                condition=Q(state__in=["queued", "running"]),
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"batch {self.id} ({self.namespace_id}): {self.state} {self.done}/{self.total}"
-
-    @property
-    def actor(self):
-        return self.actor_token or self.actor_connection or self.actor_user

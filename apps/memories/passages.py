@@ -8,7 +8,7 @@ diluted by the other two. Search takes a memory's best passage cosine next to it
 own vector is that sentence's.
 
 A passage's vector comes from the same model call as the memory's own (late chunking,
-apps/memories/embeddings.py): the mean of its tokens' outputs, read in the whole text. A
+apps/vectors/embeddings.py): the mean of its tokens' outputs, read in the whole text. A
 leading label ("Alice: ", "Decision: ") and a title belong to every sentence after them, so
 their tokens are part of each passage; a bracketed aside ("[shares a photo of a sunset]") is a
 passage of its own.
@@ -25,10 +25,11 @@ from cachetools import TTLCache
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
-from . import embeddings
+from apps.vectors import embeddings
+
 from .copying import copy_rows
+from .embedding_input import embedding_text
 from .models import Memory, Passage
-from .texts import embedding_text
 
 MAX_PASSAGES = 8  # longer texts: neighbouring sentences share a passage
 MIN_CHARS = 4  # shorter fragments ("Ok.", "Hi!") are no passage of their own

@@ -14,11 +14,11 @@ from typing import Any
 
 from django.conf import settings
 
-from . import nearest, passages
+from . import neighbours, passages
 from .chunking import chunk_markdown
+from .duplicate_hash import content_hash
 from .models import Memory, Namespace
 from .supersession import resolve_superseded
-from .texts import content_hash
 from .validation import validate_memory_input
 
 
@@ -43,7 +43,7 @@ def create_preview(*, namespace: Namespace, content: str, **fields: Any) -> Crea
     if stored is not None:
         return CreatePreview(duplicate_of=stored)
     vectors, _ = passages.embed_memories(_rows(memory.title, memory.content), keep=True)
-    found = nearest.nearest_per_vector(
+    found = neighbours.nearest_per_vector(
         namespace.pk,
         vectors,
         limit=5,

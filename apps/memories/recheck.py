@@ -188,7 +188,7 @@ def mark_dict(mark: RecheckMark) -> dict:
     }
 
 
-# --- export and import (apps/memories/exporting.py, transfer.py) -------------------------------
+# --- export and import (apps/transfer/exporting.py, transfer.py) -------------------------------
 
 
 def marks_for_export(memories: Sequence[Memory]) -> dict[uuid.UUID, list[dict]]:

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from apps.core.exceptions import ValidationFailed
 from apps.trust import risk, secrets
 
@@ -53,9 +55,11 @@ def refusals(text: str) -> list[str]:
     return [secrets.refusal(s) for s in secrets.find_secrets(text)[:1]]
 
 
-def findings(text: str) -> list[dict]:
-    """The risk check's findings as stored on the memory: [{kind, reason, start, end}]."""
-    return [r.as_dict() for r in risk.assess(text)]
+def findings(text: str, *, embedding: np.ndarray | None) -> list[dict]:
+    """The risk check's findings as stored on the memory: [{kind, reason, start, end}].
+    `embedding` is the vector the write path stores for the memory (its embedding_text), which
+    the risk check's scorer reads beside the wording; None reads the wording alone."""
+    return [r.as_dict() for r in risk.assess(text, embedding=embedding)]
 
 
 def hold_reason(namespace: Namespace, found: list[dict], *, actor: Any, imported: bool) -> str:

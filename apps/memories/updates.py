@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 from django.utils import timezone
 
-from . import nearest
-from .models import Memory
+from . import neighbours
+from .models import Memory, Namespace, PossibleUpdate
 
 CANDIDATE_MIN = 0.45  # cosine below which two memories are not about the same thing
 CANDIDATES = 5
@@ -283,7 +283,7 @@ def judge_pair(
 def candidates(namespace_id: int, vectors: np.ndarray) -> list[list[tuple[Memory, float]]]:
     """Per vector, the current (not superseded, not archived) memories of the namespace
     closest in meaning, at cosine >= CANDIDATE_MIN."""
-    rows = nearest.nearest_per_vector(
+    rows = neighbours.nearest_per_vector(
         namespace_id,
         vectors,
         limit=CANDIDATES,
@@ -343,6 +343,18 @@ IRREGULAR_PAST = frozenset(
     ]
 )
 REASON = re.compile(r"^(?P<kind>[a-z ]+?)(?: \((?P<detail>.*)\))?$")
+
+
+def queued_update(namespace: Namespace, newer: Memory, update: dict) -> PossibleUpdate:
+    """The row that queues one of `possible_updates`' findings for a person to confirm."""
+    return PossibleUpdate(
+        namespace=namespace,
+        newer=newer,
+        older_id=update["id"],
+        why=update["why"][:500],
+        score=update["score"],
+        kind=update["kind"],
+    )
 
 
 def why_in_words(why: str, text: str = "") -> str:

@@ -27,8 +27,9 @@ from django.utils import timezone
 from apps.history.models import MemoryRevision
 from apps.jobs.models import Job, JobCursor
 from apps.jobs.services import register_job
-from apps.memories import nearest
 from apps.memories.models import Memory, Namespace
+from apps.memories.neighbours import larger_than
+from apps.vectors import nearest
 
 from .models import DuplicatePair
 
@@ -41,7 +42,7 @@ RECENT_LOOKBACK_MAX = timedelta(hours=1)
 
 # Up to this many memories a namespace is compared exactly (a sequential scan per memory, a few
 # seconds at most); above it each memory's neighbours come from the shared HNSW index
-# (apps/memories/nearest.py). Lower than search's limit: this compares every pair.
+# (apps/vectors/nearest.py). Lower than search's limit: this compares every pair.
 EXACT_SCAN_MAX = 2_000
 
 # A run compares at most this many memories per statement, each statement in a transaction of
@@ -74,13 +75,13 @@ def near_duplicate_pairs(
     if not ids:
         return []
     with transaction.atomic(), connection.cursor() as cursor:
-        walk = nearest.larger_than(cursor, namespace.pk, EXACT_SCAN_MAX)
+        walk = larger_than(cursor, namespace.pk, EXACT_SCAN_MAX)
         if walk:
             nearest.prepare_walk(cursor)
         table = Memory._meta.db_table
         select, exact = _NEIGHBOURS_SQL.format(table=table), "o.embedding <=> m.embedding"
         if walk:
-            # With the rows a large batch left outside the index (apps/memories/nearest.py).
+            # With the rows a large batch left outside the index (apps/vectors/nearest.py).
             index_order = nearest.order_by("o.embedding", "m.embedding", walk_index=True)
             neighbours = nearest.walk_or_scan(
                 select, "o", index_order, exact, str(NEIGHBOURS),

@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from apps.core.values import is_uuid
 from apps.memories.models import Memory, Namespace
-from apps.memories.texts import shown_title
+from apps.memories.titles import shown_title
 
 from . import rollup
 from .models import QueryLog, SearchDay, SearchDayMemory, SearchDayQuery, SearchDayStrategy

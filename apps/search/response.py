@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from apps.history.models import MemoryRevision
 from apps.memories.models import CausalEdge, Memory, RecheckMark
 from apps.memories.provenance import provenance_dict
-from memoryhub.db_router import read_connection as connection
+from memoryhub.replica.routing import read_connection as connection
 
 from .config import SearchSettings
 from .pipeline import budget, confidence, fuse

@@ -16,13 +16,13 @@ from django.utils import timezone
 from apps.access.permissions import Action, Principal
 from apps.access.scoping import require
 from apps.core.exceptions import NotFound
-from apps.memories.embeddings import embed_texts
 from apps.memories.models import Memory, Namespace
 from apps.memories.selectors import count_by_namespace, memory_stats
+from apps.vectors.embeddings import embed_texts
 
 from . import querylog
 from .models import MissedQueryDismissal, MissedQueryVector, QueryLog
-from .pipeline import why
+from .pipeline import confidence, why
 from .pipeline.reads import chains as chain_reads
 from .pipeline.scope import Scope
 
@@ -64,6 +64,18 @@ def namespace_stats(*, namespaces: Sequence[Namespace]) -> list[dict[str, Any]]:
 
 
 # --- Missed searches (the curator's desk) ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EvidenceGapModel:
+    """The evidence-gap model's weights (pipeline/confidence.py), for the explain view."""
+
+    intercept: float
+    coefficients: dict[str, float]
+
+
+def evidence_gap_model() -> EvidenceGapModel:
+    return EvidenceGapModel(confidence.INTERCEPT, dict(confidence.COEFFICIENTS))
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from django.utils import timezone
 
 from apps.core import metrics
 from apps.core.exceptions import ValidationFailed
-from apps.memories.embeddings import embed_queries_soon, model_name
-from memoryhub import db_router
+from apps.vectors.embeddings import embed_queries_soon, model_name
+from memoryhub.replica.routing import replica_configured
 
 from . import querylog
 from .config import SearchSettings, search_settings
@@ -68,7 +68,7 @@ Vectors = tuple[np.ndarray | None, np.ndarray | None]
 
 
 @dataclass
-class Outcome:
+class SearchDecisions:
     """What one search decided, for the response, the explain view and the query log."""
 
     ranked: list[Ranked]
@@ -109,12 +109,16 @@ def search(
     timer = Timer()
     trace = Trace() if params.include_debug else None
     if not params.query:  # filters only: newest first, nothing to rank or judge
-        outcome = Outcome(ranked=browse(scope, params.limit))
+        outcome = SearchDecisions(ranked=browse(scope, params.limit))
     else:
         outcome = _rank(params, cfg, scope, timer, trace, causal)
     ranked, verdict, pool = outcome.ranked, outcome.verdict, outcome.pool
     with timer.span("contradictions"):
-        pairs = contradictions.find(params.namespace.id, ranked) if _judged(cfg, ranked) else []
+        pairs = (
+            contradictions.find(params.namespace.id, ranked)
+            if _checks_contradictions(cfg, ranked)
+            else []
+        )
     flags = {
         "evidence_gap": bool(verdict and verdict.evidence_gap),
         "fallback_retry": bool(pool.fallback) if pool else False,
@@ -158,7 +162,7 @@ def _path(chain: why.Chain | None, memories: list[dict[str, Any]]) -> list[dict[
     return why.path_payload(chain, {**chain_reads.titles(untitled), **titles})
 
 
-def _judged(cfg: SearchSettings, ranked: list[Ranked]) -> bool:
+def _checks_contradictions(cfg: SearchSettings, ranked: list[Ranked]) -> bool:
     """Whether stage 11 looks for contradictions among the results."""
     return cfg.on("contradictions") and bool(ranked)
 
@@ -187,11 +191,11 @@ def _rank(
     timer: Timer,
     trace: Trace | None,
     causal: str | None = None,
-) -> Outcome:
+) -> SearchDecisions:
     """Stages 2-10 for a query text: understand it, then rank (exact mode: match it)."""
-    outcome, vectors, keyword = _understand(req, cfg, scope, timer)
+    outcome, vectors, keyword = _analysed_query(req, cfg, scope, timer)
     analysis = outcome.analysis
-    assert analysis is not None  # _understand's outcome always carries it
+    assert analysis is not None  # _analysed_query always sets it
     if req.mode == "exact":
         outcome.ranked = _exact(scope, req)
         outcome.verdict = confidence.Verdict(1.0 if outcome.ranked else 0.0, not outcome.ranked)
@@ -220,12 +224,12 @@ def _rank(
     return outcome
 
 
-def _understand(
+def _analysed_query(
     req: SearchRequest, cfg: SearchSettings, scope: Scope, timer: Timer
-) -> tuple[Outcome, Vectors, KeywordHits | None]:
+) -> tuple[SearchDecisions, Vectors, KeywordHits | None]:
     """Stage 2: the query's entities, its focused text, its vectors (embedded on the
     encoder's thread while the keyword query runs here), its analysis and the strategy
-    weights. Returns the outcome so far, (the vector the semantic strategies match, the
+    weights. Returns the decisions so far, (the vector the semantic strategies match, the
     query's own) and the keyword hits found meanwhile (None when the keyword stage is off)."""
     with timer.span("focus"):
         known_tags = namespace_tags(req.namespace.id) if cfg.on("analyse") else ()
@@ -253,7 +257,7 @@ def _understand(
             enabled=cfg.on("analyse"),
             entities=entities,
         )
-        outcome = _weighed(analysis, cfg, req.namespace.id)
+        outcome = _decisions_with_weights(analysis, cfg, req.namespace.id)
     outcome.vector = vector
     return outcome, (match_vector, vector), keyword
 
@@ -288,7 +292,9 @@ def _embed_soon(query: str, focused: str | None) -> Callable[[], tuple[np.ndarra
     return lambda: tuple(waiting())
 
 
-def _weighed(analysis: QueryAnalysis, cfg: SearchSettings, namespace_id: int) -> Outcome:
+def _decisions_with_weights(
+    analysis: QueryAnalysis, cfg: SearchSettings, namespace_id: int
+) -> SearchDecisions:
     """Stage 2's weights: adapted to the analysis, times the intent's profile and the
     namespace's learned multipliers; whether the graph runs, the rules that fired."""
     adapted, graph_enabled, rules = _weights(analysis, cfg)
@@ -296,7 +302,7 @@ def _weighed(analysis: QueryAnalysis, cfg: SearchSettings, namespace_id: int) ->
     if cfg.on("intent_profiles"):
         weights = apply_multipliers(weights, intent_profile(analysis.intent))
     learned = learned_weights(namespace_id) if cfg.on("learned_weights") else {}
-    return Outcome(
+    return SearchDecisions(
         ranked=[],
         analysis=analysis,
         weights=apply_multipliers(weights, learned),
@@ -462,7 +468,7 @@ def _exact(scope: Scope, req: SearchRequest) -> list[Ranked]:
 def _debug(
     req: SearchRequest,
     cfg: SearchSettings,
-    outcome: Outcome,
+    outcome: SearchDecisions,
     trace: Trace | None,
     timings: dict[str, float],
     latency: float,
@@ -501,7 +507,7 @@ def _debug(
 def _log(
     req: SearchRequest,
     cfg: SearchSettings,
-    outcome: Outcome,
+    outcome: SearchDecisions,
     flags: dict[str, Any],
     timings: dict[str, float],
     latency: float,
@@ -515,7 +521,7 @@ def _log(
         return querylog.record(fields, sync=cfg.querylog_sync)
     except (OperationalError, InterfaceError):
         # With a read replica, searches answer while the primary is down; the log waits.
-        if not db_router.replica_configured():
+        if not replica_configured():
             raise
         logger.warning("search log not written: the primary database is unavailable")
         return None

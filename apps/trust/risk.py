@@ -6,7 +6,8 @@
 Rules first: each names what it saw, and it runs on every write (imports included), so every
 pattern is compiled once and the costly ones only run when a cheap test says they could match.
 What a rule looks for is listed in `phrases`. A text no rule flags is then read by a small
-learned scorer (`scorer`), which catches wording no rule lists; it flags the whole text, kind
+learned scorer (`scorer`), from its wording and, when the caller hands over the text's sentence
+embedding, its meaning; it catches wording no rule lists and flags the whole text, kind
 `pattern`, only when it is confident.
 """
 
@@ -15,6 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
+
+import numpy as np
 
 from . import phrases, scorer
 from .hidden import find_hidden, hidden_text
@@ -202,15 +205,17 @@ _RULES = (_hidden, _phrases, _claims, _syntax, _exfiltration, _data_urls)
 _PATTERN = "reads like instructions to an assistant"
 
 
-def _pattern(text: str) -> list[Risk]:
+def _pattern(text: str, embedding: np.ndarray | None) -> list[Risk]:
     """The scorer's finding, for a text the rules passed: it has no words to point at, so it
     marks the whole text."""
-    if text.strip() and scorer.probability(text) >= scorer.model().threshold:
+    if text.strip() and scorer.model().flags(text, embedding):
         return [Risk("pattern", _PATTERN, 0, len(text))]
     return []
 
 
-def assess(text: str) -> list[Risk]:
-    """Every finding in `text`, in order of position."""
+def assess(text: str, embedding: np.ndarray | None = None) -> list[Risk]:
+    """Every finding in `text`, in order of position. `embedding`: the text's sentence
+    embedding (unit length, the write path's model), which the scorer reads beside the
+    wording; without it the wording is read alone."""
     found = [risk for rule in _RULES for risk in rule(text)]
-    return sorted(found, key=lambda r: (r.start, r.end)) if found else _pattern(text)
+    return sorted(found, key=lambda r: (r.start, r.end)) if found else _pattern(text, embedding)

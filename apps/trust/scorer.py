@@ -1,15 +1,23 @@
 """A learned second opinion beside the rules: does this text read like instructions to an
 assistant?
 
-Logistic regression over hashed features of the normalised text: character 3- to 5-grams and
-words and word pairs, each count scaled by one over the square root of the number of features
-(long texts do not score higher for being long). Rules name what they saw; this catches
-wording no rule lists (paraphrases, other languages, homoglyphs). The weights are built by
-`python manage.py fit_trust` (lab/trust_fit.py) and kept in `scorer_weights.npz` beside this
-file; `features` is shared with that command so training and scoring see the same numbers.
+Two logistic regressions, read together by adding their log-odds:
+
+- the wording: hashed features of the normalised text, character 3- to 5-grams and words and
+  word pairs, each count scaled by one over the square root of the number of features (long
+  texts do not score higher for being long);
+- the meaning: the text's sentence embedding (all-MiniLM-L6-v2, 384 numbers of unit length),
+  which the write path computes for every memory anyway and hands over. It reads a paraphrase
+  or another language close to what it was fitted on even when no word is shared.
+
+Rules name what they saw; this catches wording no rule lists (paraphrases, other languages,
+homoglyphs). Without a vector (a command scanning text, a preview) the wording is read alone,
+against a threshold of its own. The weights are built by `python manage.py fit_trust`
+(lab/trust_fit.py) and kept in `scorer_weights.npz` beside this file; `features` is shared with
+that command so training and scoring see the same numbers.
 
 Long texts are scored in overlapping windows and the highest wins, so a paragraph aimed at an
-assistant inside a long note is not diluted by the rest.
+assistant inside a long note is not diluted by the rest; the embedding is of the whole text.
 """
 
 from __future__ import annotations
@@ -130,10 +138,23 @@ def windows(text: str) -> list[str]:
 
 
 class Model:
-    def __init__(self, weights: np.ndarray, bias: float, threshold: float):
+    """`threshold` is for the wording alone; `joint_threshold` for wording and meaning added."""
+
+    def __init__(
+        self,
+        weights: np.ndarray,
+        bias: float,
+        threshold: float,
+        meaning: np.ndarray | None = None,
+        meaning_bias: float = 0.0,
+        joint_threshold: float = 1.0,
+    ):
         self.weights = weights.astype(np.float32)
         self.bias = bias
         self.threshold = threshold
+        self.meaning = None if meaning is None else meaning.astype(np.float32)
+        self.meaning_bias = meaning_bias
+        self.joint_threshold = joint_threshold
 
     def logit(self, normalised_text: str) -> float:
         buckets = features(normalised_text)
@@ -141,17 +162,40 @@ class Model:
             return self.bias
         return self.bias + float(self.weights[buckets].sum()) / len(buckets) ** 0.5
 
-    def probability(self, text: str) -> float:
-        """The highest window's probability that `text` is aimed at an assistant."""
-        best = max(self.logit(part) for part in windows(normalised(text)))
+    def wording_logit(self, text: str) -> float:
+        """The highest window's log-odds from the wording."""
+        return max(self.logit(part) for part in windows(normalised(text)))
+
+    def meaning_logit(self, embedding: np.ndarray) -> float:
+        return self.meaning_bias + float(np.dot(self.meaning, embedding))
+
+    def probability(self, text: str, embedding: np.ndarray | None = None) -> float:
+        """The probability that `text` is aimed at an assistant: from the wording and, given
+        the text's embedding, its meaning."""
+        best = self.wording_logit(text)
+        if embedding is not None and self.meaning is not None:
+            best += self.meaning_logit(np.asarray(embedding, dtype=np.float32))
         return 1.0 / (1.0 + math.exp(-best))
+
+    def threshold_for(self, embedding: np.ndarray | None) -> float:
+        return self.threshold if embedding is None or self.meaning is None else self.joint_threshold
+
+    def flags(self, text: str, embedding: np.ndarray | None = None) -> bool:
+        return self.probability(text, embedding) >= self.threshold_for(embedding)
 
 
 @cache
 def model() -> Model:
     with np.load(WEIGHTS) as saved:
-        return Model(saved["weights"], float(saved["bias"]), float(saved["threshold"]))
+        return Model(
+            saved["weights"],
+            float(saved["bias"]),
+            float(saved["threshold"]),
+            saved["meaning"],
+            float(saved["meaning_bias"]),
+            float(saved["joint_threshold"]),
+        )
 
 
-def probability(text: str) -> float:
-    return model().probability(text)
+def probability(text: str, embedding: np.ndarray | None = None) -> float:
+    return model().probability(text, embedding)

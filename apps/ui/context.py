@@ -7,7 +7,7 @@ from django.http import HttpRequest
 
 from apps.access.models import Role
 
-from .access import visible_namespaces
+from .view_permissions import visible_namespaces
 
 
 def navigation(request: HttpRequest) -> dict:

@@ -48,7 +48,7 @@ PROJECT_MEMORIES: list[dict] = [
         "distance and inner product rank the same way.",
         "category": "fact",
         "tags": ["search", "embeddings"],
-        "file_path": "apps/memories/embeddings.py",
+        "file_path": "apps/vectors/embeddings.py",
     },
 ]
 

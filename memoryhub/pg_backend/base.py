@@ -1,6 +1,6 @@
 """PostgreSQL backend for servers reached through DATABASE_URL / DATABASE_REPLICA_URL.
 
-Plain Django PostgreSQL, plus two things the read/write router (memoryhub/db_router.py) needs:
+Plain Django PostgreSQL, plus two things the read/write router (memoryhub/replica/) needs:
 a connection error on a server marks it down in this process (after a probe confirms it does
 not answer), and a new connection to a server marked down fails at once, so a write while the
 primary is down answers 503 with Retry-After instead of waiting out the pool's timeout.
@@ -14,7 +14,7 @@ from django.db.utils import DatabaseErrorWrapper
 from django.utils.functional import cached_property
 from psycopg_pool import PoolTimeout
 
-from memoryhub import db_router
+from memoryhub.replica import health
 
 
 class ServerMarkedDown(Database.OperationalError):
@@ -26,7 +26,7 @@ class _WatchedErrors(DatabaseErrorWrapper):
         if exc_type is not None and issubclass(
             exc_type, Database.OperationalError | Database.InterfaceError
         ):
-            db_router.connection_failed(self.wrapper.alias)
+            health.connection_failed(self.wrapper.alias)
         return super().__exit__(exc_type, exc_value, traceback)
 
 
@@ -36,15 +36,15 @@ class DatabaseWrapper(PostgresDatabaseWrapper):
         return _WatchedErrors(self)
 
     def get_new_connection(self, conn_params):
-        if not db_router.is_up(self.alias):
+        if not health.is_up(self.alias):
             raise ServerMarkedDown(f"database {self.alias!r} is unavailable")
         try:
             return super().get_new_connection(conn_params)
         except PoolTimeout:
             # The pool waited in vain: the server is down, or it came back while the pool was
             # backing off between reconnect attempts (then a fresh pool connects at once).
-            if not db_router.probe(self.alias):
-                db_router.mark_down(self.alias)
+            if not health.probe(self.alias):
+                health.mark_down(self.alias)
                 raise
             self.close_pool()
             return super().get_new_connection(conn_params)

@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "oauth2_provider",
     "apps.core",
     "apps.memories",
+    "apps.transfer",
     "apps.access",
     "apps.search",
     "apps.jobs",
@@ -78,8 +79,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # With a read replica: a read that failed on it runs again on the primary (db_router.py).
-    "memoryhub.db_router.ReplicaRetryMiddleware",
+    # With a read replica: a read that failed on it runs again on the primary (replica/retry.py).
+    "memoryhub.replica.retry.ReplicaRetryMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -171,7 +172,7 @@ else:
 if env("DATABASE_URL", default=""):
     DATABASES["default"]["ENGINE"] = "memoryhub.pg_backend"
 
-# --- Read replica (memoryhub/db_router.py, docs/operations.md) ------------------------------
+# --- Read replica (memoryhub/replica/, docs/operations.md) ----------------------------------
 # A streaming hot standby of the primary: searches and other reads of HTTP requests go to it,
 # writes (and jobs, commands, migrations) to the primary. A client that wrote reads the primary
 # for REPLICA_PIN_SECONDS (read-your-writes), recorded in the `routing` cache, which several web
@@ -182,7 +183,7 @@ if DATABASE_REPLICA_URL:
     DATABASES["replica"] = env.db_url_config(DATABASE_REPLICA_URL)
     DATABASES["replica"]["ENGINE"] = "memoryhub.pg_backend"
     DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
-    DATABASE_ROUTERS = ["memoryhub.db_router.PrimaryReplicaRouter"]
+    DATABASE_ROUTERS = ["memoryhub.replica.routing.PrimaryReplicaRouter"]
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "routing": env.cache_url("ROUTING_CACHE_URL", default="locmemcache://routing"),
@@ -201,7 +202,7 @@ if RATE_LIMIT_CACHE_URL:
 
 # Requests one web process works on at once; more wait in line on its event loop, searches and
 # other reads first, every WEB_WRITE_EVERY-th place going to a waiting write
-# (memoryhub/admission.py; docs/architecture.md has the measurements). 0 = no line.
+# (memoryhub/admission.py; docs/operations.md, "Serving", has the measurements). 0 = no line.
 WEB_MAX_INFLIGHT = env.int("WEB_MAX_INFLIGHT", default=2)
 WEB_WRITE_EVERY = env.int("WEB_WRITE_EVERY", default=3)
 
@@ -209,7 +210,7 @@ WEB_WRITE_EVERY = env.int("WEB_WRITE_EVERY", default=3)
 # of its own, so persistent per-thread connections (CONN_MAX_AGE) would pile up; the pool
 # hands each request a warm connection and bounds how many a process holds (a request waits
 # for one when all are busy). DATABASE_POOL_MAX_SIZE=0 turns it off (then CONN_MAX_AGE applies).
-# docs/architecture.md has the measurements.
+# docs/operations.md, "Serving", has the measurements.
 DATABASE_POOL_MAX_SIZE = env.int("DATABASE_POOL_MAX_SIZE", default=16)
 for _alias, _db in DATABASES.items():
     if DATABASE_POOL_MAX_SIZE > 0:
@@ -226,7 +227,7 @@ for _alias, _db in DATABASES.items():
         _db["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
 # MCP token checks and tool calls run in a thread pool of their own (apps/mcp/runtime.py), not
 # the event loop's default one (6 threads on 2 cores), where MCP calls queued behind each other
-# while REST requests each had a thread. docs/architecture.md has the measurements.
+# while REST requests each had a thread. docs/operations.md, "Serving", has the measurements.
 MCP_WORKER_THREADS = env.int("MCP_WORKER_THREADS", default=32)
 DATABASES["default"].setdefault("TEST", {})["NAME"] = env(
     "TEST_DATABASE_NAME", default="test_memoryhub"
@@ -313,7 +314,7 @@ EMBEDDING_BATCH_TOKENS = env.int("EMBEDDING_BATCH_TOKENS", default=512)
 # (refused at start-up when there is no GPU). The ONNX backends run on the CPU.
 EMBEDDING_DEVICE = env("EMBEDDING_DEVICE", default="auto")
 # torch / onnx (exported once from the local weights) / onnx-int8; read through
-# apps.memories.embeddings.EncoderSettings. onnx gives torch's vectors (cosine 1.0000) at about
+# apps.vectors.embeddings.EncoderSettings. onnx gives torch's vectors (cosine 1.0000) at about
 # twice the speed; onnx-int8 is faster again but moves pairwise similarities by a few hundredths,
 # which the fixed thresholds (near-duplicate, contradiction) feel. docs/benchmarks.md.
 EMBEDDING_BACKEND = env("EMBEDDING_BACKEND", default="onnx")
@@ -341,7 +342,7 @@ MEMORY_RECHECK_DEPTH = env.int("MEMORY_RECHECK_DEPTH", default=3)
 # title over all items. Bounds its cost (1,000 items of 100,000 characters would hold a worker
 # for many minutes); imports and benchmarks slice their own batches and are not bound by it.
 MEMORY_BATCH_MAX_CHARS = env.int("MEMORY_BATCH_MAX_CHARS", default=200_000)
-# A batch of more items is written in the background (apps/memories/batch_jobs.py): the request
+# A batch of more items is written in the background (apps/transfer/batch_jobs.py): the request
 # is answered 202 with a job to poll instead of holding a web slot while it is encoded.
 MEMORY_BATCH_INLINE_MAX = env.int("MEMORY_BATCH_INLINE_MAX", default=100)
 # A write of more dialog turns leaves their previous-turn passages (a second encoding of each
@@ -349,7 +350,7 @@ MEMORY_BATCH_INLINE_MAX = env.int("MEMORY_BATCH_INLINE_MAX", default=100)
 DIALOG_PASSAGES_INLINE_MAX = env.int("DIALOG_PASSAGES_INLINE_MAX", default=16)
 # A batch of at least VECTOR_INDEX_BEHIND_MIN new rows is stored outside the HNSW index, which
 # the vector_index job then adds them to, while at most VECTOR_INDEX_BEHIND_MAX rows of its
-# namespace wait there (every index walk compares those exactly; apps/memories/vector_index.py).
+# namespace wait there (every index walk compares those exactly; apps/vectors/vector_index.py).
 VECTOR_INDEX_BEHIND_MIN = env.int("VECTOR_INDEX_BEHIND_MIN", default=64)
 VECTOR_INDEX_BEHIND_MAX = env.int("VECTOR_INDEX_BEHIND_MAX", default=5_000)
 

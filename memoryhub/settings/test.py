@@ -11,7 +11,7 @@ JOBS_SCHEDULER = "off"
 SEARCH_QUERYLOG_SYNC = True
 
 # A second connection to the test database under the replica alias, for the router's tests
-# (tests/core/test_db_router.py); nothing is routed to it unless a test installs the router.
+# (tests/core/test_replica_routing.py); nothing is routed to it unless a test installs the router.
 DATABASES["replica"] = {  # noqa: F405
     **DATABASES["default"],  # noqa: F405
     "ENGINE": "memoryhub.pg_backend",

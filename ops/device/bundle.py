@@ -232,7 +232,7 @@ def build_model(out: Path) -> dict:
 
 def _restored_cosine(source: Path, model: Path) -> dict:
     """Vectors of 200 scale texts from the packaged weights and from the restored ones."""
-    from apps.memories.encoders import TorchEncoder
+    from apps.vectors.encoders import TorchEncoder
 
     texts = [r["content"] for r in _records(DEFAULT_SOURCE, 200, 2_000)]
     restored = model.parent / "restored"

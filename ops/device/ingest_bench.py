@@ -83,7 +83,7 @@ def main(argv=None) -> int:
         _manage(env | {"EMBEDDED_DATABASE_NAME": BASE_DB}, "migrate", "--noinput")
     bench = _Bench(args, env, server, var, texts, started)
     with _timed(steps, "onnx_export_s"):
-        warm = "from apps.memories import embeddings; embeddings.warm()"
+        warm = "from apps.vectors import embeddings; embeddings.warm()"
         try:
             _manage(env | {"EMBEDDED_DATABASE_NAME": BASE_DB}, "shell", "-c", warm)
         except SystemExit as exc:  # the CPU modes cannot run; the GPU mode still can

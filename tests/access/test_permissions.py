@@ -9,8 +9,8 @@ from django.contrib.auth.models import AnonymousUser, User
 from apps.access.models import NamespaceMembership, Role
 from apps.access.permissions import Action, can, namespaces_for
 from apps.access.services import token_create
+from apps.memories.duplicate_hash import content_hash
 from apps.memories.models import CausalEdge, Memory, Namespace
-from apps.memories.texts import content_hash
 from apps.search.models import QueryLog
 
 V, F, C, M = Action.VIEW, Action.FEEDBACK, Action.CHANGE, Action.MANAGE

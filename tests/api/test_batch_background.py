@@ -7,7 +7,8 @@ from __future__ import annotations
 import time
 
 from apps.history.models import MemoryRevision
-from apps.memories.models import BatchJob, Memory
+from apps.memories.models import Memory
+from apps.transfer.models import BatchJob
 from tests.mcp.client import http_client, run, structured, text_of
 
 from .live import bearer

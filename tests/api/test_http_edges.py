@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 from django.test import RequestFactory
 
-from apps.core.errors import server_error
+from apps.core.error_pages import server_error
 from apps.memories.models import Memory
 
 from .live import bearer

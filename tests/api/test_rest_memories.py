@@ -147,7 +147,7 @@ def test_a_stuck_embedding_model_answers_503_and_writes_nothing(
     and Retry-After instead of holding the connection forever; nothing half-written."""
     import time
 
-    from apps.memories import embeddings
+    from apps.vectors import embeddings
 
     settings.EMBEDDING_RESULT_TIMEOUT_S = 0.3
     monkeypatch.setattr(embeddings.get_model(), "encode_spans", lambda *a, **k: time.sleep(1.5))

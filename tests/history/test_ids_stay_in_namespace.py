@@ -24,9 +24,10 @@ from django.test import Client
 from apps.access.models import NamespaceMembership, Role
 from apps.history.models import MemoryRevision, TrashEntry
 from apps.history.purge import trash_purge
-from apps.memories import import_runs, services
-from apps.memories.exporting import export_markdown_zip, export_records
+from apps.memories import services
 from apps.memories.models import CausalEdge, Memory
+from apps.transfer import import_runs
+from apps.transfer.exporting import export_markdown_zip, export_records
 from tests.mcp.client import http_client, run, structured, text_of
 from tests.ui.conftest import PASSWORD, make_user
 

@@ -10,7 +10,6 @@ from apps.access.services import token_create
 from apps.history.models import Action, MemoryRevision
 from apps.history.selectors import revisions_for_memory
 from apps.history.services import revision_restore
-from apps.memories import embeddings
 from apps.memories.models import Memory
 from apps.memories.services import (
     edge_create,
@@ -21,6 +20,7 @@ from apps.memories.services import (
     memory_create,
     memory_update,
 )
+from apps.vectors import embeddings
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("embedding_model")]
 

@@ -15,9 +15,10 @@ import pytest
 from django.test import override_settings
 
 from apps.core.exceptions import ValidationFailed
-from apps.memories import importers, services
+from apps.memories import services
 from apps.memories.models import Memory
-from apps.memories.transfer import import_records
+from apps.transfer import importers
+from apps.transfer.transfer import import_records
 
 pytestmark = pytest.mark.django_db
 
@@ -134,7 +135,7 @@ def test_an_id_of_another_namespaces_memory_is_no_oracle(namespace, other_namesp
 
 @override_settings(IMPORT_TRANSACTION_RECORDS=4)
 def test_a_large_import_commits_batch_by_batch_and_can_be_cancelled(namespace):
-    from apps.memories import transfer
+    from apps.transfer import transfer
 
     records = [{"id": f"r{i}", "content": f"Batch record number {i}."} for i in range(12)]
     asked = []

@@ -7,9 +7,9 @@ import pytest
 
 from apps.jobs.models import Job
 from apps.jobs.services import job_execute
-from apps.memories.embeddings import embed_texts, model_name
+from apps.memories.embedding_input import embedding_text
 from apps.memories.models import Memory
-from apps.memories.texts import embedding_text
+from apps.vectors.embeddings import embed_texts, model_name
 
 
 def test_backfills_and_reembeds_stale_vectors_in_batches(

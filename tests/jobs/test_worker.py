@@ -171,8 +171,8 @@ def test_run_job_async_waits_for_the_worker(namespace, memories_factory, broker_
 
 
 def test_a_large_batch_is_written_by_the_worker(namespace, broker_settings):
-    from apps.memories import batch_jobs
-    from apps.memories.models import BatchJob
+    from apps.transfer import batch_jobs
+    from apps.transfer.models import BatchJob
 
     items = [{"content": f"Worker batch line {i}: the bins go out on day {i}."} for i in range(120)]
     job = batch_jobs.submit(

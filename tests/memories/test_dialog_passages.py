@@ -14,7 +14,6 @@ from apps.core.health import run_checks
 from apps.history.models import TrashEntry
 from apps.history.services import trash_restore
 from apps.memories.dialog import pair_text
-from apps.memories.embeddings import embed_query, embed_texts
 from apps.memories.models import Memory, Namespace, Passage, PendingTurn
 from apps.memories.services import (
     memories_reembed,
@@ -24,6 +23,7 @@ from apps.memories.services import (
 )
 from apps.search.pipeline import retrieve
 from apps.search.services import search
+from apps.vectors.embeddings import embed_query, embed_texts
 from tests.factories import import_dialog
 
 pytestmark = pytest.mark.django_db

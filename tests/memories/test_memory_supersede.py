@@ -9,7 +9,6 @@ import pytest
 
 from apps.core.exceptions import ValidationFailed
 from apps.history.models import MemoryRevision
-from apps.memories.exporting import export_records
 from apps.memories.models import CausalEdge, Memory, PossibleUpdate, Relation
 from apps.memories.revisions import Action
 from apps.memories.services import (
@@ -20,7 +19,8 @@ from apps.memories.services import (
     memory_update,
     supersede_undo,
 )
-from apps.memories.transfer import import_records
+from apps.transfer.exporting import export_records
+from apps.transfer.transfer import import_records
 
 pytestmark = pytest.mark.django_db
 

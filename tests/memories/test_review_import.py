@@ -18,8 +18,7 @@ from django.test import Client
 from apps.memories.models import Memory, Namespace
 from apps.memories.services import memory_create
 from apps.search.services import search
-
-from .test_import_forgives import _upload
+from tests.transfer.test_import_forgives import _upload
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -10,8 +10,8 @@ from django.contrib.auth.models import User
 from apps.access.models import NamespaceMembership, Role
 from apps.access.services import token_create
 from apps.memories import selectors
+from apps.memories.duplicate_hash import content_hash
 from apps.memories.models import CausalEdge, Memory, Namespace, Tag
-from apps.memories.texts import content_hash
 from apps.search.models import QueryLog
 from apps.search.selectors import namespace_stats
 

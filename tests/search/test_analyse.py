@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from apps.memories.embeddings import embed_query, model_name
 from apps.search.pipeline.analyse import analyse_query, find_entities
 from apps.search.pipeline.variants import MAX_VARIANTS, query_variants
+from apps.vectors.embeddings import embed_query, model_name
 
 NOW = datetime(2024, 5, 15, tzinfo=UTC)
 

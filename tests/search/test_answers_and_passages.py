@@ -98,7 +98,7 @@ def test_passages_are_written_with_the_memory_and_read_by_the_row_fetch(embeddin
     sentences = Passage.objects.filter(previous__isnull=True)
     assert sentences.filter(memory=long_turn).count() == 4
     assert not sentences.filter(memory__external_id="chat:D1:2").exists()
-    from apps.memories.embeddings import embed_query
+    from apps.vectors.embeddings import embed_query
 
     vector = embed_query("painted the sunrise over the lake")
     rows = retrieve.fetch_rows([str(long_turn.id)], None, vector, passages=retrieve.PASSAGE_COSINE)
@@ -124,8 +124,8 @@ def test_passage_vectors_come_from_the_memorys_own_model_call(embedding_model):
     sentence that still means that sentence, with the speaker label in front."""
     import numpy as np
 
-    from apps.memories import embeddings
     from apps.memories.passages import embed_memories
+    from apps.vectors import embeddings
 
     memory = Memory(title="", content=DIALOG[0])
     vectors, rows = embed_memories([memory])
@@ -155,8 +155,8 @@ def test_sentences_cut_off_by_the_models_length_limit_get_no_passage(embedding_m
 def test_the_semantic_strategy_finds_a_memory_by_its_best_passage(remember):
     """A memory whose one sentence answers is retrieved, not only rescored once something
     else fetched it: the exact scan ranks it by its best passage."""
-    from apps.memories.embeddings import embed_query
     from apps.search.pipeline.scope import Scope
+    from apps.vectors.embeddings import embed_query
 
     long_turn, *_ = remember([
         DIALOG[0],

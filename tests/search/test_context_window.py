@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from apps.memories.transfer import import_records
 from apps.search.pipeline import context
 from apps.search.pipeline.context import window
 from apps.search.services import search
+from apps.transfer.transfer import import_records
 
 pytestmark = pytest.mark.django_db
 

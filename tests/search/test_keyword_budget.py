@@ -98,7 +98,7 @@ def _pending_pages() -> int:
 
 
 def test_the_statistics_refresh_after_an_import_merges_the_full_text_pending_list(remember):
-    from apps.memories.transfer import refresh_memory_statistics
+    from apps.transfer.transfer import refresh_memory_statistics
 
     _pending_pages()
     remember([f"Imported note {i} about kettles and teapots." for i in range(40)])

@@ -15,7 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from apps.search import querylog
 from apps.search.models import QueryLog
 from apps.search.services import search
-from memoryhub import db_router
+from memoryhub.replica import routing
 from tests import factories
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -46,7 +46,7 @@ def test_with_the_primary_down_a_search_answers_and_its_log_is_dropped(
     notes, settings, monkeypatch, caplog, sync
 ):
     settings.SEARCH_QUERYLOG_SYNC = sync
-    settings.DATABASE_ROUTERS = [db_router.ROUTER]  # a replica serves reads
+    settings.DATABASE_ROUTERS = [routing.ROUTER]  # a replica serves reads
 
     def primary_down(*args, **kwargs):
         # What a caller meets when memoryhub.pg_backend refuses a primary marked down.

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from apps.memories.transfer import import_records
 from apps.search.pipeline.boost import QUESTION_FACTOR, question_turns
 from apps.search.services import search
+from apps.transfer.transfer import import_records
 from tests.factories import ranked
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from apps.memories.texts import natural_key
+from apps.memories.natural_order import natural_key
 from apps.search.models import StrategyWeights
 from apps.search.pipeline.reads.lexical import stemmed_terms
 from apps.search.pipeline.reads.weights import learned_weights

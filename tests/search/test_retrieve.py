@@ -8,10 +8,10 @@ from datetime import timedelta
 import numpy as np
 import pytest
 
-from apps.memories.embeddings import embed_query
 from apps.search.pipeline import retrieve
 from apps.search.pipeline.retrieve import apply_similarity_floor
 from apps.search.pipeline.scope import Scope
+from apps.vectors.embeddings import embed_query
 from tests.factories import BASE_TIME
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ import pytest
 
 from apps.search.services import search
 from apps.search.timing import Timer, probe
-from memoryhub.db_router import read_connection
+from memoryhub.replica.routing import read_connection
 
 
 def test_a_stage_timed_twice_reports_the_sum():

@@ -6,7 +6,14 @@ from __future__ import annotations
 import pytest
 
 from apps.search.pipeline.analyse import CAUSE, EFFECT, causal_direction
-from apps.search.pipeline.why import best_chain, chain_text, links, path_payload, seeds_of
+from apps.search.pipeline.why import (
+    best_chain,
+    chain_text,
+    lifted_seeds,
+    links,
+    path_payload,
+    seeds_of,
+)
 from apps.search.types import Ranked
 
 
@@ -18,6 +25,9 @@ from apps.search.types import Ranked
         ("Can you tell me why staging uses the pg14 extension list?", CAUSE),
         ("How come on-call has a secondary responder?", CAUSE),
         ("What led to the monorepo?", CAUSE),
+        ("What led us to pin the ingress controller?", CAUSE),
+        ("What was behind the switch to weekly releases?", CAUSE),
+        ("what's behind the 2 GB upload limit", CAUSE),
         ("what was the reason for three seats on the free plan", CAUSE),
         ("The reason behind pinning Node 18", CAUSE),
         ("What's the reason the nightly export moved to Sunday?", CAUSE),
@@ -133,3 +143,26 @@ def test_a_linked_neighbour_of_an_unlinked_top_result_starts_no_chain():
     seeds = seeds_of(ranked)
     assert seeds == {"replicas": 1.0}
     assert best_chain(seeds, EDGES, CAUSE) is None
+
+
+def test_a_start_that_nearly_ties_only_after_its_links_lifted_it_is_lifted():
+    # "b" matches the question (fused) at 0.8 of the top, "c" at 0.9: only "b" owes its near
+    # tie to the boosts.
+    ranked = [
+        Ranked(id="a", score=1.0, fused=1.0),
+        Ranked(id="b", score=0.95, fused=0.8),
+        Ranked(id="c", score=0.9, fused=0.9),
+    ]
+    assert lifted_seeds(ranked, seeds_of(ranked)) == {"b"}
+    assert lifted_seeds([Ranked(id="a", score=1.0)], {"a": 1.0}) == set()
+
+
+def test_a_lifted_start_counts_only_with_a_path_through_the_top_result():
+    # The top result "note" is unlinked; "decision" nearly ties it only through its links.
+    seeds = {"note": 1.0, "decision": 0.94}
+    assert best_chain(seeds, EDGES, CAUSE, through={"decision": "note"}) is None
+    assert best_chain(seeds, EDGES, CAUSE).ids[0] == "decision"  # not lifted: its chain
+    # The top result on the lifted start's chain: the chain is the top result's own.
+    seeds = {"incident": 1.0, "decision": 0.9}
+    chain = best_chain(seeds, EDGES, CAUSE, through={"decision": "incident"})
+    assert chain.ids == ["decision", "incident"]

@@ -4,10 +4,14 @@ searches never run the stage."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from apps.core.exceptions import ValidationFailed
+from apps.memories.jobs.pagerank import pagerank_update
 from apps.memories.services import edge_create, memory_archive, memory_create
+from apps.search.pipeline.why import SEED_SHARE
 from apps.search.services import render_markdown, search
 
 NOTES = {
@@ -104,6 +108,54 @@ def test_an_unlinked_memory_near_a_linked_chain_claims_no_chain(remember):
     assert response.path == []
     asked = search(namespace="test-ns", query="Why do search pods have a 6 GiB memory limit?")
     assert [s["id"] for s in asked.path] == [str(decision.pk), str(incident.pk)]
+
+
+def _days_apart(texts: list[str], first_day: int) -> list[dict]:
+    """Notes written on different days, as a team writes them (no two are time neighbours)."""
+    start = datetime(2025, 3, 1, 9, tzinfo=UTC) + timedelta(days=first_day)
+    return [
+        {"content": t, "created_at": start + timedelta(days=3 * i)} for i, t in enumerate(texts)
+    ]
+
+
+@pytest.fixture
+def oslo(remember, namespace):
+    latency, region, data, office = remember(
+        _days_apart(
+            [
+                "Query latency from Oslo to our Dublin region is 140 ms.",
+                "We opened a second region in Oslo for Nordic customers.",
+                "Nordic customer data stays in the Oslo region once it opened.",
+                "The Oslo office opened in May with three support agents.",
+            ],
+            first_day=0,
+        )
+    )
+    remember(_days_apart(TEAM_NOTES, first_day=1))
+    edge_create(source=latency, target=region, relation="caused")
+    edge_create(source=data, target=region, relation="depends_on")
+    pagerank_update(namespace=namespace)  # as the job does after a write
+    names = ("latency", "region", "data", "office")
+    return {k: str(m.pk) for k, m in zip(names, (latency, region, data, office), strict=True)}
+
+
+@pytest.mark.parametrize(
+    "query", ["What happened after the Oslo office opened?", "Why did the Oslo office open?"]
+)
+def test_a_neighbour_lifted_by_its_own_links_does_not_answer_for_an_unlinked_note(oslo, query):
+    # The office note is first. The region decision shares "Oslo" and "opened" and nearly
+    # ties it, but only after co-activation along its links and PageRank over them lifted it:
+    # on the question's words and meaning (the fused score) it is clearly behind. Its chain
+    # answers another question, so none is claimed.
+    response = search(namespace="test-ns", query=query, include_debug=True)
+    assert response.path == []
+    results = response.debug["results"]
+    top, region = results[0], next(r for r in results if r["id"] == oslo["region"])
+    assert top["id"] == oslo["office"] and results.index(region) < 3
+    assert region["score"] >= SEED_SHARE * top["score"]
+    assert region["fused"] < SEED_SHARE * top["fused"]
+    asked = search(namespace="test-ns", query="Why did we open a region in Oslo?")
+    assert [s["id"] for s in asked.path] == [oslo["region"], oslo["latency"]]
 
 
 def test_other_questions_never_run_the_why_stage(chain):

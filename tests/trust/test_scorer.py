@@ -31,7 +31,9 @@ def test_the_weights_ship_small_and_load():
     assert scorer.WEIGHTS.stat().st_size < 400_000
     model = scorer.model()
     assert model.weights.shape == (1 << scorer.BITS,)
+    assert model.meaning.shape == (384,)  # one weight per number of the sentence embedding
     assert 0.5 <= model.threshold < 1.0
+    assert 0.5 <= model.joint_threshold < 1.0
 
 
 @pytest.mark.parametrize("text", UNSEEN, ids=[t[:40] for t in UNSEEN])

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from apps.memories import embeddings, services
+from apps.memories import services
 from apps.memories.models import Memory, Passage
+from apps.vectors import embeddings
 
 from .conftest import PASSWORD, make_user
 

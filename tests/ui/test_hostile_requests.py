@@ -99,7 +99,7 @@ def test_a_token_shared_with_another_namespace_is_shown_and_not_revoked_by_one_o
 
 
 def test_a_running_import_can_be_cancelled_by_its_owner_only(acme, settings, tmp_path):
-    from apps.memories import import_runs
+    from apps.transfer import import_runs
 
     settings.IMPORT_DIR = tmp_path
     olivia = _owner(acme)

@@ -1,4 +1,4 @@
-"""Every UI view checks the person's role on the server (apps/ui/access.py over
+"""Every UI view checks the person's role on the server (apps/ui/view_permissions.py over
 apps.access.permissions): viewers read, search and give feedback; editors also change; owners
 also manage members and tokens; a namespace the person is not in is "not found" everywhere."""
 

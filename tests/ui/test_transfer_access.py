@@ -12,8 +12,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from apps.access.models import NamespaceMembership, Role
-from apps.memories import import_runs, services
+from apps.memories import services
 from apps.memories.models import Memory
+from apps.transfer import import_runs
 
 from .conftest import PASSWORD, make_user
 

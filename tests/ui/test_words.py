@@ -10,7 +10,8 @@ from django.test import Client
 
 from apps.memories import services
 from apps.memories.models import Memory
-from apps.memories.texts import shown_title
+from apps.memories.titles import shown_title
+from apps.search.selectors import evidence_gap_model
 from apps.ui.views.search import _titles, reordered
 
 from .conftest import PASSWORD, make_user, seed_namespace
@@ -66,6 +67,9 @@ def test_explain_names_signals_in_words(client_in):
     assert 'id="confidence"' in text
     assert "Meaning match of the best result" in text
     assert "{&#x27;top_cosine&#x27;" not in text and "{'top_cosine'" not in text
+    model = evidence_gap_model()  # the weights the page explains are the model's own
+    assert f"starts at {model.intercept:.2f}" in text
+    assert f'<td class="num">{model.coefficients["top_cosine"]:.2f}</td>' in text
 
 
 def test_counts_are_pluralised(client_in):

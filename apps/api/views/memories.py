@@ -15,8 +15,9 @@ from rest_framework.response import Response
 
 from apps.access.permissions import Action
 from apps.access.scoping import batch_job_for, memory_for, namespace_for
-from apps.memories import batch_jobs, selectors, services
-from apps.memories.models import BatchJob
+from apps.memories import selectors, services
+from apps.transfer import batch_jobs
+from apps.transfer.models import BatchJob
 
 from ..etags import etag, expected_version
 from ..pagination import StrictLimitOffsetPagination

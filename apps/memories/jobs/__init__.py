@@ -1,6 +1,6 @@
 """Background work over memories: PageRank of the causal graph, re-embedding, the
 previous-turn passages a large write of dialog turns left (apps/memories/dialog.py), and the
-rows a large batch left outside the HNSW index (apps/memories/vector_index.py).
+rows a large batch left outside the HNSW index (apps/vectors/vector_index.py).
 
 The bodies live here, beside the data they serve; apps.jobs is the infrastructure that runs,
 records, locks and queues them. `register()` hands them over when the app is ready, and the
@@ -16,7 +16,7 @@ from apps.jobs.models import Job
 from apps.jobs.services import register_job
 from apps.jobs.triggers import job_requested
 
-from .. import dialog, vector_index
+from .. import dialog, unindexed
 from ..models import Memory
 from .pagerank import pagerank_update
 from .reembed import reembed_update
@@ -33,7 +33,7 @@ def dialog_turns_queued(namespace_id: int) -> None:
 
 
 def vectors_left_out(namespace_id: int) -> None:
-    """A write stored rows outside the HNSW index (apps/memories/vector_index.py)."""
+    """A write stored rows outside the HNSW index (apps/vectors/vector_index.py)."""
     job_requested(Job.VECTOR_INDEX, namespace_id)
 
 
@@ -50,6 +50,4 @@ def register() -> None:
     # Never after the write in the writer's process: that is the work a large write leaves
     # to the background (the worker, or the server's scheduler).
     register_job(Job.DIALOG_PASSAGES, dialog.write_queued, run_inline=lambda namespace_id: False)
-    register_job(
-        Job.VECTOR_INDEX, vector_index.index_waiting, run_inline=lambda namespace_id: False
-    )
+    register_job(Job.VECTOR_INDEX, unindexed.index_waiting, run_inline=lambda namespace_id: False)

@@ -19,29 +19,32 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from apps.vectors import embeddings
+from apps.vectors.encoder_settings import EncoderSettings
+
 from .. import (
     constitutional,
     dialog,
-    embeddings,
-    nearest,
+    neighbours,
     passages,
     provenance,
     revisions,
     screening,
+    unindexed,
     updates,
-    vector_index,
 )
 from ..copying import copy_rows
+from ..duplicate_hash import content_hash
 from ..jobs import dialog_turns_queued, graph_changed, vectors_left_out
 from ..models import CausalEdge, Memory, Namespace, Passage, PossibleUpdate, Review
 from ..supersession import close_validity, resolve_superseded
 from ..tags import infer_tags
-from ..texts import content_hash
 from ..validation import MemoryInput
 from ..write_links import link_edges, resolve_links
 from .planning import Planned, chunk_edges, plan_rows, record_key, stored_record
 from .tags import tag_ids
-from .written import WriteResult, unique_content_guard
+from .unique_guard import unique_content_guard
+from .write_result import WriteResult
 
 # Identical writers queue on one advisory lock per (namespace, bucket of content hashes), so the
 # second reads the first's committed row and answers with it; the unique constraint
@@ -97,8 +100,6 @@ class WriteBatch:
             self.first_of_key.setdefault(self.keys[idx], idx)
             inferred = infer_tags(inp.content, inp.category, inp.tags) if infer else []
             rows = plan_rows(idx, inp, self.hashes[idx], namespace, inferred, self.now, chunk)
-            for p in rows:
-                p.row.risk = screening.findings(p.row.content)
             self.plans[idx] = (inferred, rows)
         self.planned: list[Planned] = []
         self.redacted, self.imported = redacted or {}, imported
@@ -107,7 +108,8 @@ class WriteBatch:
         self.confirm_constitutional = confirm_constitutional
 
     def hold(self, *, actor: revisions.Actor) -> None:
-        """Mark the rows of each item the namespace's review policy holds as pending."""
+        """Mark the rows of each item the namespace's review policy holds as pending (their
+        risk was read by `embed`)."""
         self.actor = actor
         for idx, (_, rows) in self.plans.items():
             found = [f for p in rows for f in p.row.risk]
@@ -120,7 +122,8 @@ class WriteBatch:
     def embed(
         self, given: np.ndarray | None, *, progress: Callable[[int, int], None] | None = None
     ) -> None:
-        """Every planned row's vector and passages, before the transaction: the encoder's wait
+        """Every planned row's vector and passages, and its risk findings (the risk check's
+        scorer reads the vector), before the transaction: the encoder's wait
         then holds neither the hash lock nor an open transaction. With `progress`, the rows
         are encoded EMBED_SLICE at a time and (items done, items) reported after each."""
         every_row = [p for _, rows in self.plans.values() for p in rows]
@@ -134,6 +137,8 @@ class WriteBatch:
         for p, vector in zip(every_row, self.vectors, strict=True):
             p.row.embedding = vector
             p.row.embedding_model = model_name
+            # The risk check reads the vector the row is stored with: no second encode.
+            p.row.risk = screening.findings(p.row.content, embedding=vector)
         self.position = {id(p): i for i, p in enumerate(every_row)}
 
     def match_stored(self) -> None:
@@ -165,7 +170,7 @@ class WriteBatch:
         if not self.check_near or not self.planned:
             return
         threshold = settings.MEMORY_NEAR_DUPLICATE_SIMILARITY
-        found = nearest.nearest_per_vector(
+        found = neighbours.nearest_per_vector(
             self.namespace.pk,
             self.vectors,
             limit=PROBE_LIMIT,
@@ -265,9 +270,9 @@ class WriteBatch:
         """The rows, their tag links and passages, and their creation revisions."""
         rows = [p.row for p in self.planned]
         namespace_id = self.namespace.pk
-        if vector_index.write_behind(namespace_id, len(rows)):
+        if unindexed.write_behind(namespace_id, len(rows)):
             # Outside the HNSW index until the vector_index job adds them: the index insert
-            # costs more than the encoder in a large database (apps/memories/vector_index.py).
+            # costs more than the encoder in a large database (apps/vectors/vector_index.py).
             for row in rows:
                 row.vector_indexed = False
             transaction.on_commit(lambda: vectors_left_out(namespace_id))
@@ -306,7 +311,7 @@ class WriteBatch:
                     result.possible_contradictions.append(update)
                 else:
                     result.possible_updates.append(update)
-                queued.append(_queued_update(self.namespace, p.row, update))
+                queued.append(updates.queued_update(self.namespace, p.row, update))
             stored_near = [d["id"] for d in self.near.get(p.item, []) if d["id"] != str(p.row.pk)]
             if self.on_duplicate == "supersede" and stored_near:
                 self._close(p.row, stored_near, None)
@@ -406,7 +411,7 @@ def _vectors_for(
 def _vectors_in_slices(
     planned: list[Planned], items: int, progress: Callable[[int, int], None]
 ) -> tuple[np.ndarray, list[Passage]]:
-    vectors = [np.zeros((0, embeddings.EncoderSettings.current().dim))]
+    vectors = [np.zeros((0, EncoderSettings.current().dim))]
     passage_rows: list[Passage] = []
     for start in range(0, len(planned), EMBED_SLICE):
         part = planned[start : start + EMBED_SLICE]
@@ -425,17 +430,6 @@ def _lock_hashes(namespace: Namespace, hashes: Sequence[str]) -> None:
             "SELECT pg_advisory_xact_lock(%s::int, b) FROM unnest(%s::int[]) AS b",
             [namespace.pk, buckets],
         )
-
-
-def _queued_update(namespace: Namespace, newer: Memory, update: dict[str, Any]) -> PossibleUpdate:
-    return PossibleUpdate(
-        namespace=namespace,
-        newer=newer,
-        older_id=update["id"],
-        why=update["why"][:500],
-        score=update["score"],
-        kind=update["kind"],
-    )
 
 
 def _attach_tags(planned: list[Planned]) -> None:

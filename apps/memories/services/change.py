@@ -13,16 +13,17 @@ from django.db.models.functions import Coalesce, Left, NullIf
 from django.utils import timezone
 
 from apps.core.exceptions import NotFound, ValidationFailed, VersionConflict
+from apps.vectors import embeddings
 
-from .. import constitutional, dialog, embeddings, passages, recheck, revisions, screening
+from .. import constitutional, dialog, passages, recheck, revisions, screening
+from ..duplicate_hash import content_hash
 from ..fields import UPDATABLE as UPDATABLE
 from ..jobs import graph_changed
 from ..models import CausalEdge, Memory, Relation, Tier
-from ..texts import content_hash
 from ..validation import validate_memory_input
-from .create import unique_content_guard
 from .edges import edge_create, edge_delete
 from .tags import tag_ids
+from .unique_guard import unique_content_guard
 
 # --- update, archive, delete ----------------------------------------------------------------
 
@@ -112,14 +113,15 @@ def memory_update(
         # Back to the text its dependents were marked against (an undo, a restore): those
         # marks go; any other new text marks what rests on this memory.
         recheck.mark_edit(memory, hash_before)
-        memory.risk = screening.findings(memory.content)
-        columns.append("risk")
     reembedded = "content" in after or "title" in after
     if reembedded:
         vectors, passage_rows = passages.embed_memories([memory])
         memory.embedding = vectors[0]
         memory.embedding_model = embeddings.model_name()
         columns += ["embedding", "embedding_model"]
+    if "content" in after:  # read with the new vector, which the risk check's scorer uses
+        memory.risk = screening.findings(memory.content, embedding=memory.embedding)
+        columns.append("risk")
     memory.updated_at = timezone.now()
     memory.version += 1
     with unique_content_guard():

@@ -16,7 +16,7 @@ from ..models import Namespace
 from ..provenance import Origin
 from ..validation import MemoryInput, validate_memory_input
 from .batch import WriteBatch
-from .written import WriteResult, unique_content_guard
+from .write_result import WriteResult
 
 ON_DUPLICATE = ("report", "skip", "supersede")
 
@@ -28,7 +28,6 @@ __all__ = [
     "memory_batch_embedded",
     "memory_batch_store",
     "memory_create",
-    "unique_content_guard",
 ]
 
 

@@ -11,8 +11,8 @@ from datetime import datetime
 from django.conf import settings
 
 from ..chunking import chunk_markdown
+from ..duplicate_hash import content_hash
 from ..models import CausalEdge, Memory, Namespace, Relation
-from ..texts import content_hash
 from ..validation import MemoryInput
 
 

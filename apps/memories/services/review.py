@@ -9,9 +9,9 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from .. import nearest, revisions, updates
+from .. import neighbours, revisions, updates
 from ..models import Memory, PossibleUpdate, Review
-from .batch import NEAR_DUPLICATES, PROBE_LIMIT, _queued_update
+from .batch import NEAR_DUPLICATES, PROBE_LIMIT
 from .change import memory_locked
 
 
@@ -45,7 +45,7 @@ def memory_after_approval(*, memory: Memory) -> dict[str, Any]:
     """The checks a write skips while it waits: its near-duplicates (reported) and the stored
     memories it reads like an update of (queued for a person, as at write)."""
     threshold = settings.MEMORY_NEAR_DUPLICATE_SIMILARITY
-    found = nearest.nearest_per_vector(
+    found = neighbours.nearest_per_vector(
         memory.namespace_id,
         [memory.embedding],
         limit=PROBE_LIMIT,
@@ -64,7 +64,7 @@ def memory_after_approval(*, memory: Memory) -> dict[str, Any]:
         memory.content, [(rows[m], s) for m, s in current if m in rows]
     )
     PossibleUpdate.objects.bulk_create(
-        [_queued_update(memory.namespace, memory, u) for u in maybe], ignore_conflicts=True
+        [updates.queued_update(memory.namespace, memory, u) for u in maybe], ignore_conflicts=True
     )
     return {
         "near_duplicates": near,

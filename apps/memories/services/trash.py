@@ -21,8 +21,8 @@ from apps.core.exceptions import ValidationFailed
 from .. import dialog, passages, recheck, revisions
 from ..jobs import graph_changed
 from ..models import CausalEdge, Memory, RecheckReason
-from .create import unique_content_guard
 from .tags import tag_ids
+from .unique_guard import unique_content_guard
 
 
 class DeletedMemory(Protocol):

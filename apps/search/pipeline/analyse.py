@@ -11,8 +11,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from apps.memories.embeddings import embed_texts
 from apps.search.types import QueryAnalysis
+from apps.vectors.embeddings import embed_texts
 
 from .timeexpr import ASKS_WHEN, TimeOutOfRange, find_time_phrase, parse_time_expression
 
@@ -183,7 +183,9 @@ EFFECT_QUESTION = re.compile(
     re.IGNORECASE,
 )
 CAUSE_QUESTION = re.compile(
-    r"\bwhy\b|\bhow\s+come\b|\bwhat\s+(?:led|leads)\s+to\b|\bwhat\s+caused\b"
+    r"\bwhy\b|\bhow\s+come\b|\bwhat\s+caused\b"
+    r"|\bwhat\s+(?:led|leads)\s+(?:(?:us|you|them|me|the\s+team)\s+)?to\b"
+    r"|\bwhat(?:\s+(?:was|is|were|are)|['’]s)\s+behind\b"
     r"|\b(?:the|a|what)\s+(?:\w+\s+)?reasons?\s+(?:for|why|behind|of)\b"
     r"|\bwhat(?:\s+(?:was|is|were|are)|['’]s)\s+the\s+reasons?\b|\bwhat\s+made\s+(?:us|you|them|we)\b",
     re.IGNORECASE,
@@ -192,9 +194,10 @@ CAUSE, EFFECT = "cause", "effect"
 
 
 def causal_direction(text: str) -> str | None:
-    """ "cause" for a why-question (why, how come, what led to, the reason for, what caused),
-    "effect" for a question about consequences (what did X cause / lead to, what followed
-    from, what came of), None for any other query: only these two pay for the why path."""
+    """ "cause" for a why-question (why, how come, what led (us) to, what was behind, the
+    reason for, what caused), "effect" for a question about consequences (what did X cause /
+    lead to, what followed from, what came of), None for any other query: only these two pay
+    for the why path."""
     if EFFECT_QUESTION.search(text):
         return EFFECT
     if CAUSE_QUESTION.search(text):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 
-from apps.memories.texts import natural_key
+from apps.memories.natural_order import natural_key
 from apps.search.types import Ranked
 
 from .coactivate import reaches

@@ -2,9 +2,10 @@
 scores, borrow dialog context, fuse. search() runs this once per query variant and hands the
 pool's Ranked items (score = fused score) to the re-ranking stages.
 
-A new retrieval strategy adds its list to `Found.lists` (and its weight to `Found.weights`)
-in `_first_lists` or `_seeded_lists`; the row fetch, normalization and fusion take it from
-there (its scores are scaled by its best hit unless `_complete_scores` says otherwise)."""
+A new retrieval strategy adds its list to `StrategyLists.lists` (and its weight to
+`StrategyLists.weights`) in `_first_lists` or `_seeded_lists`; the row fetch, normalization and
+fusion take it from there (its scores are scaled by its best hit unless `_complete_scores` says
+otherwise)."""
 
 from __future__ import annotations
 
@@ -99,7 +100,7 @@ class Query:
 
 
 @dataclass
-class Found:
+class StrategyLists:
     """The strategies' lists for one query text, before the row fetch."""
 
     lists: dict[str, Hits]
@@ -111,7 +112,7 @@ class Found:
 
 
 @dataclass
-class Completed:
+class FetchedCandidates:
     """Every candidate's row (the hits' and their context turns') and the temporal windows."""
 
     rows: dict[str, CandidateRow]
@@ -137,7 +138,7 @@ def gather(
     result for `text` when the caller already ran it (while the query was being embedded)."""
     timer = Timer()
     query = _query(text, vector, analysis, scope, weights, config, semantic_only)
-    found = Found(lists={}, weights=dict(weights))
+    found = StrategyLists(lists={}, weights=dict(weights))
     _first_lists(query, found, timer, keyword)
     _seeded_lists(query, found, timer, graph_enabled)
     cosines = {}
@@ -161,7 +162,7 @@ def gather(
 
 
 def _fused(
-    query: Query, found: Found, done: Completed, cosines: Mapping[str, Any]
+    query: Query, found: StrategyLists, done: FetchedCandidates, cosines: Mapping[str, Any]
 ) -> dict[str, Ranked]:
     """Every candidate's evidence, scaled per strategy, with context borrowed, fused."""
     config = query.config
@@ -211,7 +212,7 @@ def _query(
     )
 
 
-def _first_lists(q: Query, found: Found, timer: Timer, keyword: KeywordHits | None) -> None:
+def _first_lists(q: Query, found: StrategyLists, timer: Timer, keyword: KeywordHits | None) -> None:
     """The strategies that search from the query alone: keyword, semantic, the successors of
     superseded matches, exact phrases."""
     on, scope = q.config.on, q.scope
@@ -234,7 +235,7 @@ def _first_lists(q: Query, found: Found, timer: Timer, keyword: KeywordHits | No
         found.lists["exact"] = [(h.id, h.score) for h in exact]
 
 
-def _seeded_lists(q: Query, found: Found, timer: Timer, graph_enabled: bool) -> None:
+def _seeded_lists(q: Query, found: StrategyLists, timer: Timer, graph_enabled: bool) -> None:
     """The strategies that start from the first hits (the graph seeds): the feedback vector
     and the graph walk (or, for co-activation alone, the seeds' edges)."""
     on, config = q.config.on, q.config
@@ -270,7 +271,9 @@ def _semantic(
     )
 
 
-def _complete(q: Query, found: Found, cosines: Mapping[str, np.ndarray], timer: Timer) -> Completed:
+def _complete(
+    q: Query, found: StrategyLists, cosines: Mapping[str, np.ndarray], timer: Timer
+) -> FetchedCandidates:
     """The rows of every candidate, then (for the context and co-activation stages) their
     temporal neighbours and the rows of the context turns not yet fetched."""
     on = q.config.on
@@ -280,7 +283,7 @@ def _complete(q: Query, found: Found, cosines: Mapping[str, np.ndarray], timer: 
     gap = coactivate.MAX_GAP.total_seconds()
     # The neighbours of the candidates are read beside their rows (two statements at once).
     window_of = beside(window_rows, q.scope, pool, gap, by_id=True) if neighbours and pool else None
-    done = Completed(rows=timer("fetch", fetch, pool, found.plan, q.vector, cosines))
+    done = FetchedCandidates(rows=timer("fetch", fetch, pool, found.plan, q.vector, cosines))
     if window_of is None:
         return done
     window = timer("neighbours", window_of)

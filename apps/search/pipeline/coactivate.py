@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 
-from apps.memories.texts import natural_key
+from apps.memories.natural_order import natural_key
 from apps.search.types import Ranked
 
 from .reads.semantic import SEMANTIC_MIN

@@ -11,7 +11,7 @@ from django.utils.safestring import mark_safe
 
 from apps.memories import provenance
 from apps.memories.models import Memory
-from apps.memories.texts import shown_title
+from apps.memories.titles import shown_title
 from apps.memories.updates import why_in_words
 from apps.ui import markdown
 

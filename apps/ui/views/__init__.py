@@ -1,2 +1,2 @@
-"""Views of the web UI: thin, each resolves its object through apps.ui.access and calls one
-service or selector."""
+"""Views of the web UI: thin, each resolves its object through apps.ui.view_permissions and calls
+one service or selector."""

@@ -16,8 +16,8 @@ from apps.memories.models import Category, Namespace
 from apps.memories.selectors import growth_by_category
 from apps.search import analytics
 
-from ..access import Action, namespace_view
 from ..forms import AnalyticsForm
+from ..view_permissions import Action, namespace_view
 
 
 @namespace_view(Action.VIEW)

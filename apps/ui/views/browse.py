@@ -15,14 +15,16 @@ from apps.memories import services
 from apps.memories.browse import listed, memory_page
 from apps.memories.models import Memory, Namespace
 
-from ..access import Action, can, namespace_view
 from ..forms import BrowseForm, BulkForm
+from ..view_permissions import Action, can, namespace_view
 from .common import counted, pick, safe_next, uuids, writer
 
 PAGE_SIZE = 50
 
 
-def _filtered(namespace: Namespace, data: dict):
+def filtered_memories(namespace: Namespace, data: dict):
+    """The namespace's memories under the browse filters (BrowseForm's cleaned data); the
+    export of a selection reads the same."""
     qs = Memory.objects.filter(namespace=namespace)
     archived = data.get("archived") or "active"
     if archived != "all":
@@ -53,7 +55,7 @@ def browse_page(request: HttpRequest, namespace: Namespace) -> HttpResponse:
     form = BrowseForm(request.GET or None)
     data = form.cleaned_data if form.is_valid() else {}
     page = memory_page(
-        listed(_filtered(namespace, data)),
+        listed(filtered_memories(namespace, data)),
         sort=data.get("sort") or "newest",
         cursor=data.get("cursor") or None,
         size=PAGE_SIZE,

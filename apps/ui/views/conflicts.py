@@ -20,8 +20,8 @@ from apps.memories.models import Memory, Namespace
 from apps.queues import services
 from apps.queues.selectors import OpenConflicts, is_open_conflict
 
-from ..access import Action, can, namespace_view
 from ..templatetags.stale_nav import forget_counts
+from ..view_permissions import Action, can, namespace_view
 from .common import page_of, uuids, writer
 
 PAGE_SIZE = 20

@@ -20,8 +20,8 @@ from apps.memories.models import Namespace
 from apps.oauth.resource import mcp_resource, public_base
 from apps.oauth.services import connections_of
 
-from ..access import Action, can, namespace_view
 from ..forms import TokenForm
+from ..view_permissions import Action, can, namespace_view
 
 # One small template per client under templates/ui/connect/snippets/.
 SNIPPETS = [

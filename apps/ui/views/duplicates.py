@@ -19,8 +19,8 @@ from apps.queues import services
 from apps.queues.models import DuplicatePair
 from apps.queues.selectors import open_pairs, side_by_side
 
-from ..access import Action, can, namespace_view
 from ..templatetags.stale_nav import forget_counts
+from ..view_permissions import Action, can, namespace_view
 from .common import page_of, writer
 
 PAGE_SIZE = 20

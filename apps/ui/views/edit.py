@@ -14,8 +14,8 @@ from apps.memories.preview import create_preview
 from apps.memories.tags import infer_tags
 from apps.queues.recheck import recheck_confirm
 
-from ..access import Action, memory_view, namespace_view
 from ..forms import MemoryForm, attach_errors, split_list
+from ..view_permissions import Action, memory_view, namespace_view
 from .common import counted, writer
 
 PREFILLED = ("content", "title", "category", "tags", "file_path", "source", "supersedes")

@@ -18,8 +18,8 @@ from apps.memories import services
 from apps.memories.graph import MAX_NODES, namespace_graph, neighbourhood
 from apps.memories.models import Category, Memory, Namespace, Relation
 
-from ..access import Action, can, memory_or_404, namespace_view
 from ..forms import GraphForm, GraphLinkForm
+from ..view_permissions import Action, can, memory_or_404, namespace_view
 from .common import writer
 
 

@@ -33,8 +33,8 @@ from apps.memories.services import (
 )
 from apps.queues.services import decision_undo, decision_undoable, merge_revision, merge_undo
 
-from ..access import Action, can, memory_view, namespace_view
 from ..templatetags.stale_nav import forget_counts
+from ..view_permissions import Action, can, memory_view, namespace_view
 from .common import counted, safe_next, writer
 
 HISTORY_PAGE = 50

@@ -13,7 +13,7 @@ from apps.access.services import membership_remove, membership_set
 from apps.core.exceptions import ValidationFailed
 from apps.memories.models import Namespace
 
-from ..access import Action, namespace_view
+from ..view_permissions import Action, namespace_view
 
 
 class MemberForm(forms.Form):

@@ -20,8 +20,8 @@ from apps.queues.selectors import noticed_for
 from apps.search.models import QueryLog
 from apps.search.services import search
 
-from ..access import Action, can, memory_view
 from ..forms import LinkForm
+from ..view_permissions import Action, can, memory_view
 from .common import writer
 from .history import history_rows
 

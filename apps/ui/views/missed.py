@@ -27,8 +27,8 @@ from apps.search.selectors import (
     missed_undismiss,
 )
 
-from ..access import Action, can, namespace_view
 from ..templatetags.stale_nav import forget_counts
+from ..view_permissions import Action, can, namespace_view
 from .common import counted
 
 SHOWN_GROUPS = 100

@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from apps.memories.models import Namespace, ReviewPolicy, SecretsPolicy
 from apps.memories.services.namespaces import namespace_policies_set
 
-from ..access import Action, namespace_view
+from ..view_permissions import Action, namespace_view
 
 
 class PolicyForm(forms.Form):

@@ -19,8 +19,8 @@ from apps.memories.browse import memory_page
 from apps.memories.models import Memory, Namespace
 from apps.queues.recheck import recheck_confirm, recheck_memories
 
-from ..access import Action, can, namespace_view
 from ..templatetags.stale_nav import forget_counts
+from ..view_permissions import Action, can, namespace_view
 from .common import uuids, writer
 
 PAGE_SIZE = 50

@@ -14,8 +14,8 @@ from apps.core.exceptions import PermissionDenied, ValidationFailed
 from apps.memories.models import Namespace
 from apps.queues import review
 
-from ..access import Action, namespace_view
 from ..templatetags.stale_nav import forget_counts
+from ..view_permissions import Action, namespace_view
 from .common import counted, uuids, writer
 
 PAGE_SIZE = 50

@@ -16,10 +16,12 @@ from apps.memories.browse import summaries
 from apps.memories.models import Memory
 from apps.search import querylog
 from apps.search.feedback import feedback_record
-from apps.search.pipeline.confidence import COEFFICIENTS, INTERCEPT
+from apps.search.selectors import evidence_gap_model
 from apps.search.services import search
 
-from ..access import (
+from ..forms import SearchForm, attach_errors
+from ..templatetags.ui import memory_title
+from ..view_permissions import (
     Action,
     can,
     current_namespace,
@@ -27,8 +29,6 @@ from ..access import (
     namespace_or_404,
     visible_namespaces,
 )
-from ..forms import SearchForm, attach_errors
-from ..templatetags.ui import memory_title
 from .common import pick, uuids
 
 STRATEGIES = ("keyword", "semantic", "graph", "exact")
@@ -146,7 +146,7 @@ def explain_page(request: HttpRequest) -> HttpResponse:
         }
         other = {k: v for k, v in response.debug.items() if k not in known}
         context["signals"] = _signals(other.pop("confidence_signals", None))
-        context["signal_intercept"] = INTERCEPT
+        context["signal_intercept"] = evidence_gap_model().intercept
         context["other_debug"] = other
     context.update(rows=rows, strategies=STRATEGIES)
     return render(request, "ui/search/explain.html", context)
@@ -172,13 +172,14 @@ def _signals(signals: dict | None) -> list[dict]:
     """The evidence-gap model's inputs as rows: what each means, its value, its weight."""
     if not isinstance(signals, dict):
         return []
+    coefficients = evidence_gap_model().coefficients
     return [
         {
             "name": name,
             "label": SIGNAL_LABELS.get(name, name),
             "value": value,
-            "coefficient": COEFFICIENTS.get(name),
-            "contribution": value * COEFFICIENTS[name] if name in COEFFICIENTS else None,
+            "coefficient": coefficients.get(name),
+            "contribution": value * coefficients[name] if name in coefficients else None,
         }
         for name, value in signals.items()
     ]

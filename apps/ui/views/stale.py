@@ -19,8 +19,8 @@ from apps.memories.browse import memory_page
 from apps.memories.models import Memory, Namespace, Tier
 from apps.memories.selectors import STALE_REASONS, stale_counts, stale_memories, stale_settings
 
-from ..access import Action, can, namespace_view
 from ..templatetags.stale_nav import forget_counts
+from ..view_permissions import Action, can, namespace_view
 from .common import counted, safe_next, uuids, writer
 
 PAGE_SIZE = 50

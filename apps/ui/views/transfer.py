@@ -1,6 +1,6 @@
 """Import and export of a namespace in the browser.
 
-Import (editors): the upload becomes a background run (apps.memories.import_runs) whose progress
+Import (editors): the upload becomes a background run (apps.transfer.import_runs) whose progress
 the page polls with htmx; a rejected file writes nothing and lists its bad lines. Export (anyone
 who can see the namespace): JSONL or a zip of markdown notes, of the whole namespace or of the
 browse page's current filters, streamed in keyset batches so its size does not matter.
@@ -15,13 +15,14 @@ from django.views.decorators.http import require_POST
 
 from apps.core.exceptions import ValidationFailed
 from apps.core.streaming import in_thread
-from apps.memories import dialog, import_runs, importers, vector_index
-from apps.memories.exporting import export_jsonl, export_markdown_zip, export_records
+from apps.memories import dialog, unindexed
 from apps.memories.models import Memory, Namespace
+from apps.transfer import import_runs, importers
+from apps.transfer.exporting import export_jsonl, export_markdown_zip, export_records
 
-from ..access import Action, can, namespace_view
 from ..forms import BrowseForm
-from .browse import _filtered
+from ..view_permissions import Action, can, namespace_view
+from .browse import filtered_memories
 
 
 def _context(request: HttpRequest, namespace: Namespace, **extra) -> dict:
@@ -100,7 +101,7 @@ def _following(namespace: Namespace) -> dict | None:
     """What a large import left to the background jobs of this namespace: dialog turns waiting
     for their previous-turn passages, memories waiting for the HNSW index (docs/jobs.md)."""
     turns = dialog.queued([namespace.pk])
-    vectors = vector_index.waiting([namespace.pk])
+    vectors = unindexed.waiting([namespace.pk])
     return {"turns": turns, "vectors": vectors} if turns or vectors else None
 
 
@@ -113,7 +114,7 @@ def _selection(request: HttpRequest, namespace: Namespace):
         return Memory.objects.filter(namespace=namespace), False
     form = BrowseForm(params)
     data = form.cleaned_data if form.is_valid() else {}
-    return _filtered(namespace, data), True
+    return filtered_memories(namespace, data), True
 
 
 def _filename(namespace: Namespace, selected: bool, suffix: str) -> str:

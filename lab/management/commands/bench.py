@@ -41,19 +41,20 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 from django.utils import timezone
 
-from apps.memories import embeddings, nearest, passages, vector_index
-from apps.memories.embeddings import embed_query
+from apps.memories import passages, unindexed
+from apps.memories.duplicate_hash import content_hash
 from apps.memories.models import Memory, Namespace
 from apps.memories.services import memory_batch_create, namespace_get_or_create
 from apps.memories.services.tags import tag_ids
-from apps.memories.texts import content_hash
-from apps.memories.transfer import read_jsonl, refresh_memory_statistics
 from apps.search import querylog
 from apps.search.config import search_settings
 from apps.search.pipeline import retrieve
 from apps.search.pipeline.candidates import POOL
 from apps.search.pipeline.scope import Scope
 from apps.search.services import search
+from apps.transfer.transfer import read_jsonl, refresh_memory_statistics
+from apps.vectors import embeddings, nearest
+from apps.vectors.embeddings import embed_query
 from lab import vector_cache
 
 DEFAULT_SOURCE = Path(__file__).resolve().parents[3].parent / "shared/benchmarks/locomo-dev"
@@ -305,10 +306,10 @@ class _Fill:
                 model_s = time.perf_counter() - start
                 out["ingest_conditions"] = conditions()
         # A large write leaves its rows outside the HNSW index for the vector_index job
-        # (apps/memories/vector_index.py): searches below are timed once it has run, and the
+        # (apps/vectors/vector_index.py): searches below are timed once it has run, and the
         # catch-up is reported beside the write path's own rate.
         start = time.perf_counter()
-        caught_up = vector_index.index_waiting(namespace)["rows_indexed"]
+        caught_up = unindexed.index_waiting(namespace)["rows_indexed"]
         index_s = time.perf_counter() - start
         if caught_up:
             out["vector_index_rows"], out["vector_index_s"] = caught_up, round(index_s, 1)

@@ -9,12 +9,12 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.memories.models import Namespace
-from apps.memories.transfer import read_jsonl
 from apps.search import querylog
 from apps.search.config import SearchSettings, search_settings
 from apps.search.params import MODES
 from apps.search.services import search
 from apps.search.stages import STAGES, unknown_stages
+from apps.transfer.transfer import read_jsonl
 from lab import abstention, calibration, evaluation, stage_profile
 from lab.ablation import ablation_runs
 

@@ -1,4 +1,4 @@
-"""python manage.py evaluate_why [--train] [--heldout] [--json FILE]
+"""python manage.py evaluate_why [--train] [--heldout] [--fresh] [--json FILE]
 
 "Why" answered along causal links: on the labelled decision chains (lab/why.py), the share of
 why-questions whose cause is in the top 3 and named by the returned path, the same for effect
@@ -20,12 +20,17 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--train", action="store_true", help="Only the training part.")
         parser.add_argument("--heldout", action="store_true", help="Only the held-out part.")
+        parser.add_argument(
+            "--fresh", action="store_true", help="Only the fresh held-out collection."
+        )
         parser.add_argument("--json", dest="json_path", type=Path, help="Write the report here.")
         parser.add_argument("--misses", action="store_true", help="List each missed question.")
 
-    def handle(self, *args, train: bool, heldout: bool, json_path, misses: bool, **options):
+    def handle(
+        self, *args, train: bool, heldout: bool, fresh: bool, json_path, misses: bool, **options
+    ):
         rows = why.read_set()
-        splits = [s for s, on in zip(why.SPLITS, (train, heldout), strict=True) if on]
+        splits = [s for s, on in zip(why.SPLITS, (train, heldout, fresh), strict=True) if on]
         report = {}
         for split in splits or why.SPLITS:
             scores = why.score_split(rows, split)

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from apps.memories.transfer import read_jsonl
 from apps.search.config import search_settings
 from apps.search.pipeline import rerank_learned
 from apps.search.services import search
+from apps.transfer.transfer import read_jsonl
 from lab import abstention, evaluation, rankfit
 
 

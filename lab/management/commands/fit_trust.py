@@ -2,7 +2,9 @@
 
 Rebuilds the risk check's learned scorer (apps/trust/scorer_weights.npz) from the labelled sets
 and ordinary text (lab/trust_fit.py): first leave-one-split-out cross-validation, which picks
-the threshold and prints what each left-out split scored, then the fit on everything."""
+the two thresholds (wording alone; wording and meaning) and prints what each left-out split
+scored, then the fit on everything. The texts' sentence embeddings are encoded once and kept
+under var/ (lab/trust_vectors.py): the first run encodes about 13,000 texts."""
 
 from __future__ import annotations
 
@@ -12,11 +14,12 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from apps.trust import scorer
-from lab import trust_fit
+from lab import trust, trust_fit
+from lab.trust_vectors import Vectors
 
 
 class Command(BaseCommand):
-    help = "Fit the risk check's learned scorer and choose its threshold by cross-validation."
+    help = "Fit the risk check's learned scorer and choose its thresholds by cross-validation."
 
     def add_arguments(self, parser):
         parser.add_argument(
@@ -29,30 +32,31 @@ class Command(BaseCommand):
 
     def handle(self, *args, ordinary: int, cv_only: bool, json_path, **options):
         texts = trust_fit.scale_texts(ordinary)
+        vectors = Vectors()
         self.stderr.write(f"{len(texts)} ordinary windows; cross-validating ...")
-        folds = trust_fit.cross_validate(texts)
-        threshold = trust_fit.choose_threshold(folds)
-        report = {"threshold": threshold, "folds": {}, "pooled": {}}
-        for fold in folds:
-            shares = trust_fit.shares_at([fold], threshold)
-            report["folds"][fold.split] = {
-                **shares,
-                "injection_probabilities": fold.injections,
-                "benign_probabilities": fold.benign,
-            }
+        folds = trust_fit.cross_validate(texts, vectors.of, locomo=trust.locomo_turns())
+        thresholds = {
+            "wording": trust_fit.choose_threshold(folds, joint=False),
+            "joint": trust_fit.choose_threshold(folds, joint=True),
+        }
+        report = {"thresholds": thresholds, "folds": {}, "pooled": {}}
+        for name, threshold in thresholds.items():
+            joint = name == "joint"
+            for fold in folds:
+                shares = trust_fit.shares_at([fold], threshold, joint=joint)
+                report["folds"].setdefault(fold.split, {})[name] = shares
+                self.stdout.write(
+                    f"{name} {threshold}, left out {fold.split}: injections"
+                    f" {shares['injections']:.1%}, benign {shares['benign']:.1%}"
+                )
+            pooled = report["pooled"][name] = trust_fit.shares_at(folds, threshold, joint=joint)
             self.stdout.write(
-                f"left out {fold.split}: injections {shares['injections']:.1%},"
-                f" benign {shares['benign']:.1%}, ordinary {shares['ordinary']:.2%}"
+                f"{name} {threshold}: pooled injections {pooled['injections']:.1%}, benign"
+                f" {pooled['benign']:.2%}, ordinary {pooled['ordinary']:.3%},"
+                f" LoCoMo {pooled['locomo']:.2%}"
             )
-        report["pooled"] = trust_fit.shares_at(folds, threshold)
-        pooled = report["pooled"]
-        self.stdout.write(
-            f"threshold {threshold}: pooled injections {pooled['injections']:.1%},"
-            f" benign {pooled['benign']:.1%}, ordinary {pooled['ordinary']:.2%}"
-        )
         if not cv_only:
-            injections, benign = trust_fit.training(trust_fit.FIT_SPLITS)
-            model = trust_fit.fit(trust_fit.corpus(injections, benign, texts), threshold)
+            model = trust_fit.fit_all(texts, vectors.of, thresholds["wording"], thresholds["joint"])
             trust_fit.save(model)
             self.stdout.write(f"weights written to {scorer.WEIGHTS}")
         if json_path:

@@ -37,11 +37,11 @@ from django.test import Client
 from django.utils import timezone
 
 from apps.memories import services
-from apps.memories.embeddings import embed_texts
 from apps.memories.models import CausalEdge, Memory, Tier
 from apps.queues.jobs import near_duplicates_update
 from apps.queues.selectors import conflict_count, duplicate_count
 from apps.search.models import MissedQueryVector, QueryLog
+from apps.vectors.embeddings import embed_texts
 from lab.pages import logged_in_client
 
 from .ui_bench import DEFAULT_SOURCE, _records

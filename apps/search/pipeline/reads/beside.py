@@ -4,7 +4,7 @@ after the other.
 
 Only outside a transaction: a search inside one (a test's, a caller's atomic block) must read
 what that transaction sees, so there the read simply runs now, on the caller's connection.
-The helper thread carries the caller's context (the read routing of memoryhub/db_router.py
+The helper thread carries the caller's context (the read routing of memoryhub/replica/
 lives in context variables) and gives its connection back to the pool after each read.
 """
 
@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from django.conf import settings
 from django.db import connections
 
-from memoryhub.db_router import read_connection
+from memoryhub.replica.routing import read_connection
 
 T = TypeVar("T")
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from apps.memories.texts import shown_title
+from apps.memories.titles import shown_title
 
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
-from memoryhub.db_router import read_connection as connection
+from memoryhub.replica.routing import read_connection as connection
 
 from ..scope import MEMORY, Scope, uuid_array
 from .edges import Edge, fetch_edges

@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 
 from apps.memories.models import CausalEdge, Relation
-from apps.memories.nearest import vector_literal
+from apps.vectors.nearest import vector_literal
 
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
-from memoryhub.db_router import read_connection as connection
+from memoryhub.replica.routing import read_connection as connection
 
 from ..scope import MEMORY, Scope
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from apps.search.types import Hit
 
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
-from memoryhub.db_router import read_connection as connection
+from memoryhub.replica.routing import read_connection as connection
 
 from ..scope import MEMORY, Scope
 

@@ -18,7 +18,7 @@ from typing import Any
 from apps.search.types import Hit
 
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
-from memoryhub.db_router import read_connection as connection
+from memoryhub.replica.routing import read_connection as connection
 
 from ..scope import MEMORY, Scope, tsquery_literal
 from .stats import document_frequencies, namespace_stats

@@ -9,7 +9,7 @@ from django.db import transaction
 from django.db.backends.utils import CursorWrapper
 
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
-from memoryhub.db_router import read_connection as connection
+from memoryhub.replica.routing import read_connection as connection
 
 from ..scope import MEMORY, Scope
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from apps.memories import nearest
 from apps.search.types import CandidateRow, Ranked
+from apps.vectors import nearest
 
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
-from memoryhub.db_router import read_connection as connection
+from memoryhub.replica.routing import read_connection as connection
 
 from .. import timeexpr
 from ..scope import MEMORY, MEMORY_TAGS, TAG, Scope, uuid_array

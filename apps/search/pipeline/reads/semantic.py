@@ -10,11 +10,11 @@ import numpy as np
 from cachetools import TTLCache
 from django.db import transaction
 
-from apps.memories import nearest
 from apps.search.types import Hit
+from apps.vectors import nearest
 
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
-from memoryhub.db_router import read_connection as connection
+from memoryhub.replica.routing import read_connection as connection
 
 from ..scope import MEMORY, MEMORY_TAGS, PASSAGE, TAG, Scope
 from .stats import namespace_size
@@ -65,7 +65,7 @@ def semantic_search(
     filter that at most twice as many pass (few_tagged), is scanned exactly (cheaper
     than walking a graph built over every namespace, and never misses); a larger one goes
     through the HNSW index with iterative scan, which keeps filtered queries full
-    (apps/memories/nearest.py; the size is the live count the keyword statistics keep, so
+    (apps/vectors/nearest.py; the size is the live count the keyword statistics keep, so
     this costs no probe of its own). When a filter lets so few memories
     through that the index scan gives up short of `limit`, those few are scanned exactly, so
     a page is never short while matches exist. Returns hits at or above `min_similarity`;
@@ -123,7 +123,7 @@ def few_tagged(tags: tuple[str, ...], most: int) -> bool:
 
 def hnsw_nearest(scope: Scope, literal: str, limit: int, ef_search: int) -> list[tuple[str, float]]:
     """Approximate nearest rows in scope through the HNSW index (iterative scan), with the
-    scope's rows still outside the index (a large batch's, apps/memories/vector_index.py)
+    scope's rows still outside the index (a large batch's, apps/vectors/vector_index.py)
     compared exactly."""
     where, params = scope.where(probe_tags=True)
     select = (

@@ -22,7 +22,7 @@ from cachetools import TLRUCache, TTLCache, cached
 from django.db.backends.utils import CursorWrapper
 
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
-from memoryhub.db_router import read_connection as connection
+from memoryhub.replica.routing import read_connection as connection
 
 from ..scope import MEMORY, MEMORY_TAGS, TAG, tsquery_literal
 

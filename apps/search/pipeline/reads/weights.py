@@ -9,7 +9,7 @@ from cachetools import TTLCache
 from apps.search.models import StrategyWeights
 
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
-from memoryhub.db_router import read_connection as connection
+from memoryhub.replica.routing import read_connection as connection
 
 # Kept a little while per namespace: the feedback job rewrites them now and then, and every
 # search read them. A write in this process forgets them at once (forget_learned_weights);
