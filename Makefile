@@ -37,7 +37,8 @@ lint: install
 	$(BIN)/lint-imports
 	$(MAKE) --no-print-directory typecheck
 
-# mypy (config in pyproject.toml); a run that crashes fails, its errors go through the baseline:
+# mypy (config in pyproject.toml; `make lint` installs first, pre-commit calls this alone); a run
+# that crashes fails, its errors go through the baseline:
 # an error not in mypy-baseline.txt fails, and so does one listed there that is fixed.
 typecheck:
 	@mkdir -p var
