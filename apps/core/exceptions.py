@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 
 class ServiceError(Exception):
     """Base for expected, user-facing failures."""
@@ -10,7 +12,7 @@ class ServiceError(Exception):
 class ValidationFailed(ServiceError):
     """Bad input. `errors` maps a field path (e.g. "items[3].content") to messages."""
 
-    def __init__(self, errors: dict[str, list[str] | str]):
+    def __init__(self, errors: Mapping[str, list[str] | str]):
         self.errors = {k: [v] if isinstance(v, str) else list(v) for k, v in errors.items()}
         super().__init__(self.summary())
 

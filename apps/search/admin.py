@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.http import HttpRequest
 
 from .models import QueryLog, StrategyWeights
 
 
 @admin.register(QueryLog)
-class QueryLogAdmin(admin.ModelAdmin):
+# ModelAdmin is generic only in django-stubs: subscripted here it fails at run time.
+class QueryLogAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     list_display = [
         "query",
         "namespace",
@@ -25,19 +27,19 @@ class QueryLogAdmin(admin.ModelAdmin):
     date_hierarchy = "created_at"
     list_select_related = ["namespace"]
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # logs are written by searches only
 
-    def get_readonly_fields(self, request, obj=None):
+    def get_readonly_fields(self, request: HttpRequest, obj: QueryLog | None = None) -> list[str]:
         return [f.name for f in self.model._meta.fields]
 
     @admin.display(description="results")
-    def result_count(self, obj):
+    def result_count(self, obj: QueryLog) -> int:
         return len(obj.results or [])
 
 
 @admin.register(StrategyWeights)
-class StrategyWeightsAdmin(admin.ModelAdmin):
+class StrategyWeightsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # as above
     list_display = [
         "namespace",
         "strategy",

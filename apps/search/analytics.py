@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import connection
-from django.db.models import Aggregate, FloatField
+from django.db.models import Aggregate, FloatField, Model, QuerySet
 from django.db.models.functions import Left
 from django.utils import timezone
 
@@ -52,17 +53,17 @@ class PercentileCont(Aggregate):
     template = "%(function)s(%(fraction)s) WITHIN GROUP (ORDER BY %(expressions)s)"
     output_field = FloatField()
 
-    def __init__(self, expression, fraction: float, **extra):
+    def __init__(self, expression: Any, fraction: float, **extra: Any) -> None:
         super().__init__(expression, fraction=float(fraction), **extra)
 
 
-def _logs(namespace: Namespace, p: Period):
+def _logs(namespace: Namespace, p: Period) -> QuerySet[QueryLog]:
     return QueryLog.objects.filter(
         namespace=namespace, created_at__gte=p.since, created_at__lt=p.until
     )
 
 
-def _fetch(sql: str, params) -> list[dict]:
+def _fetch(sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         names = [c.name for c in cursor.description]
@@ -81,11 +82,11 @@ def _prepared(namespace: Namespace, p: Period) -> None:
         prepare(namespace, p)
 
 
-def _combined(model, namespace: Namespace, p: Period):
+def _combined(model: type[Model], namespace: Namespace, p: Period) -> tuple[str, dict[str, Any]]:
     return rollup.combined(model, namespace_id=namespace.pk, since=p.since, until=p.until)
 
 
-def searches_per_day(*, namespace: Namespace, p: Period) -> list[dict]:
+def searches_per_day(*, namespace: Namespace, p: Period) -> list[dict[str, Any]]:
     """Per day with searches: how many, p50/p95 latency (ms), evidence gaps, zero results."""
     _prepared(namespace, p)
     rows, params = _combined(SearchDay, namespace, p)
@@ -106,7 +107,9 @@ def searches_per_day(*, namespace: Namespace, p: Period) -> list[dict]:
     ]
 
 
-def totals(*, namespace: Namespace, p: Period, per_day: list[dict] | None = None) -> dict:
+def totals(
+    *, namespace: Namespace, p: Period, per_day: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """The period at a glance: searches, latency percentiles, gap and zero-result rates. The
     counts add up the per-day rows (pass them when already read); the percentiles of the
     whole period come from the log's (namespace, created_at) index, which holds latency_ms."""
@@ -125,7 +128,7 @@ def totals(*, namespace: Namespace, p: Period, per_day: list[dict] | None = None
     }
 
 
-def strategy_contributions(*, namespace: Namespace, p: Period) -> list[dict]:
+def strategy_contributions(*, namespace: Namespace, p: Period) -> list[dict[str, Any]]:
     """Per strategy (keyword, semantic, graph, exact): how many returned results it ranked,
     and of those the feedback judged, how many were useful."""
     _prepared(namespace, p)
@@ -142,7 +145,7 @@ def strategy_contributions(*, namespace: Namespace, p: Period) -> list[dict]:
     return result
 
 
-def top_queries(*, namespace: Namespace, p: Period, limit: int = TOP) -> list[dict]:
+def top_queries(*, namespace: Namespace, p: Period, limit: int = TOP) -> list[dict[str, Any]]:
     """The most asked queries (trimmed, lower case), with their evidence gaps and last time."""
     _prepared(namespace, p)
     rows, params = _combined(SearchDayQuery, namespace, p)
@@ -154,7 +157,7 @@ def top_queries(*, namespace: Namespace, p: Period, limit: int = TOP) -> list[di
     return _fetch(sql, {**params, "limit": limit})
 
 
-def top_memories(*, namespace: Namespace, p: Period, limit: int = TOP) -> list[dict]:
+def top_memories(*, namespace: Namespace, p: Period, limit: int = TOP) -> list[dict[str, Any]]:
     """The memories searches returned most often (how often first, how often judged useful),
     with their titles; a memory deleted since shows its id only."""
     _prepared(namespace, p)
@@ -164,22 +167,22 @@ def top_memories(*, namespace: Namespace, p: Period, limit: int = TOP) -> list[d
                sum(useful)::int AS useful
         FROM ({rows}) AS s GROUP BY memory_id ORDER BY returned DESC, id LIMIT %(limit)s
     """
-    rows = _fetch(sql, {**params, "limit": limit})
-    ids = [row["id"] for row in rows if is_uuid(row["id"])]
+    top = _fetch(sql, {**params, "limit": limit})
+    ids = [row["id"] for row in top if is_uuid(row["id"])]
     found = {
         str(m["id"]): m
         for m in Memory.objects.filter(namespace=namespace, pk__in=ids)
         .annotate(snippet=Left("content", 200))
         .values("id", "title", "snippet", "category")
     }
-    for row in rows:
+    for row in top:
         memory = found.get(row["id"])
         row["exists"] = memory is not None
         row["label"] = _label(memory) if memory else row["id"][:8]
         row["category"] = memory["category"] if memory else ""
-    return rows
+    return top
 
 
-def _label(memory: dict, width: int = 60) -> str:
+def _label(memory: dict[str, Any], width: int = 60) -> str:
     text = shown_title(memory["title"], memory["snippet"])
     return text if len(text) <= width else text[: width - 1] + "…"

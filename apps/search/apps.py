@@ -1,4 +1,11 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from django.apps import AppConfig
+
+if TYPE_CHECKING:
+    from .models import StrategyWeights
 
 
 class SearchConfig(AppConfig):
@@ -17,7 +24,9 @@ class SearchConfig(AppConfig):
         post_delete.connect(_weights_changed, sender=StrategyWeights)
 
 
-def _weights_changed(sender, instance, **kwargs) -> None:
+def _weights_changed(
+    sender: type[StrategyWeights], instance: StrategyWeights, **kwargs: object
+) -> None:
     from django.db import transaction
 
     from .pipeline.reads.weights import forget_learned_weights

@@ -110,6 +110,6 @@ def search_settings() -> SearchSettings:
 
 
 @receiver(setting_changed)
-def _rebuild(*, setting: str, **_) -> None:
+def _rebuild(*, setting: str, **_: object) -> None:
     if setting.startswith("SEARCH_") or setting == "HYBRID_VECTOR_WEIGHT":
         search_settings.cache_clear()

@@ -10,6 +10,7 @@ strategy weights (apps.search.jobs.feedback_recorded).
 from __future__ import annotations
 
 from datetime import UTC
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -26,7 +27,7 @@ def _namespace_id(namespace: Namespace | int) -> int:
     return namespace.pk if isinstance(namespace, Namespace) else int(namespace)
 
 
-def _clean_result_feedback(result_feedback, log: QueryLog) -> dict[str, bool]:
+def _clean_result_feedback(result_feedback: object, log: QueryLog) -> dict[str, bool]:
     if not isinstance(result_feedback, dict):
         raise ValidationFailed({"result_feedback": "Must map memory ids to true or false."})
     returned = {str(r.get("id")) for r in log.results or []}
@@ -50,7 +51,7 @@ def feedback_record(
     query_log_id: int,
     namespace: Namespace | int,
     was_useful: bool | None = None,
-    result_feedback: dict | None = None,
+    result_feedback: dict[str, Any] | None = None,
 ) -> QueryLog:
     """Record feedback on one search of `namespace`; NotFound if it is another namespace's."""
     if was_useful is None and not result_feedback:
@@ -64,7 +65,7 @@ def feedback_record(
         query_id = int(query_log_id)
     except (TypeError, ValueError):
         raise ValidationFailed({"query_log_id": "Must be a search id (an integer)."}) from None
-    log = (
+    log: QueryLog | None = (
         QueryLog.objects.select_for_update().filter(pk=query_id, namespace_id=namespace_id).first()
     )
     if log is None:

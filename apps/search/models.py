@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
 from django.db.models import Q
 from pgvector.django import VectorField
@@ -34,7 +36,8 @@ class QueryLog(models.Model):
     # A miss for the missed-searches queue: the evidence-gap flag or no result. Stored, so the
     # queue's aggregate reads it (and the query text) from an index, not from the 1 KB rows.
     missed = models.GeneratedField(
-        expression=models.Q(evidence_gap=True) | models.Q(results=[]),
+        # django-stubs want an Expression; Django takes a Q as well (a boolean condition)
+        expression=models.Q(evidence_gap=True) | models.Q(results=[]),  # type: ignore[arg-type]
         output_field=models.BooleanField(),
         db_persist=True,
     )
@@ -165,7 +168,11 @@ class MissedQueryVector(models.Model):
 # No foreign-key constraint in the database: its trigger, fired for each of the tens of
 # thousands of rows a month's roll-up inserts, cost more than the aggregation itself. Django
 # still deletes the rows with their namespace (one DELETE per table).
-_ROLLUP_NAMESPACE = {"on_delete": models.CASCADE, "related_name": "+", "db_constraint": False}
+_ROLLUP_NAMESPACE: dict[str, Any] = {
+    "on_delete": models.CASCADE,
+    "related_name": "+",
+    "db_constraint": False,
+}
 
 
 class SearchDay(models.Model):

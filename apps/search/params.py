@@ -244,10 +244,10 @@ def _clean(name: str, spec: Spec, default: Any, value: Any, errors: dict[str, st
     return default
 
 
-def _text(arg: Spec, value: Any) -> str:
-    if not isinstance(value, str):
+def _text(arg: Spec, given: Any) -> str:
+    if not isinstance(given, str):
         raise ValueError("Expected text.")
-    value = value.strip()
+    value = given.strip()
     if arg.max_length is not None and len(value) > arg.max_length:
         raise ValueError(f"At most {arg.max_length} characters.")
     # What PostgreSQL cannot hold as text it cannot search for either (a NUL, a lone surrogate).
@@ -260,7 +260,13 @@ def _text(arg: Spec, value: Any) -> str:
 def _choice(arg: Spec, value: Any) -> str:
     if value not in arg.choices:
         raise ValueError(f"One of {', '.join(arg.choices)}.")
-    return value
+    return str(value)
+
+
+def _bounds(arg: Spec) -> tuple[float, float]:
+    """The range of a number field (schema.Number always sets both ends)."""
+    assert arg.minimum is not None and arg.maximum is not None
+    return arg.minimum, arg.maximum
 
 
 def _range_message(arg: Spec, what: str) -> str:
@@ -272,7 +278,7 @@ def _integer(arg: Spec, value: Any) -> int:
         raise ValueError(_range_message(arg, "An integer"))
     if not arg.minimum <= value <= arg.maximum:
         raise ValueError(_range_message(arg, "An integer"))
-    return value
+    return int(value)
 
 
 def _number(arg: Spec, value: Any) -> float:
@@ -280,7 +286,8 @@ def _number(arg: Spec, value: Any) -> float:
         number = float(value)
     except (TypeError, ValueError):
         raise ValueError(_range_message(arg, "A number")) from None
-    if isinstance(value, bool) or not arg.minimum <= number <= arg.maximum:
+    low, high = _bounds(arg)
+    if isinstance(value, bool) or not low <= number <= high:
         raise ValueError(_range_message(arg, "A number"))
     return number
 
@@ -325,7 +332,7 @@ _CHECKS = {
 }
 
 
-def _time_range(time_expr: str | None, now: datetime, errors: dict) -> TimeRange | None:
+def _time_range(time_expr: str | None, now: datetime, errors: dict[str, Any]) -> TimeRange | None:
     if not time_expr or "time_expr" in errors:
         return None
     try:
@@ -338,7 +345,7 @@ def _time_range(time_expr: str | None, now: datetime, errors: dict) -> TimeRange
     return parsed
 
 
-def _namespace(value) -> Namespace:
+def _namespace(value: object) -> Namespace:
     if isinstance(value, Namespace):
         return value
     if isinstance(value, str) and value:

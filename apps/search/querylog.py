@@ -18,6 +18,7 @@ import logging
 import os
 import queue
 import threading
+from typing import Any
 
 from django.db import close_old_connections, connection, transaction
 
@@ -27,12 +28,12 @@ from .models import MissedQueryVector, QueryLog
 
 logger = logging.getLogger(__name__)
 
-_queue: queue.Queue[dict | None] = queue.Queue()
+_queue: queue.Queue[dict[str, Any] | None] = queue.Queue()
 _thread: threading.Thread | None = None
 _lock = threading.Lock()
 
 
-def record(fields: dict, *, sync: bool) -> int:
+def record(fields: dict[str, Any], *, sync: bool) -> int:
     """Log one search and return its QueryLog id. `sync`: the row is inserted now and its id
     comes back from that one INSERT (durable before the client sees it); otherwise the id is
     reserved with `nextval` and the row queued for the writer thread."""
@@ -41,7 +42,7 @@ def record(fields: dict, *, sync: bool) -> int:
         return _write(fields)
     fields["id"] = reserve_id()
     submit(fields)
-    return fields["id"]
+    return int(fields["id"])
 
 
 # Ids are reserved this many at a time: one round trip to the primary per block rather than
@@ -73,7 +74,7 @@ def _forget_after_fork() -> None:
 os.register_at_fork(after_in_child=_forget_after_fork)
 
 
-def _write(fields: dict) -> int:
+def _write(fields: dict[str, Any]) -> int:
     vector = fields.pop("missed_vector", None)
     log = QueryLog.objects.create(**fields)
     if vector is not None:  # the missed-searches queue groups these by meaning
@@ -108,7 +109,7 @@ def _ensure_thread() -> None:
             _thread.start()
 
 
-def submit(fields: dict, *, sync: bool = False) -> None:
+def submit(fields: dict[str, Any], *, sync: bool = False) -> None:
     """Queue one QueryLog row for the writer thread (after the commit when inside a
     transaction); `sync` (SEARCH_QUERYLOG_SYNC, for tests) writes it now."""
     # Read here, in the caller's context: the writer thread has no request.

@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apps.history.models import MemoryRevision
 from apps.memories.models import CausalEdge, Memory, RecheckMark
@@ -22,6 +22,9 @@ from .pipeline.scope import uuid_array
 from .pipeline.why import chain_text
 from .types import QueryAnalysis, Ranked
 
+if TYPE_CHECKING:
+    from .params import SearchRequest
+
 __all__ = ["SearchResponse", "Trace", "chain_text", "explain", "payload", "render_markdown"]
 
 # Reasons that also show in a result's `why` next to the per-strategy ranks.
@@ -34,23 +37,25 @@ RECHECK = RecheckMark._meta.db_table
 
 @dataclass
 class SearchResponse:
-    memories: list[dict]
+    memories: list[dict[str, Any]]
     total: int
     query: str
     mode: str
-    flags: dict
-    debug: dict | None = None
+    flags: dict[str, Any]
+    debug: dict[str, Any] | None = None
     query_log_id: int | None = None
     # The assistant-facing text's budget as this search decided it (None: unlimited).
     text_budget: int | None = field(default=None, repr=False)
     # 0..1: how likely the results hold the answer (None: no query text, nothing to judge)
     confidence: float | None = None
-    signals: dict | None = field(default=None, repr=False)  # what the confidence was built from
+    signals: dict[str, Any] | None = field(
+        default=None, repr=False
+    )  # what the confidence was built from
     # The why path's chain (pipeline/why.py): each memory (id, title) with the link from the one
     # before it; empty when the query asked no why or the matches have no causal link.
-    path: list[dict] = field(default_factory=list)
+    path: list[dict[str, Any]] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out = {
             "memories": self.memories,
             "total": self.total,
@@ -81,7 +86,7 @@ def payload(
     *,
     as_of: datetime | None = None,
     now: datetime | None = None,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """The results as returned: stored fields, validity (valid_from, valid_until, what
     superseded it and what it replaced), final score, why (ranks and boosts), flags. `as_of`:
     the content each memory had then, and only successors learnt by then."""
@@ -189,12 +194,12 @@ SELECT m.id::text, m.content, m.title, m.category, m.file_path, m.created_at,
 """
 
 
-def _loaded(value):
+def _loaded(value: Any) -> Any:
     """A JSON column as Python (the driver hands jsonb over as text under Django)."""
     return json.loads(value) if isinstance(value, str) else value
 
 
-def _replaced(older: dict) -> dict:
+def _replaced(older: dict[str, Any]) -> dict[str, Any]:
     """What a result replaced and when: "was Jenkins until June"."""
     return {
         "id": older["id"],
@@ -205,7 +210,7 @@ def _replaced(older: dict) -> dict:
     }
 
 
-def _content_as_of(rows: dict[str, dict], as_of: datetime) -> None:
+def _content_as_of(rows: dict[str, dict[str, Any]], as_of: datetime) -> None:
     """Each memory's title and content as they were at `as_of`: the `before` of the first
     change to each field after then (the revisions keep every change)."""
     with connection.cursor() as cursor:
@@ -263,7 +268,7 @@ class Trace:
 
 def explain(
     *,
-    req,
+    req: SearchRequest,
     config: SearchSettings,
     analysis: QueryAnalysis | None,
     weights: dict[str, float],
@@ -275,7 +280,7 @@ def explain(
     trace: Trace,
     timings: dict[str, float],
     model: str,
-) -> dict:
+) -> dict[str, Any]:
     """The include_debug payload (the UI's explain view reads it)."""
     time_range = None
     if analysis and (analysis.after or analysis.before):
@@ -333,7 +338,7 @@ def _rounded(weights: dict[str, float]) -> dict[str, float]:
     return {k: round(v, 4) for k, v in weights.items()}
 
 
-def _result(r: Ranked, trace: Trace) -> dict:
+def _result(r: Ranked, trace: Trace) -> dict[str, Any]:
     return {
         "id": r.id,
         "score": round(float(r.score), 6),
@@ -352,7 +357,15 @@ def _scores(r: Ranked) -> dict[str, float]:
     return {**r.evidence.as_scores(), **r.raw} if r.evidence else dict(r.raw)
 
 
-def log_fields(req, analysis, weights, ranked: Sequence[Ranked], flags, timings, latency) -> dict:
+def log_fields(
+    req: SearchRequest,
+    analysis: QueryAnalysis | None,
+    weights: dict[str, float],
+    ranked: Sequence[Ranked],
+    flags: dict[str, Any],
+    timings: dict[str, float],
+    latency: float,
+) -> dict[str, Any]:
     return {
         "namespace_id": req.namespace.id,
         "query": req.query,

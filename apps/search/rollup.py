@@ -11,8 +11,9 @@ view rolls that day up again.
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
-from django.db import connection, transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 
 from .models import SearchDay, SearchDayMemory, SearchDayQuery, SearchDayStrategy
@@ -106,7 +107,9 @@ def live_since(now: datetime | None = None) -> datetime:
     return today if now - today >= GRACE else today - timedelta(days=1)
 
 
-def combined(model, *, namespace_id: int, since: datetime, until: datetime):
+def combined(
+    model: type[models.Model], *, namespace_id: int, since: datetime, until: datetime
+) -> tuple[str, dict[str, Any]]:
     """(sql, params): a table's rows for [since, until), the closed days from the roll-up (whole
     weeks from their week rows where the table has them) and the live days from the raw log,
     in the same columns (call `ensure` first)."""
@@ -127,7 +130,7 @@ def combined(model, *, namespace_id: int, since: datetime, until: datetime):
         f"SELECT {columns} FROM {model._meta.db_table} WHERE namespace_id = %(ns)s AND ({rolled}) "
         f"UNION ALL SELECT {columns} FROM ({sql.format(window=LIVE_WINDOW)}) AS live"
     )
-    params = {
+    params: dict[str, Any] = {
         "ns": namespace_id,
         "first": first,
         "live_day": live_day,
@@ -179,7 +182,7 @@ def ensure(*, namespace_id: int, since: datetime, until: datetime) -> int:
 
 
 def _roll_days(namespace_id: int, missing: list[date]) -> None:
-    params = {
+    params: dict[str, Any] = {
         "ns": namespace_id,
         "since": _midnight(missing[0]),
         "until": _midnight(missing[-1] + timedelta(days=1)),
@@ -211,7 +214,7 @@ def _roll_weeks(namespace_id: int, week_from: date, week_to: date) -> None:
     mondays = [week_from + timedelta(days=7 * i) for i in range((week_to - week_from).days // 7)]
     for model, (key, sums) in WEEKLY.items():
         done = set(
-            model.objects.filter(
+            model._default_manager.filter(
                 namespace_id=namespace_id, span=7, day__gte=week_from, day__lt=week_to
             )
             .values_list("day", flat=True)
@@ -243,16 +246,16 @@ def forget_day(*, namespace_id: int, day: date) -> None:
     """Drop a day's roll-up and its week's (its searches changed, e.g. got feedback); both are
     redone when next read."""
     for model in TABLES:
-        model.objects.filter(namespace_id=namespace_id, day=day).delete()
+        model._default_manager.filter(namespace_id=namespace_id, day=day).delete()
     monday = day - timedelta(days=day.weekday())
     for model in WEEKLY:
-        model.objects.filter(namespace_id=namespace_id, day=monday, span=7).delete()
+        model._default_manager.filter(namespace_id=namespace_id, day=monday, span=7).delete()
 
 
 def forget(*, namespace_id: int) -> None:
     """Drop a namespace's whole roll-up (after search-log rows were written or moved in bulk)."""
     for model in TABLES:
-        model.objects.filter(namespace_id=namespace_id).delete()
+        model._default_manager.filter(namespace_id=namespace_id).delete()
 
 
 def _days(since: datetime, until: datetime) -> list[date]:

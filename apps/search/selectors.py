@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -35,7 +36,7 @@ def query_log_for(
     first: on a miss, wait for pending writes once and look again.
     """
     logs = QueryLog.objects.restrict(principal, Action.VIEW).filter(pk=query_log_id)
-    log = logs.select_related("namespace").first()
+    log: QueryLog | None = logs.select_related("namespace").first()
     if log is None:
         querylog.flush()
         log = logs.select_related("namespace").first()
@@ -45,7 +46,7 @@ def query_log_for(
     return log
 
 
-def namespace_stats(*, namespaces: Sequence[Namespace]) -> list[dict]:
+def namespace_stats(*, namespaces: Sequence[Namespace]) -> list[dict[str, Any]]:
     """Per namespace: memory, tag and edge counts, and how searches went (with feedback, with
     an evidence gap)."""
     stored = memory_stats(namespaces=namespaces)
@@ -96,19 +97,20 @@ def missed_settings() -> MissedSettings:
 class MissedGroup:
     """Similar missed queries: each {"key", "query", "misses", "first_at", "last_at"}."""
 
-    queries: list[dict]
+    queries: list[dict[str, Any]]
 
     @property
     def misses(self) -> int:
         return sum(q["misses"] for q in self.queries)
 
     @property
-    def last_at(self):
-        return max(q["last_at"] for q in self.queries)
+    def last_at(self) -> datetime:
+        last: datetime = max(q["last_at"] for q in self.queries)
+        return last
 
     @property
     def lead(self) -> str:
-        return self.queries[0]["query"]
+        return str(self.queries[0]["query"])
 
     @property
     def keys(self) -> list[str]:
@@ -140,13 +142,13 @@ _MISSED_SQL = """
 """
 
 
-def missed_queries(*, namespace: Namespace, now=None) -> list[dict]:
+def missed_queries(*, namespace: Namespace, now: datetime | None = None) -> list[dict[str, Any]]:
     """The newest distinct missed queries (up to MISSED_MAX_QUERIES), newest miss first."""
     conf = missed_settings()
     sql = _MISSED_SQL.format(
         log=QueryLog._meta.db_table, dismissed=MissedQueryDismissal._meta.db_table
     )
-    params = {
+    params: dict[str, Any] = {
         "ns": namespace.pk,
         "since": (now or timezone.now()) - timedelta(days=conf.window_days),
         "limit": conf.max_queries,
@@ -158,7 +160,7 @@ def missed_queries(*, namespace: Namespace, now=None) -> list[dict]:
     return [dict(zip(names, row, strict=True)) for row in rows]
 
 
-def missed_vectors(*, namespace: Namespace, rows: list[dict]) -> dict[str, object]:
+def missed_vectors(*, namespace: Namespace, rows: list[dict[str, Any]]) -> dict[str, object]:
     """Embedding per missed query key: the one the search stored when it missed, else computed
     now (one batch) and stored for the next time."""
     keys = [r["key"] for r in rows]
@@ -179,7 +181,12 @@ def missed_vectors(*, namespace: Namespace, rows: list[dict]) -> dict[str, objec
     return found
 
 
-def missed_groups(*, namespace: Namespace, now=None, rows=None) -> list[MissedGroup]:
+def missed_groups(
+    *,
+    namespace: Namespace,
+    now: datetime | None = None,
+    rows: Iterable[dict[str, Any]] | None = None,
+) -> list[MissedGroup]:
     """Missed queries (`rows` of missed_queries, read when not given) grouped by meaning, most
     missed group first.
 
@@ -190,7 +197,7 @@ def missed_groups(*, namespace: Namespace, now=None, rows=None) -> list[MissedGr
         return []
     rows.sort(key=lambda r: (-r["misses"], -r["last_at"].timestamp()))
     known = missed_vectors(namespace=namespace, rows=rows)
-    vectors = np.asarray([known[r["key"]] for r in rows], dtype=np.float32)
+    vectors: np.ndarray = np.asarray([known[r["key"]] for r in rows], dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     vectors = vectors / np.where(norms == 0, 1.0, norms)
     threshold = missed_settings().similarity
@@ -225,7 +232,7 @@ def missed_dismiss(*, namespace: Namespace, keys: Sequence[str], by: str = "") -
     return MissedQueryDismissal.objects.filter(namespace=namespace).count() - before
 
 
-def missed_dismissed(*, namespace: Namespace, limit: int = 20) -> list:
+def missed_dismissed(*, namespace: Namespace, limit: int = 20) -> list[MissedQueryDismissal]:
     """The namespace's newest dismissals, for the queue page's "bring back" list."""
     return list(MissedQueryDismissal.objects.filter(namespace=namespace)[:limit])
 
@@ -237,7 +244,7 @@ def missed_undismiss(*, namespace: Namespace, keys: Sequence[str]) -> int:
     return found.delete()[0]
 
 
-def memory_chain(*, memory: Memory, direction: str = why.CAUSE) -> list[dict]:
+def memory_chain(*, memory: Memory, direction: str = why.CAUSE) -> list[dict[str, Any]]:
     """The causal chain from one memory (memory_why with a memory_id): each memory (id,
     title) with the link from the one before it, as a search's `path`; empty when the memory
     has no link in `direction` ("cause": why it holds, "effect": what followed from it)."""

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 import numpy as np
 from django.db import InterfaceError, OperationalError
@@ -62,6 +63,8 @@ __all__ = ["SearchResponse", "render_markdown", "search"]
 logger = logging.getLogger(__name__)
 
 Stage = tuple[str, Callable[[list[Ranked]], list[Ranked]]]
+# (the vector the semantic strategies match, the query's own); None in exact mode
+Vectors = tuple[np.ndarray | None, np.ndarray | None]
 
 
 @dataclass
@@ -88,7 +91,7 @@ def search(
     log: bool = True,
     config: SearchSettings | None = None,
     causal: str | None = None,
-    **arguments,
+    **arguments: Any,
 ) -> SearchResponse:
     """Run one search. `request` is a SearchRequest (apps/search/params.py); callers that
     hold raw arguments pass them as keywords instead and they are validated into one.
@@ -149,7 +152,7 @@ def search(
     )
 
 
-def _path(chain: why.Chain | None, memories: list[dict]) -> list[dict]:
+def _path(chain: why.Chain | None, memories: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The chain as the response carries it, titled as the results are (a memory on the chain
     that the limit left out is titled from its row)."""
     if chain is None:
@@ -192,6 +195,7 @@ def _rank(
     """Stages 2-10 for a query text: understand it, then rank (exact mode: match it)."""
     outcome, vectors, keyword = _analysed_query(req, cfg, scope, timer)
     analysis = outcome.analysis
+    assert analysis is not None  # _analysed_query always sets it
     if req.mode == "exact":
         outcome.ranked = _exact(scope, req)
         outcome.verdict = confidence.Verdict(1.0 if outcome.ranked else 0.0, not outcome.ranked)
@@ -220,7 +224,9 @@ def _rank(
     return outcome
 
 
-def _analysed_query(req: SearchRequest, cfg: SearchSettings, scope: Scope, timer: Timer):
+def _analysed_query(
+    req: SearchRequest, cfg: SearchSettings, scope: Scope, timer: Timer
+) -> tuple[SearchDecisions, Vectors, KeywordHits | None]:
     """Stage 2: the query's entities, its focused text, its vectors (embedded on the
     encoder's thread while the keyword query runs here), its analysis and the strategy
     weights. Returns the decisions so far, (the vector the semantic strategies match, the
@@ -274,7 +280,7 @@ def _focus_text(query: str, tag_names: Sequence[str]) -> str | None:
     return focus.without_entities(query, tag_names) if tag_names else None
 
 
-def _embed_soon(query: str, focused: str | None):
+def _embed_soon(query: str, focused: str | None) -> Callable[[], tuple[np.ndarray, ...]]:
     """Start embedding the query and, when it differs, its focused text, in one encoder call
     (a second short text in the same batch costs about a millisecond, a second call about
     ten). Calling the result waits for (the query's own vector, the one the semantic
@@ -307,7 +313,9 @@ def _decisions_with_weights(
     )
 
 
-def _weights(analysis: QueryAnalysis, cfg: SearchSettings):
+def _weights(
+    analysis: QueryAnalysis, cfg: SearchSettings
+) -> tuple[dict[str, float], bool, list[str]]:
     """Stage 2: the adapted weights, whether the graph runs, the rules that fired."""
     if not cfg.on("adaptive_weights"):
         return dict(BASE_WEIGHTS), bool(analysis.entities), []
@@ -321,8 +329,15 @@ def _weights(analysis: QueryAnalysis, cfg: SearchSettings):
 
 
 def _candidates(
-    req: SearchRequest, cfg, scope, analysis, vectors, weights, graph_enabled, keyword=None
-):
+    req: SearchRequest,
+    cfg: SearchSettings,
+    scope: Scope,
+    analysis: QueryAnalysis,
+    vectors: Vectors,
+    weights: dict[str, float],
+    graph_enabled: bool,
+    keyword: KeywordHits | None = None,
+) -> tuple[Pool, list[Ranked]]:
     """Stages 3-4: one pool per query text; in deep mode, the variants' pools fused.
     `vectors`: what the semantic strategies match (focused) and the query's own; `keyword`:
     the query's keyword hits, found while it was embedded."""
@@ -340,7 +355,7 @@ def _candidates(
     items = dict(pool.items)
     if req.mode == "deep" and cfg.on("deep"):
         started = time.perf_counter()
-        fused = [pool.fused]
+        fused: list[Mapping[str, float]] = [pool.fused]
         for text in query_variants.query_variants(req.query)[1:]:
             focused = _focus_text(text, analysis.tag_entities) if cfg.on("focus") else None
             own_vector, match_vector = _embed_soon(text, focused)()
@@ -361,7 +376,9 @@ def _variant_scored(r: Ranked, score: float, found: int) -> Ranked:
     return r.copy(score=score, fused=score, reasons=reasons)
 
 
-def _boosts(req: SearchRequest, cfg: SearchSettings, analysis: QueryAnalysis, pool: Pool):
+def _boosts(
+    req: SearchRequest, cfg: SearchSettings, analysis: QueryAnalysis, pool: Pool
+) -> list[Stage]:
     """Stages 5-6, then the boosted order (by score, ties by id)."""
     stages: list[Stage] = []
     if cfg.on("questions"):
@@ -449,8 +466,14 @@ def _exact(scope: Scope, req: SearchRequest) -> list[Ranked]:
 
 
 def _debug(
-    req, cfg, outcome: SearchDecisions, trace: Trace | None, timings, latency, path
-) -> dict | None:
+    req: SearchRequest,
+    cfg: SearchSettings,
+    outcome: SearchDecisions,
+    trace: Trace | None,
+    timings: dict[str, float],
+    latency: float,
+    path: list[dict[str, Any]] | None,
+) -> dict[str, Any] | None:
     """The explain view (include_debug), or None when not asked for."""
     if not req.include_debug:
         return None
@@ -481,7 +504,14 @@ def _debug(
     return debug
 
 
-def _log(req, cfg, outcome: SearchDecisions, flags, timings, latency) -> int | None:
+def _log(
+    req: SearchRequest,
+    cfg: SearchSettings,
+    outcome: SearchDecisions,
+    flags: dict[str, Any],
+    timings: dict[str, float],
+    latency: float,
+) -> int | None:
     """Write the query log row; its id, or None when the primary is down behind a replica."""
     ranked = outcome.ranked
     fields = log_fields(req, outcome.analysis, outcome.weights, ranked, flags, timings, latency)

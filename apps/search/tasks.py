@@ -10,7 +10,7 @@ from apps.memories.models import Namespace
 from . import analytics, rollup
 
 
-@shared_task
+@shared_task  # type: ignore[untyped-decorator]  # celery ships no types
 def analytics_rollup_task(days: int = max(analytics.PERIODS)) -> int:
     """Roll up yesterday (and any other day of the longest period not rolled up yet) for every
     namespace, shortly after midnight, so no analytics page pays for it. Returns the days."""

@@ -11,7 +11,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TypeVar
+from typing import Any, TypeVar
+
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 T = TypeVar("T")
 
@@ -32,7 +34,9 @@ class Probe:
         self.statements: dict[str, int] = defaultdict(int)
         self.sent = 0  # statements so far, counted by the connection wrapper
 
-    def count(self, execute, sql, params, many, context):
+    def count(
+        self, execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any
+    ) -> Any:
         self.sent += 1
         return execute(sql, params, many, context)
 
@@ -41,7 +45,7 @@ _probe: ContextVar[Probe | None] = ContextVar("search_probe", default=None)
 
 
 @contextmanager
-def probe(connection) -> Iterator[Probe]:
+def probe(connection: BaseDatabaseWrapper) -> Iterator[Probe]:
     """Collect stage CPU and SQL statements of the searches run inside (on `connection`)."""
     collected = Probe()
     token = _probe.set(collected)
@@ -59,7 +63,7 @@ class Timer:
     def __init__(self, timings: dict[str, float] | None = None):
         self.timings: dict[str, float] = {} if timings is None else timings
 
-    def __call__(self, name: str, fn: Callable[..., T], *args, **kwargs) -> T:
+    def __call__(self, name: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         with self.span(name):
             return fn(*args, **kwargs)
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -18,6 +20,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.vectors import embeddings
+from apps.vectors.encoder_settings import EncoderSettings
 
 from .. import (
     constitutional,
@@ -33,7 +36,7 @@ from .. import (
 from ..copying import copy_rows
 from ..duplicate_hash import content_hash
 from ..jobs import dialog_turns_queued, graph_changed, vectors_left_out
-from ..models import CausalEdge, Memory, Namespace, PossibleUpdate, Review
+from ..models import CausalEdge, Memory, Namespace, Passage, PossibleUpdate, Review
 from ..supersession import close_validity, resolve_superseded
 from ..tags import infer_tags
 from ..validation import MemoryInput
@@ -53,6 +56,8 @@ NEAR_DUPLICATES = 5  # reported per item
 PROBE_LIMIT = max(NEAR_DUPLICATES, updates.CANDIDATES) + 5
 # Rows encoded per call when a background batch reports its progress.
 EMBED_SLICE = 64
+# One stored neighbour of a row: (memory id, similarity, valid until).
+Neighbour = tuple[uuid.UUID, float, datetime | None]
 
 
 class WriteBatch:
@@ -84,11 +89,11 @@ class WriteBatch:
         self.results: list[WriteResult | None] = [None] * len(inputs)
         self.edges: list[CausalEdge] = []
         self.changes: list[revisions.Change] = []
-        self.near: dict[int, list[dict]] = {}
-        self.maybe: dict[int, list[dict]] = {}
+        self.near: dict[int, list[dict[str, Any]]] = {}
+        self.maybe: dict[int, list[dict[str, Any]]] = {}
         # item -> (inferred tags, its rows); an item repeating an earlier one is not planned.
         self.plans: dict[int, tuple[list[str], list[Planned]]] = {}
-        self.first_of_key: dict[tuple, int] = {}
+        self.first_of_key: dict[tuple[object, ...], int] = {}
         for idx, inp in enumerate(inputs):
             if dedupe and self.keys[idx] in self.first_of_key:
                 continue
@@ -172,7 +177,7 @@ class WriteBatch:
             min_similarity=min(threshold, updates.CANDIDATE_MIN),
             with_validity=True,
         )
-        per_row: dict[int, list[tuple]] = {}
+        per_row: dict[int, list[Neighbour]] = {}
         for pos, memory_id, similarity, valid_until in sorted(found, key=lambda r: (r[0], -r[2])):
             per_row.setdefault(pos - 1, []).append((memory_id, similarity, valid_until))
         for i, p in enumerate(self.planned):
@@ -203,10 +208,10 @@ class WriteBatch:
                     )
                     break
 
-    def _possible_updates(self, per_row: dict[int, list[tuple]]) -> None:
+    def _possible_updates(self, per_row: dict[int, list[Neighbour]]) -> None:
         """Stored memories an item reads like an update of (apps/memories/updates.py). Items
         that name what they supersede, and later chunks of a document, are not checked."""
-        candidates: dict[int, list[tuple]] = {}
+        candidates: dict[int, list[tuple[uuid.UUID, float]]] = {}
         for i, p in enumerate(self.planned):
             if p.item in self.superseded or not p.first_chunk:
                 continue
@@ -218,14 +223,15 @@ class WriteBatch:
         for i, hits in candidates.items():
             p = self.planned[i]
             found = [(rows[m], s) for m, s in hits if m in rows]
-            if hits := updates.possible_updates(p.row.content, found):
-                self.maybe[p.item] = hits
+            if possible := updates.possible_updates(p.row.content, found):
+                self.maybe[p.item] = possible
 
     def _drop_skipped(self) -> None:
         """on_duplicate=skip: a near-duplicate of a stored memory is not written; the result
         is that memory."""
         batch_ids = {str(q.row.id) for q in self.planned}
-        keep, skipped = [], {}
+        keep: list[Planned] = []
+        skipped: dict[int, list[dict[str, Any]]] = {}
         for p in self.planned:
             stored = [d for d in self.near.get(p.item, []) if d["id"] not in batch_ids]
             if stored:
@@ -245,7 +251,7 @@ class WriteBatch:
     def stamp(self, *, actor: revisions.Actor, door: str, origin: provenance.Origin | None) -> None:
         """Each planned row's provenance: who wrote it, through which door and credential,
         with which client, from which page or file (the chunks of a document share it)."""
-        stamps: dict[int, dict] = {}
+        stamps: dict[int, dict[str, Any]] = {}
         for p in self.planned:
             if p.item not in stamps:
                 inp = self.inputs[p.item]
@@ -295,7 +301,7 @@ class WriteBatch:
         for p in self.planned:
             if not p.first_chunk:
                 continue
-            result = self.results[p.item]
+            result = self._result(p.item)
             if p.item in self.held:
                 continue  # a waiting memory ends nothing's validity
             if p.item in self.superseded:
@@ -327,10 +333,17 @@ class WriteBatch:
                 if other.pk != memory.pk:
                     getattr(result, name).append(str(other.pk))
 
+    def _result(self, item: int) -> WriteResult:
+        result = self.results[item]
+        assert result is not None, "planned items and the items they repeat have results"
+        return result
+
     def _first_row(self, idx: int) -> Memory:
         return next(p.row for p in self.planned if p.item == idx and p.first_chunk)
 
-    def _close(self, newer: Memory, older: Sequence, result: WriteResult | None) -> None:
+    def _close(
+        self, newer: Memory, older: Sequence[Memory | str], result: WriteResult | None
+    ) -> None:
         rules = [m for m in older if isinstance(m, Memory)]
         if len(rules) < len(older):  # ids of near-duplicates (on_duplicate=supersede)
             rules += Memory.objects.filter(pk__in=[m for m in older if isinstance(m, str)])
@@ -341,7 +354,7 @@ class WriteBatch:
         self.edges += closed
         self.changes += closing
         if result is not None:
-            result.superseded = [str(m.pk) for m in older]
+            result.superseded = [str(m.pk) if isinstance(m, Memory) else m for m in older]
 
     def record(self, *, actor: revisions.Actor, door: str) -> None:
         if self.edges:
@@ -353,26 +366,28 @@ class WriteBatch:
     def final_results(self) -> list[WriteResult]:
         """One result per item; an item repeating an earlier item shares its memory."""
         for p in self.planned:
-            result = self.results[p.item]
+            result = self._result(p.item)
             if result.memory is None:
                 result.memory = p.row
             result.chunks.append(p.row)
             for dup in self.near.get(p.item, []):
                 if dup not in result.near_duplicates:
                     result.near_duplicates.append(dup)
-        for idx, result in enumerate(self.results):
-            if result is not None and len(result.chunks) == 1:
-                result.chunks = []  # only report chunks when a document was split
-            if result is not None:
-                result.redacted = self.redacted.get(idx, [])
-        for idx, result in enumerate(self.results):
-            if result is None:
-                first = self.results[self.first_of_key[self.keys[idx]]]
+        for idx, held in enumerate(self.results):
+            if held is not None and len(held.chunks) == 1:
+                held.chunks = []  # only report chunks when a document was split
+            if held is not None:
+                held.redacted = self.redacted.get(idx, [])
+        for idx, held in enumerate(self.results):
+            if held is None:
+                first = self._result(self.first_of_key[self.keys[idx]])
                 self.results[idx] = WriteResult(first.memory, False, duplicate_of=first.memory)
         return self.results  # type: ignore[return-value]
 
 
-def _vectors_for(planned: list[Planned], given: np.ndarray | None) -> tuple[np.ndarray, list]:
+def _vectors_for(
+    planned: list[Planned], given: np.ndarray | None
+) -> tuple[np.ndarray, list[Passage]]:
     """The embedding of every planned row: given per item (a row that is an item's only
     chunk takes its item's vector), the rest from the encoder in one batch, which also gives
     their passages. Rows that came with a vector get no passages here (the caller brought
@@ -395,8 +410,9 @@ def _vectors_for(planned: list[Planned], given: np.ndarray | None) -> tuple[np.n
 
 def _vectors_in_slices(
     planned: list[Planned], items: int, progress: Callable[[int, int], None]
-) -> tuple[np.ndarray, list]:
-    vectors, passage_rows = [np.zeros((0, embeddings.EncoderSettings.current().dim))], []
+) -> tuple[np.ndarray, list[Passage]]:
+    vectors = [np.zeros((0, EncoderSettings.current().dim))]
+    passage_rows: list[Passage] = []
     for start in range(0, len(planned), EMBED_SLICE):
         part = planned[start : start + EMBED_SLICE]
         encoded, own = _vectors_for(part, None)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q, Value
+from django.db.models import F, Q, QuerySet, Value
 from django.db.models.functions import Coalesce, Left, NullIf
 from django.utils import timezone
 
@@ -16,7 +17,7 @@ from apps.vectors import embeddings
 
 from .. import constitutional, dialog, passages, recheck, revisions, screening
 from ..duplicate_hash import content_hash
-from ..fields import UPDATABLE
+from ..fields import UPDATABLE as UPDATABLE
 from ..jobs import graph_changed
 from ..models import CausalEdge, Memory, Relation, Tier
 from ..validation import validate_memory_input
@@ -27,12 +28,12 @@ from .unique_guard import unique_content_guard
 # --- update, archive, delete ----------------------------------------------------------------
 
 
-def memory_locked(pk, *, expected_version: int | None = None) -> Memory:
+def memory_locked(pk: uuid.UUID | str, *, expected_version: int | None = None) -> Memory:
     """The row of memory `pk` as stored now, locked until the transaction ends: every change,
     delete and restore of one memory takes this lock first, so they run one after another and
     each starts from what the one before stored. Gone (deleted meanwhile): NotFound. A version
     other than `expected_version` (when given): VersionConflict, with the row as it is now."""
-    memory = Memory.every_state.select_for_update(of=("self",)).filter(pk=pk).first()
+    memory: Memory | None = Memory.every_state.select_for_update(of=("self",)).filter(pk=pk).first()
     if memory is None:
         raise NotFound(f"Memory {pk} does not exist (it was deleted).")
     if expected_version is not None and memory.version != expected_version:
@@ -161,7 +162,7 @@ def memory_archive(
 @transaction.atomic
 def memories_archive(
     *,
-    memories,
+    memories: QuerySet[Memory],
     archived: bool = True,
     actor: revisions.Actor = None,
     door: str = "system",
@@ -239,7 +240,9 @@ def memory_delete(
 
 
 @transaction.atomic
-def memories_reembed(*, memories, actor: revisions.Actor = None, door: str = "system") -> int:
+def memories_reembed(
+    *, memories: QuerySet[Memory], actor: revisions.Actor = None, door: str = "system"
+) -> int:
     """Recompute embeddings of the given memories with the current model, in batches.
 
     Takes actor and door like every write, but records no revision: no tracked field changes.
@@ -280,7 +283,7 @@ def memories_merge(
     tags_before = sorted(keep.tags.values_list("name", flat=True))
     tag_ids = set(keep.tags.values_list("id", flat=True))
     merge = revisions.Action.MERGE
-    changes = []
+    changes: list[revisions.Change] = []
     # Before the links move: what rested on a merged memory is marked against it.
     recheck.mark(recheck.superseded(other, keep) for other in others)
     moved = _move_edges(keep, others, changes) if move_edges else []
@@ -292,16 +295,17 @@ def memories_merge(
             relation=Relation.SUPERSEDES,
             defaults={"strength": 1.0, "namespace_id": keep.namespace_id},
         )
-        before, after = {}, {"edge": revisions.edge_dict(edge)}
+        before: dict[str, Any] = {}
+        after: dict[str, Any] = {"edge": revisions.edge_dict(edge)}
         if not other.archived:
             before["archived"], after["archived"] = False, True
         changes.append(revisions.Change(other.pk, other.namespace_id, merge, before, after))
     keep.tags.set(tag_ids)
     tags_after = sorted(keep.tags.values_list("name", flat=True))
-    kept_after = {"merged": [str(m.pk) for m in others]}
+    kept_after: dict[str, Any] = {"merged": [str(m.pk) for m in others]}
     if moved:
         kept_after["edges_moved"] = moved
-    kept_before = None
+    kept_before: dict[str, Any] | None = None
     if tags_after != tags_before:
         kept_before, kept_after["tags"] = {"tags": tags_before}, tags_after
     changes.append(revisions.Change(keep.pk, keep.namespace_id, merge, kept_before, kept_after))
@@ -314,7 +318,9 @@ def memories_merge(
     return keep
 
 
-def _move_edges(keep: Memory, others: list[Memory], changes: list) -> list[list]:
+def _move_edges(
+    keep: Memory, others: list[Memory], changes: list[revisions.Change]
+) -> list[list[dict[str, Any] | None]]:
     """Re-point the others' links to third memories at `keep`; returns [old, new] edge dicts
     (new is None when `keep` already had that link) and adds the far ends' changes."""
     merged = {m.pk for m in others}
@@ -350,8 +356,8 @@ def _move_edges(keep: Memory, others: list[Memory], changes: list) -> list[list]
 def memories_unmerge(
     *,
     keep: Memory,
-    merge_after: dict,
-    restore: dict,
+    merge_after: dict[str, Any],
+    restore: dict[str, Any],
     actor: revisions.Actor = None,
     door: str = "system",
 ) -> list[Memory]:

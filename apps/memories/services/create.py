@@ -64,7 +64,7 @@ def memory_create(
 def memory_batch_create(
     *,
     namespace: Namespace,
-    items: Sequence[dict],
+    items: Sequence[dict[str, Any]],
     on_duplicate: str = "report",
     check_near_duplicates: bool = True,
     dedupe: bool = True,
@@ -110,7 +110,7 @@ def memory_batch_create(
     )
 
 
-def _check_batch_shape(items: Sequence[dict], max_chars: int | None) -> None:
+def _check_batch_shape(items: Sequence[dict[str, Any]], max_chars: int | None) -> None:
     if not isinstance(items, list | tuple):
         raise ValidationFailed({"items": "Must be a list of memory objects."})
     if not items:
@@ -123,7 +123,7 @@ def _check_batch_shape(items: Sequence[dict], max_chars: int | None) -> None:
         _check_batch_cost(items, max_chars)
 
 
-def _check_batch_cost(items: Sequence[dict], max_chars: int) -> None:
+def _check_batch_cost(items: Sequence[dict[str, Any]], max_chars: int) -> None:
     """Refuse a batch whose texts would hold a worker too long, before any embedding."""
     total = 0
     for item in items:
@@ -138,7 +138,7 @@ def _check_batch_cost(items: Sequence[dict], max_chars: int) -> None:
         )
 
 
-def _validate_all(items: Sequence[dict], prefix: str | None) -> list[MemoryInput]:
+def _validate_all(items: Sequence[dict[str, Any]], prefix: str | None) -> list[MemoryInput]:
     inputs, errors = [], {}
     for i, item in enumerate(items):
         try:
@@ -152,7 +152,7 @@ def _validate_all(items: Sequence[dict], prefix: str | None) -> list[MemoryInput
 
 def _create_many(
     namespace: Namespace,
-    items: Sequence[dict],
+    items: Sequence[dict[str, Any]],
     on_duplicate: str,
     *,
     prefix: str | None,
@@ -171,7 +171,7 @@ def _create_many(
 
 def _planned(
     namespace: Namespace,
-    items: Sequence[dict],
+    items: Sequence[dict[str, Any]],
     on_duplicate: str,
     *,
     prefix: str | None,
@@ -203,7 +203,11 @@ def _planned(
 
 
 def memory_batch_check(
-    *, namespace: Namespace, items: Sequence[dict], on_duplicate: str, max_chars: int | None
+    *,
+    namespace: Namespace,
+    items: Sequence[dict[str, Any]],
+    on_duplicate: str,
+    max_chars: int | None,
 ) -> None:
     """Everything memory_batch_create refuses before it embeds, without embedding: what a
     batch left to the background is checked by in its request."""
@@ -214,7 +218,7 @@ def memory_batch_check(
 def memory_batch_embedded(
     *,
     namespace: Namespace,
-    items: Sequence[dict],
+    items: Sequence[dict[str, Any]],
     on_duplicate: str,
     progress: Callable[[int, int], None],
 ) -> WriteBatch:

@@ -36,7 +36,9 @@ def edge_create(
         raise ValidationFailed(
             {"target": "Belongs to another namespace; links stay within one namespace."}
         )
-    existing = CausalEdge.objects.filter(source=source, target=target, relation=relation).first()
+    existing: CausalEdge | None = CausalEdge.objects.filter(
+        source=source, target=target, relation=relation
+    ).first()
     if existing is not None and existing.strength == strength:
         return existing
     edge, _ = CausalEdge.objects.update_or_create(
@@ -61,7 +63,7 @@ def edge_create(
                     c.namespace_id,
                     c.action,
                     c.before,
-                    {**c.after, **constitutional.RISK},
+                    {**(c.after or {}), **constitutional.RISK},
                 )
                 if c.memory_id == target.pk
                 else c

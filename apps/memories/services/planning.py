@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 
@@ -25,10 +26,10 @@ class Planned:
 
     @property
     def first_chunk(self) -> bool:
-        return self.row.metadata.get("chunk_index", 0) == 0
+        return bool(self.row.metadata.get("chunk_index", 0) == 0)
 
 
-def record_key(inp: MemoryInput, digest: str) -> tuple:
+def record_key(inp: MemoryInput, digest: str) -> tuple[object, ...]:
     """What makes a record itself: its text, and the id and time its writer gave, if any. A
     text said again at another time or under another id is another memory (a conversation turn
     repeated on another day)."""
@@ -54,7 +55,7 @@ def plan_rows(
     digest: str,
     namespace: Namespace,
     inferred: list[str],
-    now,
+    now: datetime,
     chunk: bool,
 ) -> list[Planned]:
     tags = inp.tags + inferred

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from .. import revisions
 from ..models import Memory
 
+if TYPE_CHECKING:  # the history app sits above this one; only its type is named
+    from apps.history.models import MemoryRevision
+
 
 @transaction.atomic
-def memories_refresh(*, memories, actor: revisions.Actor = None, door: str = "system") -> int:
+def memories_refresh(
+    *, memories: QuerySet[Memory], actor: revisions.Actor = None, door: str = "system"
+) -> int:
     """Reset stability to 1 and the last access to now, so decay starts over from today.
 
     The decay job recomputes stability from `last_accessed_at`, which is why both move. Each
@@ -42,11 +51,11 @@ def memories_refresh(*, memories, actor: revisions.Actor = None, door: str = "sy
     return len(rows)
 
 
-def _iso(value) -> str | None:
+def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
-def refresh_revision(revision) -> bool:
+def refresh_revision(revision: MemoryRevision) -> bool:
     """Is this revision a refresh (what `memory_refresh_undo` takes back)?"""
     before, after = revision.before or {}, revision.after or {}
     return (
@@ -58,7 +67,7 @@ def refresh_revision(revision) -> bool:
 
 @transaction.atomic
 def memory_refresh_undo(
-    *, memory: Memory, before: dict, actor: revisions.Actor = None, door: str = "system"
+    *, memory: Memory, before: dict[str, Any], actor: revisions.Actor = None, door: str = "system"
 ) -> Memory:
     """Put back the stability and last access a refresh replaced (`before` is the refresh
     revision's before); recorded as a "restore" revision with the two values."""

@@ -4,6 +4,8 @@ skipped), or back to pending (an approval undone). Who may review is the queue's
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import transaction
 
@@ -19,14 +21,15 @@ def memory_review_set(
     review: str,
     actor: revisions.Actor,
     door: str,
-    decision: dict,
+    decision: dict[str, Any],
     reviewed_by: str = "",
 ) -> Memory:
     """Set the review state under the row's lock; the revision carries `decision` so the
     history can name the reviewer and undo it. `reviewed_by` is what recall says of an
     approved memory ("reviewed by ana")."""
     memory = memory_locked(memory.pk)
-    before, after = {"review": memory.review}, {"review": review}
+    before: dict[str, Any] = {"review": memory.review}
+    after: dict[str, Any] = {"review": review}
     # A queue decision's revision carries it in `after`; its undo carries it in `before`.
     (before if review == Review.PENDING else after)["decision"] = decision
     memory.review = review
@@ -38,7 +41,7 @@ def memory_review_set(
 
 
 @transaction.atomic
-def memory_after_approval(*, memory: Memory) -> dict:
+def memory_after_approval(*, memory: Memory) -> dict[str, Any]:
     """The checks a write skips while it waits: its near-duplicates (reported) and the stored
     memories it reads like an update of (queued for a person, as at write)."""
     threshold = settings.MEMORY_NEAR_DUPLICATE_SIMILARITY

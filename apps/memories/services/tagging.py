@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from django.db import transaction
 
@@ -43,15 +44,16 @@ def _tag_changes(tag: Tag, old: str, new: str | None) -> list[revisions.Change]:
     carriers = dict(
         through.objects.filter(tag_id=tag.pk).values_list("memory_id", "memory__namespace_id")
     )
-    names: dict = defaultdict(list)
+    names: defaultdict[Any, list[str]] = defaultdict(list)
     for memory_id, tag_name in through.objects.filter(memory_id__in=carriers).values_list(
         "memory_id", "tag__name"
     ):
         names[memory_id].append(tag_name)
-    changes = []
+    changes: list[revisions.Change] = []
     for memory_id, namespace_id in carriers.items():
         before = sorted(names[memory_id])
-        after = sorted({new if n == old else n for n in before} - {None})
+        renamed = {new if n == old else n for n in before}
+        after = sorted(n for n in renamed if n is not None)
         changes.append(
             revisions.Change(
                 memory_id, namespace_id, revisions.Action.UPDATE, {"tags": before}, {"tags": after}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
 
 from django.db import transaction
@@ -38,9 +39,9 @@ class DeletedMemory(Protocol):
 class UndeleteResult:
     memory: Memory
     edges_restored: int = 0
-    edges_skipped: list[dict] = field(default_factory=list)
+    edges_skipped: list[dict[str, Any]] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "id": str(self.memory.pk),
             "edges_restored": self.edges_restored,
@@ -116,7 +117,7 @@ def memory_undelete(
     return result
 
 
-def _value(name: str, raw):
+def _value(name: str, raw: object) -> object:
     if (name.endswith("_at") or name in revisions.INSTANTS) and isinstance(raw, str):
         return parse_datetime(raw)
     return raw
@@ -131,7 +132,7 @@ def _restorable_edges(entry: DeletedMemory, result: UndeleteResult) -> list[Caus
             namespace_id=entry.namespace_id, pk__in=[uuid.UUID(o) for o in others]
         ).values_list("pk", flat=True)
     }
-    edges = []
+    edges: list[CausalEdge] = []
     for e in entry.edges:
         other = e["target"] if e["source"] == me else e["source"]
         if other not in alive:
@@ -144,7 +145,8 @@ def _restorable_edges(entry: DeletedMemory, result: UndeleteResult) -> list[Caus
                 target_id=uuid.UUID(e["target"]),
                 relation=e["relation"],
                 strength=e["strength"],
-                created_at=parse_datetime(e["created_at"]),
+                # written by revisions.edge_dict as isoformat()
+                created_at=datetime.fromisoformat(e["created_at"]),
             )
         )
     return edges

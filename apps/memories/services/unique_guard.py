@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 from django.db import IntegrityError, transaction
@@ -12,7 +13,7 @@ from ..models import CONTENT_UNIQUE
 
 
 @contextmanager
-def unique_content_guard():
+def unique_content_guard() -> Iterator[None]:
     """Turn a clash with a stored row (the same record, or an id in use) into a 400."""
     try:
         with transaction.atomic():

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
 
 from ..models import Memory, Review
 
@@ -12,15 +14,15 @@ class WriteResult:
     memory: Memory
     created: bool
     duplicate_of: Memory | None = None
-    near_duplicates: list[dict] = field(default_factory=list)
+    near_duplicates: list[dict[str, Any]] = field(default_factory=list)
     chunks: list[Memory] = field(default_factory=list)
     inferred_tags: list[str] = field(default_factory=list)
     # Stored memories this one reads like an update of (id, title, why): not superseded,
     # queued for a person; the writer confirms with `supersedes`.
-    possible_updates: list[dict] = field(default_factory=list)
+    possible_updates: list[dict[str, Any]] = field(default_factory=list)
     # Stored memories this one negates (id, title, why): queued as contradictions for a person
     # to decide which holds; never offered as an update.
-    possible_contradictions: list[dict] = field(default_factory=list)
+    possible_contradictions: list[dict[str, Any]] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)  # ids whose validity this one ended
     caused_by: list[str] = field(default_factory=list)  # ids linked to it by `caused`
     depends_on: list[str] = field(default_factory=list)  # ids it links to by `depends_on`
@@ -31,7 +33,7 @@ class WriteResult:
         """Stored, but waiting for review: found by nothing until an editor approves it."""
         return self.memory.review == Review.PENDING
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "id": str(self.memory.id),
             "created": self.created,
@@ -57,5 +59,5 @@ class WriteResult:
         }
 
 
-def _iso(moment) -> str | None:
+def _iso(moment: datetime | None) -> str | None:
     return moment.isoformat() if moment is not None else None

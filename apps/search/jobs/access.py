@@ -11,6 +11,7 @@ moment ago might commit after a later one.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import connection, transaction
 
@@ -23,7 +24,7 @@ LAG = timedelta(seconds=60)
 UUID_RE = "^[0-9a-fA-F-]{36}$"
 
 
-def accesses_record(*, namespace: Namespace, now: datetime) -> list:
+def accesses_record(*, namespace: Namespace, now: datetime) -> list[Any]:
     """Count accesses logged since the cursor; returns the ids of the memories touched."""
     until = now - LAG
     with transaction.atomic():
@@ -51,7 +52,12 @@ def accesses_record(*, namespace: Namespace, now: datetime) -> list:
             FROM hits WHERE m.id = hits.id AND m.namespace_id = %(ns)s
             RETURNING m.id
         """
-        params = {"ns": namespace.pk, "until": until, "since": since, "uuid_re": UUID_RE}
+        params: dict[str, Any] = {
+            "ns": namespace.pk,
+            "until": until,
+            "since": since,
+            "uuid_re": UUID_RE,
+        }
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             touched = [row[0] for row in cursor.fetchall()]

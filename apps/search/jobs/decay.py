@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -23,7 +24,7 @@ from apps.memories.models import Memory, Namespace, Tier
 
 from .access import accesses_record
 
-TIER_DECAY_SCALE = {
+TIER_DECAY_SCALE: dict[str, float] = {
     Tier.CONSTITUTIONAL: 0.1,
     Tier.CORE: 0.5,
     Tier.NORMAL: 1.0,
@@ -32,7 +33,7 @@ TIER_DECAY_SCALE = {
 
 
 def half_life_days() -> float:
-    return settings.JOBS_DECAY_HALF_LIFE_DAYS
+    return float(settings.JOBS_DECAY_HALF_LIFE_DAYS)
 
 
 def stability_value(
@@ -42,12 +43,12 @@ def stability_value(
     half_life = half_life or half_life_days()
     scale = TIER_DECAY_SCALE.get(tier, 1.0)
     exponent = scale * max(days_idle, 0.0) / (half_life * (1.0 + math.log1p(access_count)))
-    return round(0.5**exponent, 6)
+    return round(float(0.5**exponent), 6)
 
 
 def decay_update(
-    *, namespace: Namespace, now: datetime | None = None, recent: bool = False, **_options
-) -> dict:
+    *, namespace: Namespace, now: datetime | None = None, recent: bool = False, **_options: object
+) -> dict[str, Any]:
     """Set-based: one UPDATE over the namespace; only rows whose rounded value moved change.
 
     `recent`: fold the new accesses and recompute only the memories they touched (the
@@ -74,7 +75,12 @@ def decay_update(
         WHERE m.id = fresh.id AND m.stability IS DISTINCT FROM fresh.value
     """
     with transaction.atomic(), connection.cursor() as cursor:
-        params = {"now": now, "half_life": half_life_days(), "ns": namespace.pk, "ids": touched}
+        params: dict[str, Any] = {
+            "now": now,
+            "half_life": half_life_days(),
+            "ns": namespace.pk,
+            "ids": touched,
+        }
         cursor.execute(sql, params)
         updated = cursor.rowcount
         cursor.execute(

@@ -19,6 +19,7 @@ searches with feedback are read, which bounds the work for a strategy that rarel
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from django.db import transaction
 
@@ -68,7 +69,7 @@ def usefulness(logs: Iterable[QueryLog]) -> dict[str, tuple[int, int]]:
     return {s: (sum(b), len(b)) for s, b in outcomes.items()}
 
 
-def feedback_weights_update(*, namespace: Namespace, **_options) -> dict:
+def feedback_weights_update(*, namespace: Namespace, **_options: object) -> dict[str, Any]:
     logs = (
         QueryLog.objects.filter(namespace=namespace, feedback_at__isnull=False)
         .order_by("-feedback_at", "-id")

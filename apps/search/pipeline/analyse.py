@@ -245,7 +245,7 @@ def analyse_query(
     causal = causal_direction(text)
     if not enabled:
         return QueryAnalysis(text=text, keywords=words, is_question=is_question, causal=causal)
-    intent, scores = ("lookup", {})
+    intent, scores = "lookup", dict[str, float]()
     if vector is not None:
         intent, scores = classify_intent(vector, model_name)
     found = entities if entities is not None else find_entities(text, known_tags)

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 
+from apps.memories.natural_order import natural_key
 from apps.search.types import Ranked
 
-from .coactivate import natural_key, reaches
+from .coactivate import reaches
 
 DECAY_WEIGHT = 0.2
 PAGERANK_WEIGHT = 0.1
@@ -162,7 +163,10 @@ def time_boost(
         return list(items)
     return [
         r.rescored(r.score * (1.0 + factor), ("time_match", 1.0 + factor))
-        if (after is None or r.created_at >= after) and (before is None or r.created_at < before)
+        # a candidate without a time (none read for it) is not inside the range
+        if r.created_at is not None
+        and (after is None or r.created_at >= after)
+        and (before is None or r.created_at < before)
         else r
         for r in items
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from apps.core.wording import counted
 from apps.memories import provenance
@@ -24,7 +25,7 @@ def estimate_tokens(text: str) -> int:
     return max(1, math.ceil(len(text) / 4))
 
 
-def memory_block(item: dict, index: int, contradicted: set[str]) -> str:
+def memory_block(item: dict[str, Any], index: int, contradicted: set[str]) -> str:
     # The heading and the lines under it are ours; every word a writer stored (title, content,
     # the words of what it replaced) is quoted below them (apps/trust/framing.py).
     head = f"### Memory {index}"
@@ -71,7 +72,7 @@ def _day(moment: str | None) -> str:
     return (moment or "")[:10] or "open"
 
 
-def render(payload: dict, token_budget: int | None) -> str:
+def render(payload: dict[str, Any], token_budget: int | None) -> str:
     """payload: SearchResponse.to_dict(). Blocks are added whole until the budget is spent."""
     flags = payload.get("flags", {})
     contradicted = {x for pair in flags.get("contradictions", []) for x in pair}

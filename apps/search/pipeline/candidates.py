@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from apps.search.types import CandidateRow, Evidence, Hit, QueryAnalysis, Ranked
 
 from . import coactivate, context, feedback, fuse, graph, validity, wordforms
 from .reads.beside import beside
+from .reads.edges import Edge
 from .reads.exact import exact_search
 from .reads.lexical import LexicalPlan, lexical_plan, lexical_search
 from .reads.neighbours import window_rows
@@ -107,7 +108,7 @@ class StrategyLists:
     plan: LexicalPlan | None = None
     fallback: bool = False
     feedback_vector: np.ndarray | None = None
-    edges: list = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
 
 
 @dataclass
@@ -161,7 +162,7 @@ def gather(
 
 
 def _fused(
-    query: Query, found: StrategyLists, done: FetchedCandidates, cosines
+    query: Query, found: StrategyLists, done: FetchedCandidates, cosines: Mapping[str, Any]
 ) -> dict[str, Ranked]:
     """Every candidate's evidence, scaled per strategy, with context borrowed, fused."""
     config = query.config
@@ -171,7 +172,9 @@ def _fused(
         )
         for k, r in done.rows.items()
     }
-    normalized = _complete_scores(evidence, found.lists, query.use_lexical, query.use_semantic)
+    normalized: Mapping[str, Mapping[str, float]] = _complete_scores(
+        evidence, found.lists, query.use_lexical, query.use_semantic
+    )
     if config.on("context") and done.surrounding:
         normalized = context.with_context(normalized, done.surrounding)
     fused = fuse.fuse_pool(
@@ -185,7 +188,15 @@ def _fused(
     return _ranked_items(done.rows, found.lists, fused, evidence)
 
 
-def _query(text, vector, analysis, scope, weights, config, semantic_only) -> Query:
+def _query(
+    text: str,
+    vector: np.ndarray | None,
+    analysis: QueryAnalysis,
+    scope: Scope,
+    weights: Mapping[str, float],
+    config: SearchSettings,
+    semantic_only: bool,
+) -> Query:
     on = config.on
     use_semantic = on("semantic") and vector is not None and weights.get("semantic", 0) > 0
     return Query(
@@ -206,12 +217,12 @@ def _first_lists(q: Query, found: StrategyLists, timer: Timer, keyword: KeywordH
     superseded matches, exact phrases."""
     on, scope = q.config.on, q.scope
     if q.use_lexical:
-        hits = keyword or timer("lexical", keyword_hits, q.text, scope, q.config)
-        found.plan = hits.plan
-        found.lists["keyword"] = [(h.id, h.score) for h in hits.hits]
+        lexical = keyword or timer("lexical", keyword_hits, q.text, scope, q.config)
+        found.plan = lexical.plan
+        found.lists["keyword"] = [(h.id, h.score) for h in lexical.hits]
     if q.use_semantic:
-        hits, found.fallback = timer("semantic", _semantic, q, q.vector, q.passages)
-        found.lists["semantic"] = [(h.id, h.score) for h in hits]
+        semantic, found.fallback = timer("semantic", _semantic, q, q.vector, q.passages)
+        found.lists["semantic"] = [(h.id, h.score) for h in semantic]
     if on("successors") and q.use_semantic:
         successors = timer("successors", _successors, scope, q.vector)
         if successors:
@@ -220,8 +231,8 @@ def _first_lists(q: Query, found: StrategyLists, timer: Timer, keyword: KeywordH
     analysis = q.analysis
     phrases = [*analysis.phrases, *(e for e in analysis.entities if e not in analysis.tag_entities)]
     if on("exact") and not q.semantic_only and phrases:
-        hits = timer("exact", exact_search, scope, phrases, EXACT_POOL)
-        found.lists["exact"] = [(h.id, h.score) for h in hits]
+        exact = timer("exact", exact_search, scope, phrases, EXACT_POOL)
+        found.lists["exact"] = [(h.id, h.score) for h in exact]
 
 
 def _seeded_lists(q: Query, found: StrategyLists, timer: Timer, graph_enabled: bool) -> None:
@@ -247,7 +258,9 @@ def _seeded_lists(q: Query, found: StrategyLists, timer: Timer, graph_enabled: b
         found.edges = timer("graph", graph.fetch_edges, q.scope.namespace_id, seeds, 1)
 
 
-def _semantic(q: Query, vector: np.ndarray, passages: str | None, ef_search: int | None = None):
+def _semantic(
+    q: Query, vector: np.ndarray, passages: str | None, ef_search: int | None = None
+) -> tuple[list[Hit], bool]:
     return semantic_search(
         q.scope,
         vector,
@@ -366,7 +379,12 @@ def _ranked_items(
 
 
 def _ranked(
-    key: str, row: CandidateRow, score: float, ranks: dict, raw: dict, evidence: Evidence
+    key: str,
+    row: CandidateRow,
+    score: float,
+    ranks: dict[str, Any],
+    raw: dict[str, Any],
+    evidence: Evidence,
 ) -> Ranked:
     return Ranked(
         id=key,

@@ -6,6 +6,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from apps.search.types import Ranked
 
@@ -39,7 +40,7 @@ def evidence_gap(scores: Sequence[float], threshold: float = GAP_Z) -> bool:
 
 def weak_evidence(
     ordered: Sequence[Ranked],
-    lists: Mapping[str, Sequence],
+    lists: Mapping[str, Sequence[Any]],
     *,
     fallback: bool,
     best_similarity: float,

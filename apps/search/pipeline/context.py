@@ -47,7 +47,7 @@ def window(
                     if n in seen:
                         continue
                     beyond = step_number and sessions is not None
-                    if beyond and (own is None or sessions.get(n) != own):
+                    if beyond and (own is None or (sessions or {}).get(n) != own):
                         continue
                     seen.add(n)  # also keeps a turn reached twice in one step once
                     step.append(n)

@@ -18,6 +18,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -71,9 +72,10 @@ class Model:
     head: int = HEAD
 
     def score(self, x: np.ndarray) -> np.ndarray:
-        return ((x - self.mean) / self.scale) @ self.coef
+        scored: np.ndarray = ((x - self.mean) / self.scale) @ self.coef
+        return scored
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "features": list(FEATURES),
             "coef": self.coef.tolist(),
@@ -83,7 +85,7 @@ class Model:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping) -> Model:
+    def from_dict(cls, data: Mapping[str, Any]) -> Model:
         if list(data["features"]) != list(FEATURES):
             raise ValueError("ranker weights were fitted on other features; refit them")
         return cls(
@@ -102,7 +104,7 @@ def load(path: Path = WEIGHTS_FILE) -> Model | None:
 
 
 # Set by the fitting tool to collect each search's head and features; None on the read path.
-capture: ContextVar[list | None] = ContextVar("ranker_capture", default=None)
+capture: ContextVar[list[Any] | None] = ContextVar("ranker_capture", default=None)
 # Lets the fitting tool compare models without writing the weights file.
 override: ContextVar[Model | None] = ContextVar("ranker_override", default=None)
 

@@ -4,18 +4,20 @@ after a top-k cut."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from apps.memories.models import Memory
+from apps.memories.models import Memory, Passage, Tag
 
 MEMORY = Memory._meta.db_table
 MEMORY_TAGS = Memory.tags.through._meta.db_table
-TAG = Memory.tags.field.related_model._meta.db_table
-PASSAGE = Memory.passages.rel.related_model._meta.db_table
+TAG = Tag._meta.db_table
+PASSAGE = Passage._meta.db_table
 
 
-def uuid_array(ids) -> str:
+def uuid_array(ids: Iterable[str]) -> str:
     """Memory ids as one PostgreSQL array literal, for `= ANY(%s::uuid[])`. psycopg dumps a
     Python list element by element, which cost a search about half a millisecond over its few
     hundred candidates. The ids come from our own queries; a malformed one fails the cast."""
@@ -58,7 +60,7 @@ class Scope:
             or self.door
         )
 
-    def where(self, alias: str = "m", *, probe_tags: bool = False) -> tuple[str, list]:
+    def where(self, alias: str = "m", *, probe_tags: bool = False) -> tuple[str, list[Any]]:
         """The clause and its parameters. `probe_tags` writes the tag filter as a per-row
         index probe instead of EXISTS: inside a scan that stops at its first rows (a LATERAL
         ... LIMIT 1, an HNSW scan) PostgreSQL would otherwise turn EXISTS into a semi-join
@@ -69,7 +71,7 @@ class Scope:
             f"NOT {alias}.archived",
             f"{alias}.review = 'approved'",
         ]
-        params: list = [self.namespace_id]
+        params: list[Any] = [self.namespace_id]
         if self.categories:
             clauses.append(f"{alias}.category = ANY(%s)")
             params.append(list(self.categories))

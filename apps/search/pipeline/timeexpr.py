@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
+from typing import cast
 
 from dateutil.relativedelta import relativedelta
 
@@ -97,7 +98,7 @@ def _day(dt: datetime) -> datetime:
     return dt.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-def _month_start(year: int, month: int, tz) -> datetime:
+def _month_start(year: int, month: int, tz: tzinfo | None) -> datetime:
     return datetime(year, month, 1, tzinfo=tz)
 
 
@@ -215,11 +216,13 @@ def _month_part(words: str) -> tuple[int, int | None] | tuple[str, int] | None:
     return None
 
 
-def _part_of_month(start: datetime, part, phrase: str) -> TimeRange:
+def _part_of_month(
+    start: datetime, part: tuple[int, int | None] | tuple[str, int], phrase: str
+) -> TimeRange:
     end = _add_months(start, 1)
     if part[0] == "from_end":
-        return TimeRange(end - timedelta(days=part[1]), end, phrase)
-    first, after_last = part
+        return TimeRange(end - timedelta(days=cast(int, part[1])), end, phrase)
+    first, after_last = cast(tuple[int, int | None], part)
     return TimeRange(
         start.replace(day=first),
         start.replace(day=after_last) if after_last else end,

@@ -24,8 +24,9 @@ strength times a relation weight, and the relevance of the memories on it; the b
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from apps.search.types import Ranked
 
@@ -137,9 +138,11 @@ def best_chain(
     )
 
 
-def _paths(seed: str, graph: Mapping[str, list[Link]], depth: int, fan_out: int):
+def _paths(
+    seed: str, graph: Mapping[str, list[Link]], depth: int, fan_out: int
+) -> Iterator[tuple[list[Step], float]]:
     """Every maximal path from `seed` (no memory twice), with its edges' weighted strength."""
-    stack = [((Step(seed),), 1.0)]
+    stack: list[tuple[tuple[Step, ...], float]] = [((Step(seed),), 1.0)]
     while stack:
         steps, strength = stack.pop()
         on_path = {s.id for s in steps}
@@ -221,7 +224,7 @@ def _chain_first(ranked: Sequence[Ranked], chain: Chain) -> list[Ranked]:
     return head + [r for r in ranked if r.id not in on_chain]
 
 
-def path_payload(chain: Chain | None, titles: Mapping[str, str]) -> list[dict]:
+def path_payload(chain: Chain | None, titles: Mapping[str, str]) -> list[dict[str, Any]]:
     """The chain as a response carries it: each memory (id, title) and the link from the one
     before it (relation as stored, and how it reads in this direction)."""
     if chain is None:
@@ -232,7 +235,7 @@ def path_payload(chain: Chain | None, titles: Mapping[str, str]) -> list[dict]:
     ]
 
 
-def chain_text(path: Sequence[Mapping]) -> str:
+def chain_text(path: Sequence[Mapping[str, Any]]) -> str:
     """ "CI moved to GitHub Actions  <- caused by  Jenkins outage of 3 March"."""
     if not path:
         return ""

@@ -14,7 +14,7 @@ import contextvars
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import connections
@@ -28,7 +28,7 @@ T = TypeVar("T")
 THREADS = 4
 
 
-def beside(fn: Callable[..., T], *args, **kwargs) -> Callable[[], T]:
+def beside(fn: Callable[..., T], *args: Any, **kwargs: Any) -> Callable[[], T]:
     """Start `fn(*args, **kwargs)`; calling the result waits for its value (or raises its
     error)."""
     if read_connection.in_atomic_block or not settings.SEARCH_PARALLEL_READS:
@@ -44,7 +44,7 @@ def _threads() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(THREADS, thread_name_prefix="search-read")
 
 
-def _on_own_connection(fn: Callable[..., T], *args, **kwargs) -> T:
+def _on_own_connection(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     try:
         return fn(*args, **kwargs)
     finally:

@@ -7,6 +7,7 @@ more CPU than PostgreSQL spent answering it."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -34,7 +35,7 @@ def fetch_edges(namespace_id: int, ids: Iterable[str], depth: int) -> list[Edge]
     """Edges within `depth` hops of `ids` (one query per hop)."""
     seen: set[str] = set()
     frontier = set(map(str, ids))
-    edges: dict[tuple, Edge] = {}
+    edges: dict[tuple[Any, ...], Edge] = {}
     for _ in range(depth):
         if not frontier:
             break

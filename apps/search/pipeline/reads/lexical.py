@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from apps.search.types import Hit
 
@@ -48,7 +49,7 @@ class LexicalPlan:
     sample: str = ""
     sample_rows: int = 0
 
-    def score_sql(self, alias: str = "m") -> tuple[str, list]:
+    def score_sql(self, alias: str = "m") -> tuple[str, list[Any]]:
         """BM25 over the query terms, in float arithmetic; a term's title and tag bonuses are
         only looked up in the memories that contain it."""
         if not self.lexemes:

@@ -3,7 +3,10 @@ memories written just before and after each, and the rest of an imported session
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
+from django.db.backends.utils import CursorWrapper
 
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
 from memoryhub.replica.routing import read_connection as connection
@@ -14,8 +17,8 @@ MAX_TIED_ROWS = 5000
 
 
 def window_rows(
-    scope: Scope, times: list, gap_seconds: float, *, by_id: bool = False
-) -> list[tuple]:
+    scope: Scope, times: list[Any], gap_seconds: float, *, by_id: bool = False
+) -> list[tuple[Any, ...]]:
     """(id, created_at, external_id) of the memories in scope that can be temporal neighbours
     of memories created at `times`: every imported memory sharing one of those timestamps (a
     session imported with one date; its external ids give the order), plus the nearest
@@ -33,7 +36,7 @@ def window_rows(
         return [(i, c, e) for i, c, e in cursor.fetchall()]
 
 
-def probe_settings(cursor) -> None:
+def probe_settings(cursor: CursorWrapper) -> None:
     """For the current transaction: each neighbour probe walks the (namespace, created_at)
     index, which returns its one row already in order. When the statistics have not seen a
     namespace yet (bulk-imported since the last ANALYZE: 10k memories added to a 100k table
@@ -44,8 +47,8 @@ def probe_settings(cursor) -> None:
 
 
 def window_query(
-    scope: Scope, times: list, gap_seconds: float, *, by_id: bool = False
-) -> tuple[str, list]:
+    scope: Scope, times: list[Any], gap_seconds: float, *, by_id: bool = False
+) -> tuple[str, list[Any]]:
     """The statement of window_rows; with by_id, `times` are memory ids and the timestamps
     are theirs."""
     stamps = sorted(set(times))

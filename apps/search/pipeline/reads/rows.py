@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -50,9 +51,10 @@ def fetch_rows(
     sim, sim_params = ("0.0", [])
     if vector is not None:
         sim, sim_params = COSINE, [nearest.vector_literal(vector)]
-    names = list(cosines or {})
+    named = cosines or {}
+    names = list(named)
     extra = "".join(f", {COSINE}" for _ in names)
-    extra_params = [nearest.vector_literal(cosines[name]) for name in names]
+    extra_params = [nearest.vector_literal(named[name]) for name in names]
     if passages and vector is not None:
         names.append("passage")
         extra += f", {passages}"
@@ -69,7 +71,7 @@ def fetch_rows(
     return {r[0]: _candidate_row(r, names) for r in rows}
 
 
-def _candidate_row(r: tuple, names: list[str]) -> CandidateRow:
+def _candidate_row(r: tuple[Any, ...], names: list[str]) -> CandidateRow:
     return CandidateRow(
         created_at=r[1],
         external_id=r[2],
@@ -87,7 +89,7 @@ def _candidate_row(r: tuple, names: list[str]) -> CandidateRow:
     )
 
 
-def _finite(value) -> float:
+def _finite(value: float | None) -> float:
     number = float(value or 0.0)
     return number if math.isfinite(number) else 0.0
 

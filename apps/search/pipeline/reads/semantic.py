@@ -4,6 +4,7 @@ through the HNSW index in a large one."""
 from __future__ import annotations
 
 from threading import Lock
+from typing import Any
 
 import numpy as np
 from cachetools import TTLCache
@@ -92,7 +93,7 @@ def semantic_search(
 TAGGED_EXACT_FACTOR = 2
 # How many memories carry a tag filter's tags, by tags, for a little while (counts move slowly;
 # a stale count only picks the slower of two plans that find the same rows).
-_tagged: TTLCache = TTLCache(maxsize=256, ttl=60)
+_tagged: TTLCache[Any, int] = TTLCache(maxsize=256, ttl=60)
 _tagged_lock = Lock()
 
 
@@ -117,7 +118,7 @@ def few_tagged(tags: tuple[str, ...], most: int) -> bool:
             found = cursor.fetchone()[0]
         with _tagged_lock:
             _tagged[key] = found
-    return found <= most
+    return bool(found <= most)
 
 
 def hnsw_nearest(scope: Scope, literal: str, limit: int, ef_search: int) -> list[tuple[str, float]]:

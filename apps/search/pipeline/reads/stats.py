@@ -16,8 +16,10 @@ from __future__ import annotations
 import json
 import time
 from threading import Lock
+from typing import Any
 
 from cachetools import TLRUCache, TTLCache, cached
+from django.db.backends.utils import CursorWrapper
 
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
 from memoryhub.replica.routing import read_connection as connection
@@ -42,21 +44,21 @@ def _ttl(rows: int) -> float:
     return min(STATS_TTL_S * max(1.0, rows / 5_000), STATS_TTL_MAX_S)
 
 
-_counts: TLRUCache = TLRUCache(
+_counts: TLRUCache[int, tuple[int, float]] = TLRUCache(
     maxsize=NAMESPACES_CACHED, ttu=lambda _key, value, now: now + _ttl(value[0])
 )
 _counts_lock = Lock()
 # Document frequency per (namespace, stemmed term). Only terms the namespace holds are cached:
 # a term no memory has is counted again by the next search, so a memory written a moment ago
 # is found by a word that is new to its namespace.
-_frequencies: TLRUCache = TLRUCache(
+_frequencies: TLRUCache[tuple[int, str], int] = TLRUCache(
     maxsize=DF_CACHE_MAX, ttu=lambda _key, value, now: now + _ttl(value)
 )
 _frequencies_lock = Lock()
 # [expires, table rows, {lexeme: share of the rows}] from pg_stats (see frequent_terms)
-_frequent: list = [0.0, 0.0, {}]
+_frequent: list[Any] = [0.0, 0.0, {}]
 _frequent_lock = Lock()
-_tags: TTLCache = TTLCache(maxsize=NAMESPACES_CACHED, ttl=KNOWN_TAGS_TTL_S)
+_tags: TTLCache[int, tuple[str, ...]] = TTLCache(maxsize=NAMESPACES_CACHED, ttl=KNOWN_TAGS_TTL_S)
 
 
 def namespace_stats(namespace_id: int) -> tuple[int, float]:
@@ -111,7 +113,7 @@ def document_frequencies(
     return [known[x] for x in lexemes]
 
 
-def _count(cursor, namespace_id: int, todo: list[str], cap: int) -> dict[str, int]:
+def _count(cursor: CursorWrapper, namespace_id: int, todo: list[str], cap: int) -> dict[str, int]:
     if not cap:
         counts = ", ".join("count(*) FILTER (WHERE search_vector @@ %s::tsquery)" for _ in todo)
         cursor.execute(
@@ -137,7 +139,7 @@ def _count(cursor, namespace_id: int, todo: list[str], cap: int) -> dict[str, in
     return out
 
 
-def _estimated_rows(cursor, namespace_id: int, lexeme: str) -> int:
+def _estimated_rows(cursor: CursorWrapper, namespace_id: int, lexeme: str) -> int:
     """The planner's row estimate for the namespace's memories holding `lexeme` (from the
     lexeme frequencies ANALYZE keeps for the search vector; no row is read)."""
     cursor.execute(
@@ -157,6 +159,7 @@ def frequent_terms(namespace_rows: int) -> dict[str, float]:
     target), when a namespace of `namespace_rows` holds at least DOMINANT_SHARE of the table;
     else {} (the table's shares need not be this namespace's)."""
     now = time.monotonic()
+    shares: dict[str, float]
     with _frequent_lock:
         expires, table_rows, shares = _frequent
     if expires <= now:

@@ -15,7 +15,7 @@ from memoryhub.replica.routing import read_connection as connection
 # search read them. A write in this process forgets them at once (forget_learned_weights);
 # another process's cache catches up within the TTL.
 LEARNED_TTL_S = 30
-_learned: TTLCache = TTLCache(maxsize=10_000, ttl=LEARNED_TTL_S)
+_learned: TTLCache[int, dict[str, float]] = TTLCache(maxsize=10_000, ttl=LEARNED_TTL_S)
 _learned_lock = Lock()
 
 
