@@ -15,6 +15,7 @@ import numpy as np
 from django.conf import settings
 
 from apps.vectors import embeddings
+from apps.vectors.encoder_settings import EncoderSettings
 
 CACHE = Path(settings.BASE_DIR) / "var" / "trust_vectors.npz"
 
@@ -41,7 +42,7 @@ class Vectors:
             encoded = embeddings.embed_texts([t for _, t in missing])
             self.known.update({k: v for (k, _), v in zip(missing, encoded, strict=True)})
             self._save()
-        dim = embeddings.EncoderSettings.current().dim
+        dim = EncoderSettings.current().dim
         if not keys:
             return np.zeros((0, dim), dtype=np.float32)
         return np.stack([self.known[k] for k in keys]).astype(np.float32)
