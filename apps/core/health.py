@@ -4,12 +4,12 @@ imports none of them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from django.db import connection
 
 # A check returns details to show; it raises when the part is unhealthy.
-HealthCheck = Callable[[], dict]
+HealthCheck = Callable[[], Mapping[str, object]]
 
 _checks: dict[str, HealthCheck] = {}
 

@@ -22,8 +22,9 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 import psycopg
 from django.conf import settings
@@ -68,7 +69,7 @@ def in_background(count: int, asked: bool | None) -> bool:
 def write_or_keep(
     *,
     namespace: Namespace,
-    items: Sequence[dict],
+    items: Sequence[dict[str, Any]],
     on_duplicate: str,
     actor: revisions.Actor,
     door: str,
@@ -92,7 +93,7 @@ def write_or_keep(
 def submit(
     *,
     namespace: Namespace,
-    items: Sequence[dict],
+    items: Sequence[dict[str, Any]],
     on_duplicate: str,
     actor: revisions.Actor,
     door: str,
@@ -116,26 +117,27 @@ def submit(
     return job
 
 
-def _plain(items: Sequence[dict]) -> list:
+def _plain(items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """A JSON copy of the items: a datetime (a door may have parsed created_at) becomes ISO
     text to the microsecond, which the write path reads back as the same instant."""
-    return json.loads(json.dumps(list(items), default=_json_value))
+    copy: list[dict[str, Any]] = json.loads(json.dumps(list(items), default=_json_value))
+    return copy
 
 
-def _json_value(value):
+def _json_value(value: object) -> object:
     if isinstance(value, datetime):
         return value.isoformat()
     return DjangoJSONEncoder().default(value)
 
 
-def _actor_columns(actor: revisions.Actor) -> dict:
+def _actor_columns(actor: revisions.Actor) -> dict[str, Any]:
     if actor is None or getattr(actor, "pk", None) is None:
         return {}
     column = {"access.ApiToken": "actor_token", "access.OAuthConnection": "actor_connection"}
     return {column.get(actor._meta.label, "actor_user"): actor}
 
 
-def visible_job(job_id: str, namespaces) -> BatchJob | None:
+def visible_job(job_id: str, namespaces: Iterable[Namespace]) -> BatchJob | None:
     """The job with this id in one of `namespaces` (a queryset or list of Namespace)."""
     try:
         uuid.UUID(str(job_id))
@@ -144,7 +146,7 @@ def visible_job(job_id: str, namespaces) -> BatchJob | None:
     return BatchJob.objects.filter(pk=job_id, namespace__in=namespaces).first()
 
 
-def summary(job: BatchJob) -> dict:
+def summary(job: BatchJob) -> dict[str, Any]:
     """What a client polling the job is told (REST adds where to poll, MCP a line of text)."""
     return {
         "id": job.id,
@@ -244,7 +246,9 @@ def forget_finished() -> int:
 def _runner_lock() -> Iterator[bool]:
     lease = psycopg.connect(**connection.get_connection_params(), autocommit=True)
     try:
-        yield lease.execute("SELECT pg_try_advisory_lock(%s, %s)", RUNNER_LOCK).fetchone()[0]
+        row = lease.execute("SELECT pg_try_advisory_lock(%s, %s)", RUNNER_LOCK).fetchone()
+        assert row is not None  # a SELECT without FROM returns its one row
+        yield row[0]
     finally:
         lease.close()  # the lock goes with its connection
 
@@ -312,7 +316,7 @@ def _progress(job: BatchJob, done: int) -> None:
     job.done = done
 
 
-def _finish(job: BatchJob, results) -> None:
+def _finish(job: BatchJob, results: list[WriteResult]) -> None:
     created = sum(1 for r in results if r.created)
     job.results = [r.to_dict() for r in results]
     job.created, job.already_stored = created, len(results) - created
@@ -321,7 +325,7 @@ def _finish(job: BatchJob, results) -> None:
     job.save()
 
 
-def _fail(job: BatchJob, errors: dict) -> None:
+def _fail(job: BatchJob, errors: dict[str, Any]) -> None:
     job.state, job.errors, job.finished_at = BatchState.FAILED, errors, timezone.now()
     BatchJob.objects.filter(pk=job.pk, claim=job.claim).update(
         state=job.state, errors=errors, finished_at=job.finished_at

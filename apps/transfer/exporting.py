@@ -10,6 +10,8 @@ import uuid
 import zipfile
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Any
 
 import yaml
 from django.db.models import F, QuerySet
@@ -26,7 +28,7 @@ def export_records(
     *,
     queryset: QuerySet[Memory] | None = None,
     batch: int = EXPORT_BATCH,
-) -> Iterator[dict]:
+) -> Iterator[dict[str, Any]]:
     """Every memory (archived too) of the given namespaces, or of `queryset` (a filtered
     selection), oldest first per namespace, each with its outgoing edges.
 
@@ -42,7 +44,7 @@ def export_records(
     names = dict(Namespace.objects.filter(pk__in=ns_ids).order_by("name").values_list("pk", "name"))
     for ns_id, name in names.items():
         selection = base.filter(namespace_id=ns_id)
-        after: tuple | None = None
+        after: tuple[datetime, uuid.UUID] | None = None
         while True:
             rows = selection
             if after is not None:
@@ -70,8 +72,10 @@ def export_records(
                 break
 
 
-def _edges_of(page: list[Memory], selection: QuerySet[Memory]) -> dict[uuid.UUID, list[dict]]:
-    edges: dict[uuid.UUID, list[dict]] = defaultdict(list)
+def _edges_of(
+    page: list[Memory], selection: QuerySet[Memory]
+) -> dict[uuid.UUID, list[dict[str, Any]]]:
+    edges: dict[uuid.UUID, list[dict[str, Any]]] = defaultdict(list)
     rows = (
         CausalEdge.objects.filter(source_id__in=[m.pk for m in page])
         .filter(target_id__in=selection.order_by().values("id"))
@@ -92,8 +96,8 @@ def _edges_of(page: list[Memory], selection: QuerySet[Memory]) -> dict[uuid.UUID
     return edges
 
 
-def _record(memory: Memory, namespace: str, edges: list[dict] | None) -> dict:
-    record = {
+def _record(memory: Memory, namespace: str, edges: list[dict[str, Any]] | None) -> dict[str, Any]:
+    record: dict[str, Any] = {
         "id": memory.public_id,
         "namespace": namespace,
         "content": memory.content,
@@ -121,7 +125,9 @@ def _record(memory: Memory, namespace: str, edges: list[dict] | None) -> dict:
     return record
 
 
-def export_jsonl(records: Iterable[dict], *, flush_at: int = 256 * 1024) -> Iterator[bytes]:
+def export_jsonl(
+    records: Iterable[dict[str, Any]], *, flush_at: int = 256 * 1024
+) -> Iterator[bytes]:
     """JSONL bytes, one record a line, for a streamed download, in pieces of about `flush_at`
     bytes (each piece is one hop to the ASGI event loop, so not one per record)."""
     parts: list[bytes] = []
@@ -140,11 +146,11 @@ def export_jsonl(records: Iterable[dict], *, flush_at: int = 256 * 1024) -> Iter
 class _Sink:
     """A write-only, unseekable file for zipfile: what was written since the last drain."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.parts: list[bytes] = []
         self.position = 0
 
-    def write(self, data) -> int:
+    def write(self, data: bytes) -> int:
         self.parts.append(bytes(data))
         self.position += len(data)
         return len(data)
@@ -160,13 +166,18 @@ class _Sink:
         return out
 
 
-def export_markdown_zip(records: Iterable[dict], *, flush_at: int = 256 * 1024) -> Iterator[bytes]:
+def export_markdown_zip(
+    records: Iterable[dict[str, Any]], *, flush_at: int = 256 * 1024
+) -> Iterator[bytes]:
     """A zip of one .md file per memory, every field in YAML front matter (`memoryhub: 1`, so
     the markdown import restores it exactly), streamed in pieces of about `flush_at` bytes."""
     sink = _Sink()
     used: set[str] = set()
     flushed = 0
-    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+    # The ignore: typeshed asks the file for close(), which ZipFile never calls on a file given.
+    with zipfile.ZipFile(  # type: ignore[call-overload]
+        sink, "w", compression=zipfile.ZIP_DEFLATED
+    ) as archive:
         for record in records:
             path = _markdown_path(record, used)
             archive.writestr(path, markdown_note(record))
@@ -176,14 +187,14 @@ def export_markdown_zip(records: Iterable[dict], *, flush_at: int = 256 * 1024) 
     yield sink.drain()
 
 
-def markdown_note(record: dict) -> str:
-    front = {"memoryhub": 1}
+def markdown_note(record: dict[str, Any]) -> str:
+    front: dict[str, Any] = {"memoryhub": 1}
     front.update({k: v for k, v in record.items() if k not in {"content", "namespace"}})
     head = yaml.safe_dump(front, allow_unicode=True, sort_keys=False, width=10_000)
     return f"---\n{head}---\n{record['content']}\n"
 
 
-def _markdown_path(record: dict, used: set[str]) -> str:
+def _markdown_path(record: dict[str, Any], used: set[str]) -> str:
     label = record.get("title") or record["content"][:60]
     slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")[:60] or "memory"
     key = re.sub(r"[^A-Za-z0-9_.-]+", "-", str(record["id"]))[:40]

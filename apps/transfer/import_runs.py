@@ -20,9 +20,12 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
 from django.core.files.uploadedfile import UploadedFile
 from django.db import close_old_connections, connection
 
@@ -31,12 +34,22 @@ from apps.memories.models import Namespace
 from apps.memories.provenance import Origin
 
 from . import importers
-from .transfer import REPEATS_NAMED, ImportCancelled, import_records, read_records
+from .transfer import (
+    REPEATS_NAMED,
+    ImportCancelled,
+    ImportStats,
+    import_records,
+    read_records,
+    written_before,
+)
 
 log = logging.getLogger(__name__)
 
 RUNNING = ("queued", "reading", "writing")
 # A run's `phase` ends as one of: done, failed, cancelled.
+
+# A run's state as saved (start() names its fields): JSON values by field name.
+RunState = dict[str, Any]
 
 
 def _dir() -> Path:
@@ -49,22 +62,29 @@ def _state_path(run_id: str) -> Path:
     return _dir() / f"{run_id}.json"
 
 
-def _save(state: dict) -> None:
+def _save(state: RunState) -> None:
     path = _state_path(state["id"])
     tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(json.dumps(state))
     os.replace(tmp, path)
 
 
-def load(run_id: str) -> dict | None:
+def load(run_id: str) -> RunState | None:
     try:
         uuid.UUID(run_id)
-        return json.loads(_state_path(run_id).read_text())
+        state: RunState = json.loads(_state_path(run_id).read_text())
+        return state
     except (ValueError, OSError):
         return None
 
 
-def start(*, upload: UploadedFile, namespace: Namespace, user, fmt: str = "auto") -> dict:
+def start(
+    *,
+    upload: UploadedFile,
+    namespace: Namespace,
+    user: AbstractBaseUser | AnonymousUser,
+    fmt: str = "auto",
+) -> RunState:
     """Keep the upload and import it in a background thread; returns the run's first state."""
     if upload.size > settings.IMPORT_MAX_BYTES:
         raise ValidationFailed(
@@ -81,7 +101,7 @@ def start(*, upload: UploadedFile, namespace: Namespace, user, fmt: str = "auto"
             handle.write(piece)
     if fmt == "auto":
         fmt = importers.detect(data, upload.name or "")
-    state = {
+    state: RunState = {
         "id": run_id,
         "namespace": namespace.name,
         "user": user.pk,
@@ -111,7 +131,7 @@ def start(*, upload: UploadedFile, namespace: Namespace, user, fmt: str = "auto"
     return state
 
 
-def _run(state: dict, data: Path) -> None:
+def _run(state: RunState, data: Path) -> None:
     close_old_connections()
     try:
         namespace = Namespace.objects.get(name=state["namespace"])
@@ -161,11 +181,11 @@ def _run(state: dict, data: Path) -> None:
         data.unlink(missing_ok=True)
         _cancel_path(state["id"]).unlink(missing_ok=True)
         connection.close()
-        labelled = None  # noqa: F841  the records go before the memory is given back
+        labelled = []  # noqa: F841  the records go before the memory is given back
         give_memory_back()
 
 
-def _counts(stats) -> dict:
+def _counts(stats: ImportStats) -> dict[str, Any]:
     return {
         "created": stats.created,
         "skipped": stats.skipped,
@@ -186,9 +206,9 @@ def cancel(run_id: str) -> None:
     _cancel_path(run_id).touch()
 
 
-def _count_written(state: dict, exc: Exception) -> None:
+def _count_written(state: RunState, exc: Exception) -> None:
     """Batches written before a failure stay; the report says how many memories they hold."""
-    stats = getattr(exc, "import_stats", None)
+    stats = written_before(exc)
     state["created"] = stats.created if stats else 0
 
 
@@ -215,8 +235,9 @@ def problem_line(key: str, messages: list[str], labels: set[str]) -> str:
     return f"{label}: {field}: {text}" if field else f"{label}: {text}"
 
 
-def rate(state: dict) -> float:
+def rate(state: RunState) -> float:
     """Records per second since the run started."""
     end = state.get("finished") or time.time()
-    elapsed = max(end - state["started"], 1e-6)
-    return state.get("done", 0) / elapsed
+    elapsed: float = max(end - state["started"], 1e-6)
+    done: int = state.get("done", 0)
+    return done / elapsed

@@ -30,6 +30,7 @@ import zipfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import yaml
 from django.conf import settings
@@ -41,14 +42,16 @@ from apps.memories.tags import TAG_NAME_RE, normalize_tag
 
 from .unpacking import UnpackRefused, as_text, unpack_member
 
-Labelled = list[tuple[str, dict]]
+# A record in the neutral format (transfer.py): JSON values by field name.
+Record = dict[str, Any]
+Labelled = list[tuple[str, Record]]
 
 
 class UnreadableLines(ValidationFailed):
     """Lines that are not records, raised with the records that could be read, so the import
     checks those too and one report names every line to fix (transfer.read_records)."""
 
-    def __init__(self, errors: dict, readable: Labelled):
+    def __init__(self, errors: dict[str, str], readable: Labelled) -> None:
         super().__init__(errors)
         self.readable = readable
 
@@ -151,7 +154,7 @@ EXACT_FIELDS = (
 )
 
 
-def split_front_matter(text: str) -> tuple[dict, str, str | None]:
+def split_front_matter(text: str) -> tuple[Record, str, str | None]:
     """(front matter, body, problem); a front matter that is not a YAML mapping is a problem."""
     match = FRONT_MATTER_RE.match(text)
     if not match:
@@ -165,7 +168,7 @@ def split_front_matter(text: str) -> tuple[dict, str, str | None]:
     return _plain(data), text[match.end() :], None
 
 
-def _plain(value):
+def _plain(value: Any) -> Any:
     """YAML dates and other objects as JSON-friendly values (metadata must be JSON)."""
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
@@ -178,7 +181,7 @@ def _plain(value):
     return value
 
 
-def _tag_list(raw) -> list[str]:
+def _tag_list(raw: object) -> list[str]:
     if raw is None:
         return []
     items = raw if isinstance(raw, list) else re.split(r"[,\s]+", str(raw))
@@ -196,7 +199,7 @@ def read_markdown_zip(path: Path) -> Labelled:
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
         raise ValidationFailed({"file": f"Is not a readable zip file ({exc})."}) from exc
     out: Labelled = []
-    errors: dict[str, str] = {}
+    errors: dict[str, str | list[str]] = {}  # a note's own problems come as lists
     budget = settings.IMPORT_MAX_UNPACKED_BYTES
     left = [budget]
     with archive:
@@ -301,7 +304,7 @@ MCP_TYPES = {
 MCP_RELATIONS = {"causes": "caused", "contradicts": "contradicts", "supersedes": "supersedes"}
 
 
-def _epoch(value) -> str | None:
+def _epoch(value: Any) -> str | None:
     if value in (None, ""):
         return None
     try:
@@ -338,7 +341,7 @@ def read_mcp_memory_service(path: Path) -> Labelled:
         where = " WHERE deleted_at IS NULL" if "deleted_at" in columns else ""
         rows = db.execute(f"SELECT * FROM memories{where} ORDER BY created_at, content_hash")
         out: Labelled = []
-        by_hash: dict[str, dict] = {}
+        by_hash: dict[str, Record] = {}
         for row in rows:
             label = f"row {row['id'] if 'id' in columns else len(out) + 1}"
             try:
@@ -364,7 +367,7 @@ def read_mcp_memory_service(path: Path) -> Labelled:
 TEXT_COLUMNS = ("content", "content_hash", "tags", "memory_type", "metadata")
 
 
-def _mcp_record(row: dict) -> dict:
+def _mcp_record(row: dict[str, Any]) -> Record:
     try:
         metadata = json.loads(row.get("metadata") or "{}")
     except (TypeError, ValueError):
@@ -393,7 +396,7 @@ def _mcp_record(row: dict) -> dict:
     return record
 
 
-def _mcp_edges(db: sqlite3.Connection, by_hash: dict[str, dict]) -> None:
+def _mcp_edges(db: sqlite3.Connection, by_hash: dict[str, Record]) -> None:
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     if "memory_graph" not in tables:
         return
@@ -445,7 +448,8 @@ def read_mem0(path: Path) -> Labelled:
             errors[label] = "Must be a JSON object."
             continue
         text = item.get("memory", item.get("text", item.get("content")))
-        metadata = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
+        given = item.get("metadata")
+        metadata = given if isinstance(given, dict) else {}
         mem0 = {
             k: item[k]
             for k in ("hash", "user_id", "agent_id", "run_id", "app_id", "owner", "categories")

@@ -72,5 +72,5 @@ class BatchJob(models.Model):
         return f"batch {self.id} ({self.namespace_id}): {self.state} {self.done}/{self.total}"
 
     @property
-    def actor(self):
+    def actor(self) -> models.Model | None:
         return self.actor_token or self.actor_connection or self.actor_user

@@ -19,8 +19,10 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import multiprocessing.util
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 from django.conf import settings
 from django.db import connections, transaction
@@ -34,10 +36,12 @@ from apps.memories.provenance import Origin
 from apps.memories.services import namespace_get_or_create
 from apps.vectors.embeddings import usable_cores
 
+from .importers import Labelled, Record
 from .transfer import (
     DEFAULT_ORIGIN,
     ImportStats,
     check_records,
+    count_written,
     existing_ids,
     import_edges,
     refresh_memory_statistics,
@@ -48,6 +52,8 @@ from .transfer import (
 # Records per batch: large enough for one encoder call to be efficient, small enough that a
 # stopped run loses little and every worker has batches to take until the end.
 BATCH_RECORDS = 256
+# A batch for a worker: its namespace's id and its records.
+_Job = tuple[int, Labelled]
 logger = logging.getLogger(__name__)
 
 
@@ -56,7 +62,7 @@ def default_workers() -> int:
 
 
 def import_parallel(
-    labelled: Sequence[tuple[str, dict]],
+    labelled: Sequence[tuple[str, Record]],
     *,
     workers: int,
     namespace: str | None = None,
@@ -70,7 +76,7 @@ def import_parallel(
     checked_in = Namespace(name=namespace) if namespace else None
     by_namespace = check_records(list(labelled), namespace=checked_in)
     stats = ImportStats()
-    jobs: list[tuple[int, list]] = []
+    jobs: list[_Job] = []
     targets: dict[str, Namespace] = {}
     for name, numbered in by_namespace.items():
         target = targets[name] = namespace_get_or_create(name=namespace or name)
@@ -94,12 +100,19 @@ def import_parallel(
 
 
 def _run_jobs(
-    jobs, workers: int, stats: ImportStats, *, actor, door, origin: Origin, progress
-) -> set:
+    jobs: list[_Job],
+    workers: int,
+    stats: ImportStats,
+    *,
+    actor: revisions.Actor,
+    door: str,
+    origin: Origin,
+    progress: bool,
+) -> set[uuid.UUID]:
     passed = stats.skipped + len(stats.repeated)
     total = sum(len(chunk) for _, chunk in jobs) + passed
     bar = tqdm(total=total, initial=passed, unit="mem", disable=not progress, desc="import")
-    fresh_ids: set = set()
+    fresh_ids: set[uuid.UUID] = set()
     # The children are forked: none may share this process's connections, pooled ones
     # included (a shared socket mixes two sessions' messages).
     connections.close_all()
@@ -117,7 +130,7 @@ def _run_jobs(
             if errors:
                 pool.terminate()
                 exc = ValidationFailed(errors)
-                exc.import_stats = stats
+                count_written(exc, stats)
                 raise exc
             fresh_ids.update(created)
             stats.created += len(created)
@@ -138,12 +151,13 @@ def _queue_held_jobs() -> None:
 
 
 @contextmanager
-def _without_broker_cleanup_in_children():
+def _without_broker_cleanup_in_children() -> Iterator[None]:
     """Fork without kombu's after-fork hook: it closes the broker connections the child
     inherited by talking on them, and on a socket the parent shares the child then waits for
     a reply that never comes (the import hung). The workers never use the broker (their job
     requests wait in the database), so they leave those connections alone."""
-    registry = multiprocessing.util._afterfork_registry
+    # The ignore: typeshed leaves out this private registry.
+    registry = multiprocessing.util._afterfork_registry  # type: ignore[attr-defined]
     held = {key: registry[key] for key in list(registry) if key[2].__module__ == "kombu.resource"}
     for key in held:
         del registry[key]
@@ -153,17 +167,17 @@ def _without_broker_cleanup_in_children():
         registry.update(held)
 
 
-_worker: dict = {}
+_worker: dict[str, Any] = {}
 
 
-def _start_worker(threads: int, actor, door: str, origin: Origin) -> None:
+def _start_worker(threads: int, actor: revisions.Actor, door: str, origin: Origin) -> None:
     """A worker's share of the encoder threads, and who the revisions name."""
     settings.EMBEDDING_BATCH_THREADS = threads
     hold_requests_in_database()
     _worker.update(actor=actor, door=door, origin=origin, namespaces={})
 
 
-def _write_job(job: tuple[int, list]) -> tuple[list, int, dict]:
+def _write_job(job: _Job) -> tuple[list[uuid.UUID], int, dict[str, list[str]]]:
     """One batch in its own transaction: (ids created, records skipped, errors by label)."""
     namespace_id, chunk = job
     spaces = _worker["namespaces"]

@@ -25,11 +25,13 @@ the file learns of the repeat instead of reading it as "already stored".
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -43,10 +45,16 @@ from apps.memories.jobs import graph_changed
 from apps.memories.models import CausalEdge, Memory, Namespace, SecretsPolicy
 from apps.memories.natural_order import natural_key
 from apps.memories.provenance import Origin
-from apps.memories.services import memories_archive, memory_batch_create, namespace_get_or_create
+from apps.memories.services import (
+    WriteResult,
+    memories_archive,
+    memory_batch_create,
+    namespace_get_or_create,
+)
 from apps.memories.validation import validate_memory_input, validate_relation
 
 from . import importers
+from .importers import Labelled, Record
 
 BATCH = 256
 # An import whose caller names no file: records in the neutral format.
@@ -84,20 +92,19 @@ def repeats_skipped(count: int, labels: list[str]) -> str:
     return f"{counted(count, 'repeated line')} skipped ({named})"
 
 
-def _repeat_key(record: dict) -> str:
+def _repeat_key(record: Record) -> str:
     """What makes a line a repeat of an earlier one: its id, else its text and time (a text
     said again at another time is a memory of its own)."""
     key = record.get("id") or (record.get("content"), record.get("created_at"))
     return json.dumps(key, sort_keys=True, default=str)
 
 
-def split_repeats(
-    numbered: list[tuple[str, dict]],
-) -> tuple[list[tuple[str, dict]], list[str]]:
+def split_repeats(numbered: Labelled) -> tuple[Labelled, list[str]]:
     """The records less those repeating an earlier one, and the repeats' labels. Written once,
     a repeat never reaches the write path (no two parallel workers write the same record)."""
     seen: set[str] = set()
-    once, repeated = [], []
+    once: Labelled = []
+    repeated: list[str] = []
     for label, record in numbered:
         key = _repeat_key(record)
         if key in seen:
@@ -108,12 +115,12 @@ def split_repeats(
     return once, repeated
 
 
-def read_jsonl(path) -> list[dict]:
+def read_jsonl(path: Path) -> list[Record]:
     """The records of a neutral JSONL file; every bad line is reported, by number."""
     return [record for _, record in importers.read_jsonl_labelled(path)]
 
 
-def read_records(path, fmt: str, *, namespace: Namespace | str | None = None):
+def read_records(path: Path, fmt: str, *, namespace: Namespace | str | None = None) -> Labelled:
     """The records of a file (importers.read), every bad line in one report: a line that is
     not JSON does not hide the problems of the lines that are, found as the import would."""
     try:
@@ -129,7 +136,7 @@ def read_records(path, fmt: str, *, namespace: Namespace | str | None = None):
         raise ValidationFailed(dict(in_order[:MAX_REPORTED])) from exc
 
 
-def existing_ids(namespace: Namespace, records: list[dict]) -> set[str]:
+def existing_ids(namespace: Namespace, records: list[Record]) -> set[str]:
     uuids, externals = [], []
     for r in records:
         raw = str(r.get("id", ""))
@@ -148,7 +155,7 @@ Progress = Callable[[int, int], None]
 
 
 def import_records(
-    records: Iterable[dict] | Iterable[tuple[str, dict]],
+    records: Iterable[Record] | Iterable[tuple[str, Record]],
     *,
     progress: bool = True,
     actor: revisions.Actor = None,
@@ -177,7 +184,7 @@ def import_records(
         for n, item in enumerate(records, start=1)
     ]
     by_namespace = check_records(labelled, namespace=namespace)
-    fresh_ids: set = set()
+    fresh_ids: set[uuid.UUID] = set()
     stats = ImportStats()
     total = len(labelled)
     done = 0
@@ -222,19 +229,34 @@ def import_records(
 
 
 @contextlib.contextmanager
-def _counted_on_failure(stats: ImportStats):
+def _counted_on_failure(stats: ImportStats) -> Iterator[None]:
     """Batches commit one by one: a failure after some of them says how much was written."""
     try:
         yield
     except Exception as exc:
-        exc.import_stats = stats
+        count_written(exc, stats)
         raise
+
+
+# The attribute of an exception that counts what an import wrote before it (written_before).
+_WRITTEN = "import_stats"
+
+
+def count_written(exc: Exception, stats: ImportStats) -> None:
+    """Mark a failure with what the import had written before it (batches that committed)."""
+    setattr(exc, _WRITTEN, stats)
+
+
+def written_before(exc: Exception) -> ImportStats | None:
+    """What an import wrote before `exc` ended it, when count_written marked it."""
+    stats: ImportStats | None = getattr(exc, _WRITTEN, None)
+    return stats
 
 
 class ImportCancelled(Exception):
     """An import stopped on request; `stats` counts what was written before it stopped."""
 
-    def __init__(self, stats: ImportStats):
+    def __init__(self, stats: ImportStats) -> None:
         self.stats = stats
         super().__init__("import cancelled")
 
@@ -242,13 +264,13 @@ class ImportCancelled(Exception):
 @transaction.atomic
 def write_batch(
     target: Namespace,
-    chunk: list[tuple[str, dict]],
+    chunk: Labelled,
     *,
-    actor,
+    actor: revisions.Actor,
     door: str,
     lock: bool = True,
     origin: Origin = DEFAULT_ORIGIN,
-) -> list:
+) -> list[WriteResult]:
     """One batch of records with their archive flags; a transaction of its own when the import
     has none around it. `lock`: see memory_batch_create's lock_hashes."""
     try:
@@ -294,24 +316,23 @@ def refresh_memory_statistics() -> None:
 MAX_REPORTED = 200
 
 
-def check_records(
-    labelled: list[tuple[str, dict]], *, namespace: Namespace | None = None
-) -> dict[str, list[tuple[str, dict]]]:
+def check_records(labelled: Labelled, *, namespace: Namespace | None = None) -> dict[str, Labelled]:
     """Check every record (fields, edges, ids) before anything is written; group by namespace.
 
     Raises ValidationFailed naming "label.field" for every problem found (at most MAX_REPORTED).
     """
     errors: dict[str, list[str]] = {}
-    by_namespace: dict[str, list[tuple[str, dict]]] = defaultdict(list)
+    by_namespace: dict[str, Labelled] = defaultdict(list)
     policies: dict[str, str] = {}
     for label, record in labelled:
         if namespace is not None:
             name = namespace.name
         else:
-            name = record.get("namespace")
-            if not isinstance(name, str) or not name:
+            given = record.get("namespace")
+            if not isinstance(given, str) or not given:
                 errors[f"{label}.namespace"] = ["This field is required."]
                 continue
+            name = given
         by_namespace[name].append((label, record))
         try:
             validate_memory_input(_memory_fields(record), prefix=f"{label}.")
@@ -339,7 +360,9 @@ def check_records(
     return by_namespace
 
 
-def _secrets_refused(record: dict, label: str, policies: dict, target) -> dict[str, list[str]]:
+def _secrets_refused(
+    record: Record, label: str, policies: dict[str, str], target: Namespace | str
+) -> dict[str, list[str]]:
     """A credential in a record refused by its namespace's policy, named by its line before
     anything is written (the batches of a large file commit one by one)."""
     content = record.get("content")
@@ -348,16 +371,16 @@ def _secrets_refused(record: dict, label: str, policies: dict, target) -> dict[s
         return {}
     name = target.name if isinstance(target, Namespace) else target
     if name not in policies:  # a namespace the import creates refuses, as every new one
-        stored = target
-        if not isinstance(target, Namespace):
-            stored = Namespace.objects.filter(name=name).first()
+        stored = (
+            target if isinstance(target, Namespace) else Namespace.objects.filter(name=name).first()
+        )
         policies[name] = stored.secrets if stored is not None else SecretsPolicy.REFUSE
     if policies[name] != SecretsPolicy.REFUSE:
         return {}
     return {f"{label}.content": refused}
 
 
-def _give_fresh_ids_to_uuids_not_held_here(by_namespace) -> None:
+def _give_fresh_ids_to_uuids_not_held_here(by_namespace: dict[str, Labelled]) -> None:
     """A uuid id becomes a primary key only where it already is one: a record whose uuid is
     not a memory of its own namespace gets a new uuid and keeps its id as external id (found
     again by it, links to it still resolve, an export writes it back as the id).
@@ -368,7 +391,7 @@ def _give_fresh_ids_to_uuids_not_held_here(by_namespace) -> None:
     links belong to another namespace. A record whose uuid is a memory of its own namespace
     is left alone: it is skipped as already stored."""
     for name, numbered in by_namespace.items():
-        wanted = defaultdict(list)
+        wanted: defaultdict[uuid.UUID, list[Record]] = defaultdict(list)
         for _, record in numbered:
             try:
                 wanted[uuid.UUID(str(record.get("id")))].append(record)
@@ -391,7 +414,7 @@ def _give_fresh_ids_to_uuids_not_held_here(by_namespace) -> None:
 NEW_UUID = "\x00new-uuid"
 
 
-def _memory_fields(record: dict) -> dict:
+def _memory_fields(record: Record) -> Record:
     fields = {
         k: v
         for k, v in record.items()
@@ -402,9 +425,9 @@ def _memory_fields(record: dict) -> dict:
     return fields
 
 
-def _by_line(exc: ValidationFailed, chunk: list[tuple[int, dict]]) -> ValidationFailed:
+def _by_line(exc: ValidationFailed, chunk: Labelled) -> ValidationFailed:
     """Rename "items[i].field" errors to "<label>.field" so people can find the record."""
-    errors = {}
+    errors: dict[str, list[str]] = {}
     for key, messages in exc.errors.items():
         if key.startswith("items["):
             index, _, rest = key[len("items[") :].partition("]")
@@ -414,11 +437,11 @@ def _by_line(exc: ValidationFailed, chunk: list[tuple[int, dict]]) -> Validation
 
 
 def import_edges(
-    by_namespace: dict[str, list[tuple[str, dict]]],
+    by_namespace: dict[str, Labelled],
     targets: dict[str, Namespace],
-    fresh_ids: set,
+    fresh_ids: set[uuid.UUID],
     *,
-    actor,
+    actor: revisions.Actor,
     door: str,
 ) -> int:
     created = 0
@@ -431,7 +454,7 @@ def import_edges(
         namespace = targets[name]
         lookup = _id_lookup(namespace)
         recheck.marks_import(namespace.pk, marked, lookup)
-        edges = []
+        edges: list[CausalEdge] = []
         for number, record in wanted:
             source = lookup.get(str(record.get("id")))
             if not isinstance(record["edges"], list):
@@ -466,7 +489,7 @@ def import_edges(
         for edge in edges:  # new rows: an edge with a freshly imported end cannot exist already
             if edge.source_id in fresh_ids or edge.target_id in fresh_ids:
                 changes.extend(revisions.edge_changes(edge, revisions.Action.LINK))
-        transaction.on_commit(lambda ns=namespace.pk: graph_changed(ns))
+        transaction.on_commit(functools.partial(graph_changed, namespace.pk))
     revisions.record(changes, actor=actor, door=door)
     return created
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import zipfile
 import zlib
+from typing import Any
 
 from django.conf import settings
 
@@ -52,7 +53,7 @@ def unpack_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, left: list[in
     return b"".join(pieces)
 
 
-def as_text(row: dict, columns: tuple[str, ...]) -> dict:
+def as_text(row: dict[str, Any], columns: tuple[str, ...]) -> dict[str, Any]:
     """SQLite keeps any type in any column: a number or blob where text belongs is read as text
     (the content check then names a bad value), never a crash."""
     for name in columns:

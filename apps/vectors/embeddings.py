@@ -38,12 +38,17 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, TypedDict, TypeVar, overload
 
 import numpy as np
 from django.conf import settings
 
-from .encoder_settings import EmbeddingModelError, EncoderSettings
-from .encoders import OnnxEncoder, PassageVectors, Span, TorchEncoder
+# Re-exported (`as`): callers name the settings and the passage types through this module.
+from .encoder_settings import EmbeddingModelError as EmbeddingModelError
+from .encoder_settings import EncoderSettings as EncoderSettings
+from .encoders import Encoder, OnnxEncoder, TorchEncoder
+from .encoders import PassageVectors as PassageVectors
+from .encoders import Span as Span
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +58,8 @@ BATCHER_MAX = 64
 
 
 def model_name() -> str:
-    return settings.EMBEDDING_MODEL
+    name: str = settings.EMBEDDING_MODEL
+    return name
 
 
 def usable_cores() -> int:
@@ -69,6 +75,18 @@ def _threads(count: int) -> int:
     return count or usable_cores()
 
 
+class _Answer(Future[Any]):
+    """A batcher job's future, which names the thread that runs the job (logged should the
+    caller give up waiting)."""
+
+    batcher_thread: threading.Thread
+
+
+# A job: its texts, their spans (None: vectors only) and the future its caller waits on.
+_Job = tuple[list[str], list[list[Span]] | None, _Answer]
+T = TypeVar("T")
+
+
 class _Batcher:
     """One thread per process that encodes the small requests queued meanwhile as one batch.
 
@@ -76,14 +94,14 @@ class _Batcher:
     end the thread) goes to the futures of the jobs it held; a thread that stopped anyway is
     replaced on the next submit; and callers wait at most EMBEDDING_RESULT_TIMEOUT_S."""
 
-    def __init__(self, encoder, conf: EncoderSettings):
+    def __init__(self, encoder: Encoder, conf: EncoderSettings) -> None:
         self.encoder = encoder
         self.threads = _threads(conf.query_threads)
         self.window = conf.batch_window_ms / 1000
         # queue.Queue, not SimpleQueue: when a signal interrupts Python 3.11's
         # SimpleQueue.get(timeout) past its deadline, it waits for the next put instead of
         # raising Empty; CI saw a write hang on it for 120 s.
-        self.queue: queue.Queue[tuple[list[str], list | None, Future]] = queue.Queue()
+        self.queue: queue.Queue[_Job] = queue.Queue()
         self._guard = threading.Lock()
         self._thread = self._start()
 
@@ -95,14 +113,22 @@ class _Batcher:
     def submit(self, texts: list[str]) -> np.ndarray:
         return wait_for(self.submit_nowait(texts))
 
-    def submit_nowait(self, texts: list[str], spans: list[list[Span]] | None = None) -> Future:
+    @overload
+    def submit_nowait(self, texts: list[str], spans: None = None) -> Future[np.ndarray]: ...
+
+    @overload
+    def submit_nowait(
+        self, texts: list[str], spans: list[list[Span]]
+    ) -> Future[tuple[np.ndarray, list[PassageVectors]]]: ...
+
+    def submit_nowait(self, texts: list[str], spans: list[list[Span]] | None = None) -> _Answer:
         """The future's result: the vectors, or (vectors, passage vectors) when `spans` given."""
         if not self._thread.is_alive():
             with self._guard:
                 if not self._thread.is_alive():
                     logger.error("the embedding batcher thread had stopped; starting another")
                     self._thread = self._start()
-        future: Future = Future()
+        future = _Answer()
         future.batcher_thread = self._thread  # named in the log should the caller give up
         self.queue.put((texts, spans, future))
         return future
@@ -118,7 +144,7 @@ class _Batcher:
                     if not future.done():
                         future.set_exception(error)
 
-    def _take(self) -> list[tuple[list[str], list | None, Future]]:
+    def _take(self) -> list[_Job]:
         jobs = [self.queue.get()]
         if self.window:
             with contextlib.suppress(queue.Empty):
@@ -130,7 +156,7 @@ class _Batcher:
                 break
         return jobs
 
-    def _run(self, jobs: list[tuple[list[str], list | None, Future]]) -> None:
+    def _run(self, jobs: list[_Job]) -> None:
         texts = [t for batch, _, _ in jobs for t in batch]
         spans = [s for batch, own, _ in jobs for s in (own or [[] for _ in batch])]
         vectors, passages = self.encoder.encode_spans(
@@ -149,7 +175,7 @@ class EmbeddingTimeout(EmbeddingModelError):
     waiting forever."""
 
 
-def wait_for(future: Future):
+def wait_for(future: Future[T]) -> T:
     """A batcher job's result, or EmbeddingTimeout after EMBEDDING_RESULT_TIMEOUT_S."""
     timeout = float(settings.EMBEDDING_RESULT_TIMEOUT_S)
     try:
@@ -162,16 +188,17 @@ def wait_for(future: Future):
 def _log_stuck_batcher(thread: threading.Thread | None, timeout: float) -> None:
     """Where the batcher thread was when a caller gave up: a stuck encoder is rare and gone by
     the time anyone looks, so the log keeps the one clue."""
-    frame = sys._current_frames().get(thread.ident) if thread is not None else None
+    ident = thread.ident if thread is not None else None
+    frame = sys._current_frames().get(ident) if ident is not None else None
     stack = "".join(traceback.format_stack(frame)) if frame is not None else "(not running)\n"
     logger.error("no embedding within %g s; the batcher thread was at:\n%s", timeout, stack)
 
 
 _lock = threading.Lock()
-_loaded: dict[tuple[str, str, str], tuple[object, _Batcher]] = {}
+_loaded: dict[tuple[str, str, str], tuple[Encoder, _Batcher]] = {}
 
 
-def _load(conf: EncoderSettings) -> tuple[object, _Batcher]:
+def _load(conf: EncoderSettings) -> tuple[Encoder, _Batcher]:
     """The encoder for this model and backend (once per process, thread-safe)."""
     found = _loaded.get(conf.key)
     if found is not None:
@@ -179,7 +206,7 @@ def _load(conf: EncoderSettings) -> tuple[object, _Batcher]:
     with _lock:
         found = _loaded.get(conf.key)
         if found is None:
-            encoder = TorchEncoder(conf) if conf.backend == "torch" else OnnxEncoder(conf)
+            encoder: Encoder = TorchEncoder(conf) if conf.backend == "torch" else OnnxEncoder(conf)
             if encoder.dimensions != conf.dim:
                 raise EmbeddingModelError(
                     f"model {conf.model!r} gives {encoder.dimensions}-dim vectors; the schema "
@@ -191,7 +218,7 @@ def _load(conf: EncoderSettings) -> tuple[object, _Batcher]:
     return found
 
 
-def get_model():
+def get_model() -> Encoder:
     """Load (once per process) and return the encoder of the configured backend."""
     return _load(EncoderSettings.current())[0]
 
@@ -222,38 +249,42 @@ def embed_with_passages(
     """embed_texts, and for each text a vector per span from the same model call (late
     chunking): what the write path stores for a memory and its passages."""
     conf = EncoderSettings.current()
-    spans = [list(own) for own in spans]
+    own_spans = [list(own) for own in spans]
     if not texts:
         return np.zeros((0, conf.dim), dtype=np.float32), []
     encoder, batcher = _load(conf)
     if len(texts) <= SMALL_CALL:
-        vectors, passages = wait_for(batcher.submit_nowait(list(texts), spans))
+        vectors, passages = wait_for(batcher.submit_nowait(list(texts), own_spans))
     else:
         vectors, passages = encoder.encode_spans(
             list(texts),
-            spans,
+            own_spans,
             batch_size=batch_size or conf.batch_size,
             threads=_threads(conf.batch_threads),
         )
     return np.asarray(vectors, dtype=np.float32), passages
 
 
+# A cached query: its texts and the settings of the encoder that gave the vectors.
+_QueryKey = tuple[tuple[str, ...], EncoderSettings]
+
+
 class _QueryVectors:
     """The vectors of recent search queries (an LRU shared by the process's threads)."""
 
-    def __init__(self, size: int):
+    def __init__(self, size: int) -> None:
         self.size = size
         self.lock = threading.Lock()
-        self.entries: OrderedDict[tuple, tuple[np.ndarray, ...]] = OrderedDict()
+        self.entries: OrderedDict[_QueryKey, tuple[np.ndarray, ...]] = OrderedDict()
 
-    def get(self, key: tuple) -> tuple[np.ndarray, ...] | None:
+    def get(self, key: _QueryKey) -> tuple[np.ndarray, ...] | None:
         with self.lock:
             found = self.entries.get(key)
             if found is not None:
                 self.entries.move_to_end(key)
             return found
 
-    def put(self, key: tuple, vectors: tuple[np.ndarray, ...]) -> None:
+    def put(self, key: _QueryKey, vectors: tuple[np.ndarray, ...]) -> None:
         with self.lock:
             self.entries[key] = vectors
             self.entries.move_to_end(key)
@@ -309,7 +340,7 @@ def embed_queries_soon(texts: Sequence[str]) -> Callable[[], list[np.ndarray]]:
     return lambda: list(_remember(key, wait_for(future)))
 
 
-def _remember(key: tuple, vectors) -> tuple[np.ndarray, ...]:
+def _remember(key: _QueryKey, vectors: np.ndarray) -> tuple[np.ndarray, ...]:
     # Read-only arrays: every caller shares the cached vectors, and one that tried to change
     # them in place would fail instead of corrupting the next search's query.
     array = np.array(vectors, dtype=np.float32)
@@ -326,7 +357,14 @@ def warm() -> None:
     _encode(EncoderSettings.current().for_queries(), ["warm up the query encoder"], None)
 
 
-def model_info() -> dict:
+class ModelInfo(TypedDict):
+    name: str
+    backend: str
+    dimensions: int
+    device: str
+
+
+def model_info() -> ModelInfo:
     """For /healthz and debug output; loads the model if needed."""
     conf = EncoderSettings.current()
     encoder = _load(conf)[0]

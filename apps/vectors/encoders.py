@@ -13,9 +13,11 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-from tokenizers import Tokenizer
+import numpy.typing as npt
+from tokenizers import Encoding, Tokenizer
 
 from . import onnx_export
 from .encoder_settings import EmbeddingModelError, EncoderSettings
@@ -29,7 +31,9 @@ PACKAGED_MODELS = {
 # A passage of a text, in characters: the context [0, context_end) every passage of the text
 # shares (a title, a speaker label), then the passage itself [start, end).
 Span = tuple[int, int, int]
-PassageVectors = list  # per span: a unit vector, or None when truncation left it no token
+Vectors = npt.NDArray[np.float32]
+# Per span: a unit vector, or None when truncation left it no token.
+PassageVectors = list[Vectors | None]
 
 
 def resolve_model_dir(name: str) -> Path:
@@ -83,20 +87,23 @@ def resolve_device(conf: EncoderSettings) -> str:
     return "cpu"
 
 
-class _Encoder:
+class Encoder:
     """What both encoders share: texts without passages are texts with no spans."""
 
-    def encode(self, texts: list[str], *, batch_size: int, threads: int) -> np.ndarray:
-        empty = [[] for _ in texts]
+    dimensions: int
+    device: str
+
+    def encode(self, texts: list[str], *, batch_size: int, threads: int) -> Vectors:
+        empty: list[list[Span]] = [[] for _ in texts]
         return self.encode_spans(texts, empty, batch_size=batch_size, threads=threads)[0]
 
     def encode_spans(
         self, texts: list[str], spans: list[list[Span]], *, batch_size: int, threads: int
-    ) -> tuple[np.ndarray, list[PassageVectors]]:
+    ) -> tuple[Vectors, list[PassageVectors]]:
         raise NotImplementedError
 
 
-class TorchEncoder(_Encoder):
+class TorchEncoder(Encoder):
     """The model on torch (transformers), on the CPU or a CUDA GPU (half precision there), with
     the ONNX encoder's tokenizer and pooling: mean over the attention mask, L2 normalization,
     and passages pooled from the same run's token outputs.
@@ -123,7 +130,7 @@ class TorchEncoder(_Encoder):
 
     def encode_spans(
         self, texts: list[str], spans: list[list[Span]], *, batch_size: int, threads: int
-    ) -> tuple[np.ndarray, list[PassageVectors]]:
+    ) -> tuple[Vectors, list[PassageVectors]]:
         """Each text's vector, and one per span of it pooled from the same run's outputs."""
         torch = self.torch
         if self.device == "cpu" and torch.get_num_threads() != threads:
@@ -144,13 +151,21 @@ class TorchEncoder(_Encoder):
                     self._run(batch, encodings, start, spans, out, passages)
         return out, passages
 
-    def _batches(self, encodings, batch_size: int) -> list[list[int]]:
+    def _batches(self, encodings: Sequence[Encoding], batch_size: int) -> list[list[int]]:
         """By a token budget: the GPU's, large, or the CPU's (self.batch_tokens)."""
         if self.device == "cpu":
             return length_batches(encodings, batch_size, self.batch_tokens)
         return length_batches(encodings, GPU_BATCH_MAX, GPU_BATCH_TOKENS)
 
-    def _run(self, batch, encodings, offset, spans, out, passages) -> None:
+    def _run(
+        self,
+        batch: list[int],
+        encodings: Sequence[Encoding],
+        offset: int,
+        spans: list[list[Span]],
+        out: Vectors,
+        passages: list[PassageVectors],
+    ) -> None:
         torch = self.torch
         ids, mask = _padded(encodings, batch)
         with torch.inference_mode():
@@ -166,6 +181,7 @@ class TorchEncoder(_Encoder):
         out[at] = pooled
         for k, row in enumerate(with_spans):
             i = offset + batch[row]
+            assert tokens is not None  # with_spans is not empty inside this loop
             passages[i] = _pool_spans(tokens[k], encodings[batch[row]].offsets, spans[i])
 
 
@@ -178,7 +194,7 @@ def _tokenizer(model_dir: Path) -> Tokenizer:
     return tokenizer
 
 
-class OnnxEncoder(_Encoder):
+class OnnxEncoder(Encoder):
     """ONNX Runtime with the model's own tokenizer (tokenizers, no torch import): mean pooling
     over the attention mask, then L2 normalization, as the sentence-transformers pipeline."""
 
@@ -189,11 +205,11 @@ class OnnxEncoder(_Encoder):
         self.path = onnx_export.ensure_exported(model_dir, conf.cache_dir, quantized=self.quantized)
         self.tokenizer = _tokenizer(model_dir)
         self.batch_tokens = conf.batch_tokens
-        self._sessions: dict[int, object] = {}
+        self._sessions: dict[int, Any] = {}  # onnxruntime.InferenceSession: no type information
         self._lock = threading.Lock()
         self.dimensions = self._session(1).get_outputs()[0].shape[-1] or conf.dim
 
-    def _session(self, threads: int):
+    def _session(self, threads: int) -> Any:
         """One session per thread count (queries use 1, batches every core); created once."""
         session = self._sessions.get(threads)
         if session is None:
@@ -219,7 +235,7 @@ class OnnxEncoder(_Encoder):
 
     def encode_spans(
         self, texts: list[str], spans: list[list[Span]], *, batch_size: int, threads: int
-    ) -> tuple[np.ndarray, list[PassageVectors]]:
+    ) -> tuple[Vectors, list[PassageVectors]]:
         """Each text's vector, and one per span of it pooled from the same run's token outputs."""
         session = self._session(threads)
         encodings = self.tokenizer.encode_batch(texts)
@@ -248,7 +264,9 @@ class OnnxEncoder(_Encoder):
         return out, passages
 
 
-def length_batches(encodings, max_texts: int, max_tokens: int) -> list[list[int]]:
+def length_batches(
+    encodings: Sequence[Encoding], max_texts: int, max_tokens: int
+) -> list[list[int]]:
     """The texts' indexes sorted by length and cut into batches that pad only to their own
     longest text and hold at most `max_texts` texts and `max_tokens` tokens (texts x the
     longest's length; one long text always makes a batch of its own). A CPU encodes a few
@@ -266,7 +284,9 @@ def length_batches(encodings, max_texts: int, max_tokens: int) -> list[list[int]
     return batches + ([current] if current else [])
 
 
-def _padded(encodings, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+def _padded(
+    encodings: Sequence[Encoding], rows: Sequence[int]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Token ids and attention mask of the given encodings, padded to the longest of them."""
     width = max(len(encodings[i].ids) for i in rows)
     ids = np.zeros((len(rows), width), dtype=np.int64)
@@ -278,11 +298,17 @@ def _padded(encodings, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     return ids, mask
 
 
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    return vectors / np.maximum(np.linalg.norm(vectors, axis=-1, keepdims=True), 1e-12)
+def _unit(vectors: npt.NDArray[np.floating[Any]]) -> npt.NDArray[np.floating[Any]]:
+    # Typed here: numpy's ufuncs (np.maximum) return Any.
+    norms: npt.NDArray[np.floating[Any]] = np.maximum(
+        np.linalg.norm(vectors, axis=-1, keepdims=True), 1e-12
+    )
+    return vectors / norms
 
 
-def _pool_spans(hidden: np.ndarray, offsets, spans: list[Span]) -> PassageVectors:
+def _pool_spans(
+    hidden: npt.NDArray[np.floating[Any]], offsets: Sequence[tuple[int, int]], spans: list[Span]
+) -> PassageVectors:
     """Each span's vector: the mean of the outputs of its tokens, its context's and the special
     tokens' (whose offsets are empty), so a passage is pooled as a whole text is. A token is
     the span's when it lies inside it; the context is every token that ends by context_end."""

@@ -22,6 +22,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
+import numpy.typing as npt
+from django.db.backends.utils import CursorWrapper
 
 # The dimension of the packaged model's vectors, which the stored columns are declared with.
 EMBEDDING_DIM = 384
@@ -34,7 +36,7 @@ def hnsw_distance(column: str, query: str) -> str:
     return f"({column})::{half} <=> ({query})::{half}"
 
 
-def vector_literal(vector) -> str:
+def vector_literal(vector: npt.ArrayLike) -> str:
     """pgvector's text form of a vector, with float32's seven significant digits. A search
     sends the same few vectors to several statements, so each is formatted once (and with one
     %-format, about twice as fast as joining formatted numbers)."""
@@ -74,7 +76,7 @@ def walk_or_scan(
     )
 
 
-def prepare_walk(cursor, ef_search: int | None = None) -> None:
+def prepare_walk(cursor: CursorWrapper, ef_search: int | None = None) -> None:
     """Settings for an index walk, for the current transaction only: iterative scan, and the
     candidate list size when given (pgvector's default, 40, otherwise)."""
     if ef_search is not None:

@@ -67,14 +67,20 @@ def _export(model_dir: Path, target: Path) -> None:
     class LastHiddenState(torch.nn.Module):
         """Keyword call, token embeddings out: pooling happens in numpy afterwards."""
 
-        def __init__(self, model):
+        def __init__(self, model: torch.nn.Module) -> None:
             super().__init__()
             self.model = model
 
-        def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.model(
+        def forward(
+            self,
+            input_ids: torch.Tensor,
+            attention_mask: torch.Tensor,
+            token_type_ids: torch.Tensor,
+        ) -> torch.Tensor:
+            hidden: torch.Tensor = self.model(
                 input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
             ).last_hidden_state
+            return hidden
 
     tmp = target.with_suffix(f".{os.getpid()}.tmp")
     axes = {name: {0: "batch", 1: "tokens"} for name in (*INPUTS, "last_hidden_state")}

@@ -33,7 +33,8 @@ def write_behind(rows: int, waiting: Callable[[], int]) -> bool:
     bound."""
     if rows < settings.VECTOR_INDEX_BEHIND_MIN:
         return False
-    return waiting() + rows <= settings.VECTOR_INDEX_BEHIND_MAX
+    bound: int = settings.VECTOR_INDEX_BEHIND_MAX
+    return waiting() + rows <= bound
 
 
 def index_waiting(table: str, namespace_id: int) -> int:

@@ -3,8 +3,9 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 from tqdm import tqdm
 
 from apps.memories.models import Memory
@@ -14,13 +15,15 @@ from apps.transfer.exporting import export_records
 class Command(BaseCommand):
     help = "Export memories (with tags, metadata and edges) as JSONL in the neutral format."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--output", "-o", help="File to write (default: standard output)")
         parser.add_argument(
             "--namespace", action="append", dest="namespaces", help="Only this namespace (repeat)"
         )
 
-    def handle(self, *args, output, namespaces, **options):
+    def handle(
+        self, *args: Any, output: str | None, namespaces: list[str] | None, **options: Any
+    ) -> None:
         total = Memory.objects.all()
         if namespaces:
             total = total.filter(namespace__name__in=namespaces)

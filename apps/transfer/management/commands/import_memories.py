@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, transaction
 
 from apps.core.exceptions import ValidationFailed
@@ -26,7 +27,7 @@ class Command(BaseCommand):
         "mcp-memory-service SQLite database or a mem0 JSON export."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", help="Path to the file to import")
         parser.add_argument(
             "--format",
@@ -48,7 +49,16 @@ class Command(BaseCommand):
             "by this process in one transaction.",
         )
 
-    def handle(self, *args, file, format, namespace, no_progress, workers, **options):
+    def handle(
+        self,
+        *args: Any,
+        file: str,
+        format: str,
+        namespace: str | None,
+        no_progress: bool,
+        workers: int | None,
+        **options: Any,
+    ) -> None:
         path = Path(file)
         if not path.is_file():
             raise CommandError(f"No such file: {file}")
