@@ -35,14 +35,16 @@ DATA = Path(__file__).parent / "data" / "why_chains.jsonl"
 NOLINK = sorted(DATA.parent.glob("why_nolink_*.jsonl"))
 # Written by an author who saw none of the other sets nor the why path; nothing is tuned on it.
 FRESH = DATA.parent / "why_fresh.jsonl"
-SPLITS = ("train", "heldout", "fresh")
+# A second such collection by another independent author, written after "fresh" was tuned on.
+FRESH2 = DATA.parent / "why_fresh2.jsonl"
+SPLITS = ("train", "heldout", "fresh", "fresh2")
 TOP = 3
 CREATED = "2025-05-01"
 
 
 def read_set(paths: list[Path] | None = None) -> list[dict]:
     rows = []
-    for path in paths or [DATA, *NOLINK, FRESH]:
+    for path in paths or [DATA, *NOLINK, FRESH, FRESH2]:
         lines = path.read_text(encoding="utf-8").splitlines()
         rows += [json.loads(line) for line in lines if line.strip()]
     return rows

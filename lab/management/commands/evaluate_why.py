@@ -1,4 +1,4 @@
-"""python manage.py evaluate_why [--train] [--heldout] [--fresh] [--json FILE]
+"""python manage.py evaluate_why [--train] [--heldout] [--fresh] [--fresh2] [--json FILE]
 
 "Why" answered along causal links: on the labelled decision chains (lab/why.py), the share of
 why-questions whose cause is in the top 3 and named by the returned path, the same for effect
@@ -23,14 +23,27 @@ class Command(BaseCommand):
         parser.add_argument(
             "--fresh", action="store_true", help="Only the fresh held-out collection."
         )
+        parser.add_argument(
+            "--fresh2", action="store_true", help="Only the second fresh held-out collection."
+        )
         parser.add_argument("--json", dest="json_path", type=Path, help="Write the report here.")
         parser.add_argument("--misses", action="store_true", help="List each missed question.")
 
     def handle(
-        self, *args, train: bool, heldout: bool, fresh: bool, json_path, misses: bool, **options
+        self,
+        *args,
+        train: bool,
+        heldout: bool,
+        fresh: bool,
+        fresh2: bool,
+        json_path,
+        misses: bool,
+        **options,
     ):
         rows = why.read_set()
-        splits = [s for s, on in zip(why.SPLITS, (train, heldout, fresh), strict=True) if on]
+        splits = [
+            s for s, on in zip(why.SPLITS, (train, heldout, fresh, fresh2), strict=True) if on
+        ]
         report = {}
         for split in splits or why.SPLITS:
             scores = why.score_split(rows, split)
