@@ -37,14 +37,16 @@ NOLINK = sorted(DATA.parent.glob("why_nolink_*.jsonl"))
 FRESH = DATA.parent / "why_fresh.jsonl"
 # A second such collection by another independent author, written after "fresh" was tuned on.
 FRESH2 = DATA.parent / "why_fresh2.jsonl"
-SPLITS = ("train", "heldout", "fresh", "fresh2")
+# And a third, whose author chose the questions' wording freely.
+FRESH3 = DATA.parent / "why_fresh3.jsonl"
+SPLITS = ("train", "heldout", "fresh", "fresh2", "fresh3")
 TOP = 3
 CREATED = "2025-05-01"
 
 
 def read_set(paths: list[Path] | None = None) -> list[dict]:
     rows = []
-    for path in paths or [DATA, *NOLINK, FRESH, FRESH2]:
+    for path in paths or [DATA, *NOLINK, FRESH, FRESH2, FRESH3]:
         lines = path.read_text(encoding="utf-8").splitlines()
         rows += [json.loads(line) for line in lines if line.strip()]
     return rows

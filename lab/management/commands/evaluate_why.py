@@ -1,4 +1,4 @@
-"""python manage.py evaluate_why [--train] [--heldout] [--fresh] [--fresh2] [--json FILE]
+"""python manage.py evaluate_why [--train] [--heldout] [--fresh] [--fresh2] [--fresh3] [--json FILE]
 
 "Why" answered along causal links: on the labelled decision chains (lab/why.py), the share of
 why-questions whose cause is in the top 3 and named by the returned path, the same for effect
@@ -26,6 +26,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--fresh2", action="store_true", help="Only the second fresh held-out collection."
         )
+        parser.add_argument(
+            "--fresh3", action="store_true", help="Only the third fresh held-out collection."
+        )
         parser.add_argument("--json", dest="json_path", type=Path, help="Write the report here.")
         parser.add_argument("--misses", action="store_true", help="List each missed question.")
 
@@ -36,13 +39,16 @@ class Command(BaseCommand):
         heldout: bool,
         fresh: bool,
         fresh2: bool,
+        fresh3: bool,
         json_path,
         misses: bool,
         **options,
     ):
         rows = why.read_set()
         splits = [
-            s for s, on in zip(why.SPLITS, (train, heldout, fresh, fresh2), strict=True) if on
+            s
+            for s, on in zip(why.SPLITS, (train, heldout, fresh, fresh2, fresh3), strict=True)
+            if on
         ]
         report = {}
         for split in splits or why.SPLITS:
