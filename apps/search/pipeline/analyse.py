@@ -179,11 +179,16 @@ EFFECT_QUESTION = re.compile(
     r"\bwhat\s+(?:did|does|has|have|will|would)\s+.+?\s+"
     r"(?:cause|lead\s+to|led\s+to|result\s+in|bring\s+about|trigger|change)\b"
     r"|\bwhat\s+(?:followed|came|resulted|happened)\s+(?:from|of|out\s+of|after|because\s+of)\b"
-    r"|\b(?:consequences?|effects?|outcomes?)\s+of\b",
+    r"|\b(?:consequences?|effects?|outcomes?|results?|upshot)\s+of\b|\bfallout\s+(?:of|from)\b"
+    r"|\bwhat\s+(?:changed|happened)\s+(?:after|since|following|once|as\s+a\s+result\s+of)\b"
+    # "What did we do about the audit?": what the team did in response, not what a person did.
+    r"|\bwhat\s+(?:did|do|have|has|had)\s+(?:we|you|they|the\s+team)\s+(?:do|done|change|changed)"
+    r"\s+(?:about|after|once|when|in\s+response\s+to|because\s+of)\b"
+    r"|\bend(?:ed)?\s+up\s+(?:causing|leading\s+to|changing|bringing\s+about)\b",
     re.IGNORECASE,
 )
 CAUSE_QUESTION = re.compile(
-    r"\bwhy\b|\bhow\s+come\b|\bwhat\s+caused\b"
+    r"\bwhy\b|\bhow\s+come\b|\bwhat\s+(?:caused|prompted|motivated|drove|triggered|sparked)\b"
     r"|\bwhat\s+(?:led|leads)\s+(?:(?:us|you|them|me|the\s+team)\s+)?to\b"
     r"|\bwhat(?:\s+(?:was|is|were|are)|['’]s)\s+behind\b"
     r"|\b(?:the|a|what)\s+(?:\w+\s+)?reasons?\s+(?:for|why|behind|of)\b"
