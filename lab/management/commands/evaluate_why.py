@@ -1,4 +1,4 @@
-"""python manage.py evaluate_why [--train] [--heldout] [--fresh] [--fresh2] [--fresh3] [--json FILE]
+"""python manage.py evaluate_why [--train] [--heldout] [--fresh] [--fresh2] [--fresh3] [--fresh4] [--json FILE]
 
 "Why" answered along causal links: on the labelled decision chains (lab/why.py), the share of
 why-questions whose cause is in the top 3 and named by the returned path, the same for effect
@@ -29,6 +29,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--fresh3", action="store_true", help="Only the third fresh held-out collection."
         )
+        parser.add_argument(
+            "--fresh4", action="store_true", help="Only the fourth fresh held-out collection."
+        )
         parser.add_argument("--json", dest="json_path", type=Path, help="Write the report here.")
         parser.add_argument("--misses", action="store_true", help="List each missed question.")
 
@@ -40,6 +43,7 @@ class Command(BaseCommand):
         fresh: bool,
         fresh2: bool,
         fresh3: bool,
+        fresh4: bool,
         json_path,
         misses: bool,
         **options,
@@ -47,7 +51,9 @@ class Command(BaseCommand):
         rows = why.read_set()
         splits = [
             s
-            for s, on in zip(why.SPLITS, (train, heldout, fresh, fresh2, fresh3), strict=True)
+            for s, on in zip(
+                why.SPLITS, (train, heldout, fresh, fresh2, fresh3, fresh4), strict=True
+            )
             if on
         ]
         report = {}
