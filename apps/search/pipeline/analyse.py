@@ -172,37 +172,70 @@ def find_entities(text: str, known_tags: Iterable[str]) -> dict[str, tuple[str, 
     return {"identifiers": identifiers, "paths": paths, "phrases": phrases, "tags": tags}
 
 
-# "What did the Jenkins outage lead to?", "what followed from ...": the question asks for
-# consequences. Checked before CAUSE_QUESTION, whose "what caused" / "what led to" these
-# phrasings do not match ("what did X cause" puts the subject between the verb and "what").
+# Questions that name the reason they ask for: "why", "how come", "is there a reason", "the
+# thinking behind", "because of what", "where did X come from". They decide first, so "why did
+# the outage change the plan" stays a why-question whatever else it says.
+REASON_QUESTION = re.compile(
+    r"\bwhy\b|\bhow\s+come\b|\breason(?:s|ing)?\b|\brationale\b|\bmotivation\s+(?:for|behind)\b"
+    r"|\b(?:story|thinking|logic|idea|history|background|context)\s+behind\b"
+    r"|\bwhat(?:\s+(?:was|is|were|are)|['’]s)\s+behind\b|\bbecause\s+of\s+what\b"
+    r"|\bwhere\s+(?:did|does|do)\s+.+?\s+come\s+from\b"
+    r"|\bwhat(?:\s+(?:was|is)|['’]s)\s+the\s+(?:cause|basis|justification|explanation)\b",
+    re.IGNORECASE,
+)
+# Questions about what followed: "what did the Jenkins outage lead to", "what came of", "did
+# anything change after", "what was the outcome / the response", "what was decided", "what did
+# we do about", "what did finance decide", "what happened next". Checked before CAUSE_QUESTION,
+# whose "what caused" / "what led to" these phrasings do not match ("what did X cause" puts the
+# subject between the verb and "what").
 EFFECT_QUESTION = re.compile(
     r"\bwhat\s+(?:did|does|has|have|will|would)\s+.+?\s+"
     r"(?:cause|lead\s+to|led\s+to|result\s+in|bring\s+about|trigger|change)\b"
     r"|\bwhat\s+(?:followed|came|resulted|happened)\s+(?:from|of|out\s+of|after|because\s+of)\b"
-    r"|\b(?:consequences?|effects?|outcomes?|results?|upshot)\s+of\b|\bfallout\s+(?:of|from)\b"
-    r"|\bwhat\s+(?:changed|happened)\s+(?:after|since|following|once|as\s+a\s+result\s+of)\b"
-    # "What did we do about the audit?": what the team did in response, not what a person did.
+    r"|\b(?:come|came|coming)\s+(?:of|out\s+of)\s+(?:it|that|this|them|those)\b"
+    r"|\b(?:lead|led|go|went)\s+anywhere\b"
+    r"|\b(?:consequences?|effects?|outcomes?|results?|upshot|impact)\s+of\b"
+    r"|\bfallout\s+(?:of|from)\b"
+    r"|\bwhat(?:\s+(?:was|were|is|are)|['’]s)\s+(?:the\s+)?"
+    r"(?:outcome|upshot|response|reaction|follow[- ]?up|results?|consequences?|effects?|impact"
+    r"|fallout)\b"
+    r"|\bwhat\s+changed\b[^?]*?\b(?:after|since|following|once)\b"
+    r"|\bwhat\s+(?:changed|happened)\s+(?:after|since|following|once|next|then|afterwards?"
+    r"|with\s+(?:that|it|this|those)|as\s+a\s+result|in\s+response|because)\b"
+    r"|\bwhat\s+happened\s*(?:[?.!]|$)"
+    r"|\bdid\s+(?:anything|something|that|it|this)\s+(?:change|happen|come)\b"
+    r"|\bwhat\s+(?:was|were|has\s+been|got|gets|is)\s+(?:done|decided|changed)\b"
+    # "What did we do about the audit?": what was done in response, not what a person did.
+    r"|\bwhat\s+(?:did|do|have|has|had)\s+(?:\w+\s+){1,3}?(?:do|done|change|changed)"
+    r"\s+(?:about|then|next|in\s+response|because\s+of)\b"
     r"|\bwhat\s+(?:did|do|have|has|had)\s+(?:we|you|they|the\s+team)\s+(?:do|done|change|changed)"
-    r"\s+(?:about|after|once|when|in\s+response\s+to|because\s+of)\b"
-    r"|\bend(?:ed)?\s+up\s+(?:causing|leading\s+to|changing|bringing\s+about)\b",
+    r"\s+(?:after|once|when)\b"
+    r"|\b(?:act|acted|follow\s+up|followed\s+up)\s+on\s+(?:it|that|this|those|them)\b"
+    # "Once the audit came back, what did platform do?": the event first, then the question.
+    r"|^\s*(?:after|once|when|given|following)\b[^?]+,\s*what\s+(?:did|was|were|has|have)\b"
+    r"|\bwhat\s+(?:did|do|have|has|had)\s+(?:\w+\s+){1,3}?"
+    r"(?:decide|decided|conclude|concluded|come\s+up\s+with|turn\s+up|turned\s+up)\b"
+    r"|\bwhat\s+(?:did|have|has|had)\s+(?:\w+\s+){1,3}?(?:find|found|learn|learned|learnt|discover"
+    r"|discovered)\s+(?:from|when|once|after|out)\b"
+    r"|\bend(?:ed)?\s+up\s+(?:causing|leading\s+to|changing|bringing\s+about|doing)\b",
     re.IGNORECASE,
 )
 CAUSE_QUESTION = re.compile(
-    r"\bwhy\b|\bhow\s+come\b|\bwhat\s+(?:caused|prompted|motivated|drove|triggered|sparked)\b"
+    r"\bwhat\s+(?:caused|prompted|motivated|drove|triggered|sparked)\b"
     r"|\bwhat\s+(?:led|leads)\s+(?:(?:us|you|them|me|the\s+team)\s+)?to\b"
-    r"|\bwhat(?:\s+(?:was|is|were|are)|['’]s)\s+behind\b"
-    r"|\b(?:the|a|what)\s+(?:\w+\s+)?reasons?\s+(?:for|why|behind|of)\b"
-    r"|\bwhat(?:\s+(?:was|is|were|are)|['’]s)\s+the\s+reasons?\b|\bwhat\s+made\s+(?:us|you|them|we)\b",
+    r"|\bwhat\s+made\s+(?:us|you|them|we)\b",
     re.IGNORECASE,
 )
 CAUSE, EFFECT = "cause", "effect"
 
 
 def causal_direction(text: str) -> str | None:
-    """ "cause" for a why-question (why, how come, what led (us) to, what was behind, the
-    reason for, what caused), "effect" for a question about consequences (what did X cause /
-    lead to, what followed from, what came of), None for any other query: only these two pay
-    for the why path."""
+    """ "cause" for a why-question (why, how come, the reason, the thinking behind, what led
+    (us) to, what prompted, what caused), "effect" for a question about what followed (what did
+    X lead to, what came of it, what was the outcome, what did we do about), None for any other
+    query: only these two pay for the why path."""
+    if REASON_QUESTION.search(text):
+        return CAUSE
     if EFFECT_QUESTION.search(text):
         return EFFECT
     if CAUSE_QUESTION.search(text):

@@ -1,4 +1,4 @@
-"""python manage.py evaluate_why [--train] [--heldout] [--fresh] [--fresh2] [--fresh3] [--fresh4] [--json FILE]
+"""python manage.py evaluate_why [--train] [--heldout] [--fresh] ... [--fresh4] [--json FILE]
 
 "Why" answered along causal links: on the labelled decision chains (lab/why.py), the share of
 why-questions whose cause is in the top 3 and named by the returned path, the same for effect
