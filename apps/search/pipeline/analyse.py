@@ -183,43 +183,60 @@ REASON_QUESTION = re.compile(
     r"|\bwhat(?:\s+(?:was|is)|['’]s)\s+the\s+(?:cause|basis|justification|explanation)\b",
     re.IGNORECASE,
 )
-# Questions about what followed: "what did the Jenkins outage lead to", "what came of", "did
-# anything change after", "what was the outcome / the response", "what was decided", "what did
-# we do about", "what did finance decide", "what happened next". Checked before CAUSE_QUESTION,
-# whose "what caused" / "what led to" these phrasings do not match ("what did X cause" puts the
-# subject between the verb and "what").
-EFFECT_QUESTION = re.compile(
-    r"\bwhat\s+(?:did|does|has|have|will|would)\s+.+?\s+"
-    r"(?:cause|lead\s+to|led\s+to|result\s+in|bring\s+about|trigger|change)\b"
-    r"|\bwhat\s+(?:followed|came|resulted|happened)\s+(?:from|of|out\s+of|after|because\s+of)\b"
-    r"|\b(?:come|came|coming)\s+(?:of|out\s+of)\s+(?:it|that|this|them|those)\b"
-    r"|\b(?:lead|led|go|went)\s+anywhere\b"
-    r"|\b(?:consequences?|effects?|outcomes?|results?|upshot|impact)\s+of\b"
-    r"|\bfallout\s+(?:of|from)\b"
-    r"|\bwhat(?:\s+(?:was|were|is|are)|['’]s)\s+(?:the\s+)?"
-    r"(?:outcome|upshot|response|reaction|follow[- ]?up|results?|consequences?|effects?|impact"
-    r"|fallout)\b"
-    r"|\bwhat\s+changed\b[^?]*?\b(?:after|since|following|once)\b"
-    r"|\bwhat\s+(?:changed|happened)\s+(?:after|since|following|once|next|then|afterwards?"
-    r"|with\s+(?:that|it|this|those)|as\s+a\s+result|in\s+response|because)\b"
-    r"|\bwhat\s+happened\s*(?:[?.!]|$)"
-    r"|\bdid\s+(?:anything|something|that|it|this)\s+(?:change|happen|come)\b"
-    r"|\bwhat\s+(?:was|were|has\s+been|got|gets|is)\s+(?:done|decided|changed)\b"
-    # "What did we do about the audit?": what was done in response, not what a person did.
-    r"|\bwhat\s+(?:did|do|have|has|had)\s+(?:\w+\s+){1,3}?(?:do|done|change|changed)"
-    r"\s+(?:about|then|next|in\s+response|because\s+of)\b"
-    r"|\bwhat\s+(?:did|do|have|has|had)\s+(?:we|you|they|the\s+team)\s+(?:do|done|change|changed)"
-    r"\s+(?:after|once|when)\b"
-    r"|\b(?:act|acted|follow\s+up|followed\s+up)\s+on\s+(?:it|that|this|those|them)\b"
-    # "Once the audit came back, what did platform do?": the event first, then the question.
-    r"|^\s*(?:after|once|when|given|following)\b[^?]+,\s*what\s+(?:did|was|were|has|have)\b"
-    r"|\bwhat\s+(?:did|do|have|has|had)\s+(?:\w+\s+){1,3}?"
-    r"(?:decide|decided|conclude|concluded|come\s+up\s+with|turn\s+up|turned\s+up)\b"
-    r"|\bwhat\s+(?:did|have|has|had)\s+(?:\w+\s+){1,3}?(?:find|found|learn|learned|learnt|discover"
-    r"|discovered)\s+(?:from|when|once|after|out)\b"
-    r"|\bend(?:ed)?\s+up\s+(?:causing|leading\s+to|changing|bringing\s+about|doing)\b",
-    re.IGNORECASE,
+# Questions about what followed, one way of asking per line. Checked before CAUSE_QUESTION,
+# whose "what caused" / "what led to" these do not match ("what did X cause" puts the subject
+# between "what" and the verb).
+_WHAT_DID = r"\bwhat\s+(?:did|do|does|has|have|had|will|would)\s+"
+_SUBJECT = r"(?:\w[\w'’-]*\s+){1,4}?"
+_AFTER_EVENT = r"(?:after|once|following|because\s+of|in\s+response\s+to|as\s+a\s+result)"
+_FOLLOWED = (
+    # what did the Jenkins outage lead to / cause / change
+    _WHAT_DID + r".+?\s+(?:cause|lead\s+to|led\s+to|result\s+in|bring\s+about|trigger|change)\b",
+    # what followed / came of / happened after / changed since
+    r"\bwhat\s+(?:followed|came|resulted|happened)\s+(?:from|of|out\s+of|after|because\s+of)\b",
+    r"\bwhat\s+(?:followed|came\s+next|happened\s+next)\b",
+    r"\bwhat\s+changed\b[^?]*?\b(?:after|since|following|once|because)\b",
+    r"\bwhat\s+(?:changed|happened)\s+(?:next|then|afterwards?|with\s+(?:that|it|this|those)"
+    r"|as\s+a\s+result|in\s+response|because)\b",
+    # "..., what happened?", "Then what?", "So what happened next?"
+    r"\bwhat\s+happened\s*(?:[?.!]|$)|\bthen\s+what\b",
+    # did anything come of it / change / happen; did it lead anywhere / to anything
+    r"\b(?:come|came|coming)\s+(?:of|out\s+of)\s+(?:it|that|this|them|those)\b",
+    r"\b(?:lead|led|go|went)\s+(?:anywhere|to\s+anything|to\s+something)\b",
+    r"\b(?:anything|something)\s+(?:change|changed|happen|happened|come)\b",
+    r"\b(?:act|acted|follow\s+up|followed\s+up)\s+on\s+(?:it|that|this|those|them)\b",
+    # the outcome / result / fallout / response
+    r"\b(?:consequences?|effects?|outcomes?|results?|upshot|impact)\s+of\b|\bfallout\s+(?:of|from)\b",
+    r"\bwhat(?:\s+(?:was|were|is|are)|['’]s)\s+(?:the\s+)?(?:outcome|upshot|response|reaction"
+    r"|follow[- ]?up|results?|consequences?|effects?|impact|fallout)\b",
+    r"\bwhat\s+(?:did|do)\s+"
+    + _SUBJECT
+    + r"do\s+with\s+(?:the|that|those)\s+(?:results?|findings?)\b",
+    # what was done / decided; what did we end up doing
+    r"\bwhat\s+(?:was|were|has\s+been|got|gets|is)\s+(?:done|decided|changed|put\s+in\s+place)\b",
+    r"\bend(?:ed)?\s+up\s+(?:causing|leading\s+to|changing|bringing\s+about|doing)\b",
+    # what did we / facilities / the mobile team do about it, do or put in place after it
+    _WHAT_DID + _SUBJECT + r"(?:do|done|change|changed)\s+(?:about|then|next|in\s+response)\b",
+    r"\bwhat\s+(?:did|has|have|had)\s+"
+    + _SUBJECT
+    + r"(?:do|done|change|changed|put\s+in\s+place|introduce|introduced"
+    r"|set\s+up|decide|decided)\b[^?]*?\b" + _AFTER_EVENT + r"\b",
+    _WHAT_DID + r"(?:we|you|they|the\s+team)\s+(?:do|done|change|changed)\s+when\b",
+    # what did finance decide; what did the review find / turn up / dig up
+    _WHAT_DID + _SUBJECT + r"(?:decide|decided|conclude|concluded|come\s+up\s+with"
+    r"|(?:turn|turned|dig|dug)\s+up)\b",
+    _WHAT_DID + _SUBJECT + r"(?:find|found|learn|learned|learnt|discover|discovered)"
+    r"\s+(?:from|when|once|after|out)\b",
+    _WHAT_DID + r"(?:the\s+)?(?:\w+\s+){0,3}?(?:investigation|review|audit|analysis|postmortem"
+    r"|post-mortem|retro|retrospective|study|test|experiment|pilot)\b[^?]*?\b(?:find|show|reveal"
+    r"|turn\s+up|conclude)\b",
+    # An event first, then the question: "Once the audit came back, what did platform do?",
+    # "The CFO wanted CI cost halved - what did engineering actually do?"
+    r"^\s*(?:after|once|when|given|following)\b[^?]+,\s*what\s+(?:did|was|were|has|have|changed|happened)\b",
+    r"[—–:-]\s*(?:so\s+)?what\s+(?:did|was|were)\s+" + _SUBJECT + r"(?:do|did|done|decide|decided"
+    r"|change|changed)\b",
 )
+EFFECT_QUESTION = re.compile("|".join(_FOLLOWED), re.IGNORECASE)
 CAUSE_QUESTION = re.compile(
     r"\bwhat\s+(?:caused|prompted|motivated|drove|triggered|sparked)\b"
     r"|\bwhat\s+(?:led|leads)\s+(?:(?:us|you|them|me|the\s+team)\s+)?to\b"
