@@ -1,4 +1,4 @@
-"""python manage.py evaluate_why [--train] [--heldout] [--fresh] ... [--fresh4] [--json FILE]
+"""python manage.py evaluate_why [--train] [--heldout] [--fresh] ... [--fresh5] [--json FILE]
 
 "Why" answered along causal links: on the labelled decision chains (lab/why.py), the share of
 why-questions whose cause is in the top 3 and named by the returned path, the same for effect
@@ -32,6 +32,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--fresh4", action="store_true", help="Only the fourth fresh held-out collection."
         )
+        parser.add_argument(
+            "--fresh5", action="store_true", help="Only the fifth fresh held-out collection."
+        )
         parser.add_argument("--json", dest="json_path", type=Path, help="Write the report here.")
         parser.add_argument("--misses", action="store_true", help="List each missed question.")
 
@@ -44,6 +47,7 @@ class Command(BaseCommand):
         fresh2: bool,
         fresh3: bool,
         fresh4: bool,
+        fresh5: bool,
         json_path,
         misses: bool,
         **options,
@@ -52,7 +56,7 @@ class Command(BaseCommand):
         splits = [
             s
             for s, on in zip(
-                why.SPLITS, (train, heldout, fresh, fresh2, fresh3, fresh4), strict=True
+                why.SPLITS, (train, heldout, fresh, fresh2, fresh3, fresh4, fresh5), strict=True
             )
             if on
         ]
