@@ -43,14 +43,16 @@ FRESH3 = DATA.parent / "why_fresh3.jsonl"
 FRESH4 = DATA.parent / "why_fresh4.jsonl"
 # And a fifth, the same way, after the fourth's effect wordings were taught.
 FRESH5 = DATA.parent / "why_fresh5.jsonl"
-SPLITS = ("train", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5")
+# And a sixth, written while the learned reading of question kinds was built, never fitted on.
+FRESH6 = DATA.parent / "why_fresh6.jsonl"
+SPLITS = ("train", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6")
 TOP = 3
 CREATED = "2025-05-01"
 
 
 def read_set(paths: list[Path] | None = None) -> list[dict]:
     rows = []
-    for path in paths or [DATA, *NOLINK, FRESH, FRESH2, FRESH3, FRESH4, FRESH5]:
+    for path in paths or [DATA, *NOLINK, FRESH, FRESH2, FRESH3, FRESH4, FRESH5, FRESH6]:
         lines = path.read_text(encoding="utf-8").splitlines()
         rows += [json.loads(line) for line in lines if line.strip()]
     return rows

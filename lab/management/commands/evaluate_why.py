@@ -1,4 +1,4 @@
-"""python manage.py evaluate_why [--train] [--heldout] [--fresh] ... [--fresh5] [--json FILE]
+"""python manage.py evaluate_why [--train] [--heldout] [--fresh] ... [--fresh6] [--json FILE]
 
 "Why" answered along causal links: on the labelled decision chains (lab/why.py), the share of
 why-questions whose cause is in the top 3 and named by the returned path, the same for effect
@@ -35,6 +35,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--fresh5", action="store_true", help="Only the fifth fresh held-out collection."
         )
+        parser.add_argument(
+            "--fresh6", action="store_true", help="Only the sixth fresh held-out collection."
+        )
         parser.add_argument("--json", dest="json_path", type=Path, help="Write the report here.")
         parser.add_argument("--misses", action="store_true", help="List each missed question.")
 
@@ -48,6 +51,7 @@ class Command(BaseCommand):
         fresh3: bool,
         fresh4: bool,
         fresh5: bool,
+        fresh6: bool,
         json_path,
         misses: bool,
         **options,
@@ -56,7 +60,9 @@ class Command(BaseCommand):
         splits = [
             s
             for s, on in zip(
-                why.SPLITS, (train, heldout, fresh, fresh2, fresh3, fresh4, fresh5), strict=True
+                why.SPLITS,
+                (train, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6),
+                strict=True,
             )
             if on
         ]
