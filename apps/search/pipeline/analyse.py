@@ -14,6 +14,7 @@ import numpy as np
 from apps.search.types import QueryAnalysis
 from apps.vectors.embeddings import embed_texts
 
+from .question_kind import CAUSE, EFFECT, learned_direction
 from .timeexpr import ASKS_WHEN, TimeOutOfRange, find_time_phrase, parse_time_expression
 
 INTENT_EXAMPLES: dict[str, tuple[str, ...]] = {
@@ -243,14 +244,19 @@ CAUSE_QUESTION = re.compile(
     r"|\bwhat\s+made\s+(?:us|you|them|we)\b",
     re.IGNORECASE,
 )
-CAUSE, EFFECT = "cause", "effect"
 
 
 def causal_direction(text: str) -> str | None:
     """ "cause" for a why-question (why, how come, the reason, the thinking behind, what led
     (us) to, what prompted, what caused), "effect" for a question about what followed (what did
-    X lead to, what came of it, what was the outcome, what did we do about), None for any other
-    query: only these two pay for the why path."""
+    X lead to, what came of it, what was the outcome, what did we do about), and for a question
+    none of these wordings match, what the learned reading says (question_kind.py); None for
+    any other query: only these two pay for the why path."""
+    return worded_direction(text) or learned_direction(text)
+
+
+def worded_direction(text: str) -> str | None:
+    """The direction the wording lists alone read (a reason named first)."""
     if REASON_QUESTION.search(text):
         return CAUSE
     if EFFECT_QUESTION.search(text):
