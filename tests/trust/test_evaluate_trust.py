@@ -38,10 +38,10 @@ def test_every_score_meets_its_target(heldout, tmp_path):
     # The fresh set was scored once, below the injections target, and never tuned on: its
     # first score is the floor (docs/trust.md). wide2's benign notes name system prompts in
     # several languages and quote injections as a topic, which the rules flag (6 of 155).
-    known = {("heldout7", "injections flagged"), ("wide2", "benign flagged")}
+    known = {("heldout8", "injections flagged"), ("wide2", "benign flagged")}
     assert set(missed) <= known, out.getvalue()
     if heldout:
-        assert report["scores"]["heldout7"]["injections flagged"]["flagged"] >= 104
+        assert report["scores"]["heldout8"]["injections flagged"]["flagged"] >= 106
     else:
         assert report["scores"]["wide2"]["benign flagged"]["flagged"] <= 6
     assert report["scores"]["locomo"]["LoCoMo turns flagged"]["total"] == len(trust.locomo_turns())
@@ -59,7 +59,7 @@ def test_the_sets_are_the_size_they_claim():
         assert len(trust.read_set("benign", split)) >= 40
     assert len(trust.read_set("injections", "heldout5")) >= 50
     assert len(trust.read_set("benign", "heldout5")) >= 50
-    for split, injections, benign in (("heldout6", 90, 80), ("heldout7", 120, 100)):
+    for split, injections, benign in (("heldout6", 90, 80), ("heldout7", 120, 100), ("heldout8", 110, 100)):
         assert len(trust.read_set("injections", split)) >= injections
         assert len(trust.read_set("benign", split)) >= benign
     for split in trust.WIDE:

@@ -136,12 +136,7 @@ BENIGN = [
     "System: Ubuntu 22.04 on the build hosts.",
     "You are now the owner of the billing service, Marta, welcome!",
     'Example tool call we log:\n```json\n{"tool": "search", "arguments": {}}\n```',
-    pytest.param(
-        'Our parser reads `<tool_call>{"name": "x"}</tool_call>` from the model output.',
-        # Since the refit on the wide sets (docs/trust.md, "What it gets wrong"): inline
-        # tool-call markup reads as a call to the scorer, with or without the meaning.
-        marks=pytest.mark.xfail(strict=True, reason="known false positive of the scorer"),
-    ),
+    'Our parser reads `<tool_call>{"name": "x"}</tool_call>` from the model output.',
     "Dashboard: https://grafana.acme.example/d/abc?orgId=1&from=now-24h",
     "[Runbook](https://wiki.acme.example/runbooks/payments?version=7) for outages.",
     "Routes look like [orders](https://api.acme.example/users/{id}/orders).",
