@@ -25,16 +25,17 @@ def test_the_labelled_set_is_the_size_the_targets_need():
     assert {r["split"] for r in rows} == {"train", "heldout", *FRESH}
 
 
-# Five fresh collections, each by an author who saw none of the others nor the why path, each
-# scored once as written (docs/benchmarks.md) and then, all but the last, taught the wordings
-# it showed were missing, so they guard against regressions like the others. One no-link
-# question in fresh3 and one in fresh4 still get a chain: the memory asked about is unlinked,
-# but a linked one with the same words ("date-based versions", "limit") ranks first.
-FRESH = ("fresh", "fresh2", "fresh3", "fresh4", "fresh5")
+# Six fresh collections, each by an author who saw none of the others nor the why path, each
+# scored once as written (docs/benchmarks.md). fresh..fresh4 then taught the wording lists the
+# phrasings they showed were missing, and fresh..fresh5's questions are among those the learned
+# reading of question kinds is fitted on; fresh6 never was (its first score met the targets).
+# One no-link question in fresh3 and one in fresh4 still get a chain: the memory asked about is
+# unlinked, but a linked one with the same words ("date-based versions", "limit") ranks first.
+FRESH = ("fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6")
 NO_LINK_CLAIMED = {"fresh3": 1, "fresh4": 1}
 
 
-@pytest.mark.parametrize("split", ["train", "heldout", *FRESH[:-1]])
+@pytest.mark.parametrize("split", ["train", "heldout", *FRESH])
 def test_why_effect_and_no_link_targets(embedding_model, split):
     scores = score_split(read_set(), split)
     why, effect, no_link = scores["why"], scores["effect"], scores["no_link"]
@@ -43,13 +44,3 @@ def test_why_effect_and_no_link_targets(embedding_model, split):
     # No chain claimed for a question about an unlinked memory (but the known ones above).
     claimed = no_link["questions"] - no_link["passed"]
     assert claimed <= NO_LINK_CLAIMED.get(split, 0), no_link["misses"]
-
-
-def test_the_last_fresh_collection_keeps_its_first_score(embedding_model):
-    """fresh5 missed the targets on its first score (why 33/41, effect 31/41: people ask in
-    more ways than the question analysis reads) and nothing was tuned on it: it holds that
-    score until a general fix lifts it."""
-    scores = score_split(read_set(), "fresh5")
-    assert scores["why"]["passed"] >= 33, scores["why"]["misses"]
-    assert scores["effect"]["passed"] >= 31, scores["effect"]["misses"]
-    assert scores["no_link"]["passed"] == scores["no_link"]["questions"]

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from apps.search.pipeline.analyse import CAUSE, EFFECT, causal_direction
+from apps.search.pipeline.analyse import causal_direction
+from apps.search.pipeline.question_kind import CAUSE, EFFECT
 from apps.search.pipeline.why import (
     best_chain,
     chain_text,

@@ -59,7 +59,11 @@ def test_the_sets_are_the_size_they_claim():
         assert len(trust.read_set("benign", split)) >= 40
     assert len(trust.read_set("injections", "heldout5")) >= 50
     assert len(trust.read_set("benign", "heldout5")) >= 50
-    for split, injections, benign in (("heldout6", 90, 80), ("heldout7", 120, 100), ("heldout8", 110, 100)):
+    for split, injections, benign in (
+        ("heldout6", 90, 80),
+        ("heldout7", 120, 100),
+        ("heldout8", 110, 100),
+    ):
         assert len(trust.read_set("injections", split)) >= injections
         assert len(trust.read_set("benign", split)) >= benign
     for split in trust.WIDE:

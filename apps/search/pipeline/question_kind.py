@@ -43,7 +43,7 @@ class QuestionKinds:
     def _logit(weights: np.ndarray, bias: float, buckets: np.ndarray) -> float:
         if not len(buckets):
             return bias
-        return bias + float(weights[buckets].sum()) / len(buckets) ** 0.5
+        return bias + float(weights[buckets].sum()) / math.sqrt(len(buckets))
 
     def probabilities(self, text: str) -> tuple[float, float]:
         """(the question asks why or what followed, given that: it asks what followed)."""

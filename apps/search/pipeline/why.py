@@ -30,7 +30,7 @@ from typing import Any
 
 from apps.search.types import Ranked
 
-from .analyse import CAUSE, EFFECT
+from .question_kind import CAUSE, EFFECT
 
 __all__ = ["CAUSE", "EFFECT", "Chain", "Step", "best_chain", "chain_text", "follow"]
 from .reads import chains as chain_reads
