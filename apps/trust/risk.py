@@ -67,6 +67,12 @@ _TOOL_CALL = _joined(
         r"(?:(?:the\s+)?(?:arguments?|parameters?)\s+)?\{\s*\"",
     ]
 )
+# "invoke run_shell with command='rm -rf ...'": a tool by its snake_case name, an argument set.
+_NAMED_CALL = re.compile(
+    r"\b(?:call|run|invoke|execute|use)\s+(?:the\s+)?`?[a-z][a-z0-9]*(?:_[a-z0-9]+)+`?\s+"
+    r"(?:tool\s+|function\s+)?with\s+(?:the\s+)?\w+\s*[=:]",
+    re.IGNORECASE,
+)
 _ROLE_TAGS = _joined(phrases.ROLE_TAGS)
 _CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]+`", re.DOTALL)
 
@@ -78,10 +84,21 @@ _SEND = _joined(phrases.SEND)
 _SEND_AFTER = re.compile(phrases.SEND_AFTER)
 _DATA = _joined(phrases.DATA)
 _NEGATION = re.compile(phrases.NEGATION, re.IGNORECASE)
+_DESTINATION_MARKS = ("@", "://", "public", "pastebin", "#", "telegram", "signal", "whatsapp",
+                      "discord", "wechat", "webhook")  # fmt: skip
+_PAST = re.compile(r"(?!embed$)[a-z]+ed", re.IGNORECASE)
+_BYPASS_WORDS = ("without", "don't", "do not", "never", "no need", "skip", "sin ", "sans ",
+                 "ohne", "sem ", "tanpa", "без", "確認", "确认")  # fmt: skip
+_BYPASS = re.compile(phrases.BYPASS, re.IGNORECASE)
+_DESTRUCTIVE = re.compile(phrases.DESTRUCTIVE, re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?;:](?=\s)|[。！？\n]")
 
 # A markdown image or link, and a placeholder in its URL: {x}, {{x}}, ${X}, $X, <X>, %s, [X].
 _MARKDOWN = re.compile(r"(!?)\[[^\]\n]{0,200}\]\(([^)\n]{1,600})\)")
+# The same through a reference ("![chart][1]" ... "[1]: https://...") or an HTML image.
+_REFERENCE = re.compile(r"(?m)^[ \t]{0,3}\[([^\]\n]{1,80})\]:[ \t]*<?(\S{1,600}?)>?(?=\s|$)")
+_IMAGE_REFERENCE = re.compile(r"!\[[^\]\n]{0,200}\]\[([^\]\n]{1,80})\]")
+_HTML_IMAGE = re.compile(r"<img\b[^>]{0,300}?\bsrc\s*=\s*[\"']?([^\"'\s>]{1,600})", re.IGNORECASE)
 _PLACEHOLDER = re.compile(r"\{[^}]*\}|\$\{?[A-Za-z_]\w*|<[^>]+>|%s|\[[^\]]+\]")
 
 
@@ -148,6 +165,10 @@ def _claims(text: str) -> Iterator[Risk]:
 
 def _syntax(text: str) -> Iterator[Risk]:
     """Tool calls and chat-template role tags, outside code blocks."""
+    if "_" in text and " with " in text:
+        for m in _NAMED_CALL.finditer(_without_code(text)):
+            reason = "contains tool-call or function-call syntax"
+            yield Risk("tool_call", reason, m.start(), m.end())
     if "<" not in text and "{" not in text:
         lowered = text.lower()
         if "[inst" not in lowered and "[/inst" not in lowered and "action input" not in lowered:
@@ -163,7 +184,8 @@ def _syntax(text: str) -> Iterator[Risk]:
 def _exfiltration(text: str) -> Iterator[Risk]:
     """A verb of sending and a credential or the conversation, then a URL or address, in one
     sentence."""
-    if "@" not in text and "://" not in text and "public" not in text and "pastebin" not in text:
+    lowered = text.lower()
+    if not any(mark in lowered for mark in _DESTINATION_MARKS):
         return
     for dest in _DESTINATION.finditer(text):
         window_start = max(0, dest.start() - 250)
@@ -174,6 +196,8 @@ def _exfiltration(text: str) -> Iterator[Risk]:
         )
         if verb is None or _NEGATION.search(text[max(0, verb.start() - 20) : verb.start()]):
             continue
+        if _PAST.fullmatch(verb.group()):
+            continue  # "a developer pasted .env into a public gist": what happened, not a request
         if _DATA.search(text, sentence_start, dest.start()):
             reason = "asks to send credentials or the conversation to an outside address"
             yield Risk(
@@ -181,27 +205,61 @@ def _exfiltration(text: str) -> Iterator[Risk]:
             )
 
 
+def _carries_data(url: str, image: bool) -> bool:
+    """An image loads by itself: a placeholder anywhere in its URL carries data out. A link's
+    path may name a route ({id}); only its query or fragment is suspect."""
+    if "//" not in url:
+        return False
+    where = url if image else url[min((url.find(c) for c in "?#" if c in url), default=len(url)) :]
+    return bool(_PLACEHOLDER.search(where))
+
+
 def _data_urls(text: str) -> Iterator[Risk]:
-    if "](" not in text:
+    if "](" in text:
+        for m in _MARKDOWN.finditer(text):
+            if _carries_data(m.group(2), bool(m.group(1))):
+                what = "image" if m.group(1) else "link"
+                reason = f"a markdown {what} whose URL has a placeholder for data"
+                yield Risk("data_url", reason, m.start(), m.end())
+    if "]:" in text:
+        images = {m.group(1).lower() for m in _IMAGE_REFERENCE.finditer(text)}
+        for m in _REFERENCE.finditer(text):
+            image = m.group(1).lower() in images
+            if _carries_data(m.group(2), image):
+                what = "image" if image else "link"
+                reason = f"a markdown {what} whose URL has a placeholder for data"
+                yield Risk("data_url", reason, m.start(), m.end())
+    if "<img" in text.lower():
+        for m in _HTML_IMAGE.finditer(text):
+            if _carries_data(m.group(1), True):
+                reason = "an HTML image whose URL has a placeholder for data"
+                yield Risk("data_url", reason, m.start(), m.end())
+
+
+def _bypass(text: str) -> Iterator[Risk]:
+    """A way of skipping the person's confirmation or review and, in the same sentence or
+    the same short note, something that cannot be undone (phrases.BYPASS, DESTRUCTIVE)."""
+    lowered = text.lower()
+    if not any(word in lowered for word in _BYPASS_WORDS):
         return
-    for m in _MARKDOWN.finditer(text):
-        url = m.group(2)
-        if "//" not in url:
-            continue
-        # An image loads by itself: a placeholder anywhere in its URL carries data out. A
-        # link's path may name a route ({id}); only its query or fragment is suspect.
-        where = (
-            url
-            if m.group(1)
-            else url[min((url.find(c) for c in "?#" if c in url), default=len(url)) :]
+    for skip in _BYPASS.finditer(text):
+        start = max(0, skip.start() - 200)
+        ends = list(_SENTENCE_END.finditer(text, start, skip.start()))
+        sentence_start = ends[-1].end() if ends and len(text) > 300 else start
+        later = _SENTENCE_END.search(text, skip.end())
+        sentence_end = (
+            later.start() if later and len(text) > 300 else min(len(text), skip.end() + 200)
         )
-        if _PLACEHOLDER.search(where):
-            what = "image" if m.group(1) else "link"
-            reason = f"a markdown {what} whose URL has a placeholder for data"
-            yield Risk("data_url", reason, m.start(), m.end())
+        act = _DESTRUCTIVE.search(text, sentence_start, sentence_end)
+        if act is not None and not _quoted(text, skip.start(), skip.end()):
+            reason = "asks to do something that cannot be undone without the person's confirmation"
+            yield Risk(
+                "instructions", reason, min(skip.start(), act.start()), max(skip.end(), act.end())
+            )
+            return
 
 
-_RULES = (_hidden, _phrases, _claims, _syntax, _exfiltration, _data_urls)
+_RULES = (_hidden, _phrases, _claims, _syntax, _exfiltration, _data_urls, _bypass)
 _PATTERN = "reads like instructions to an assistant"
 
 
