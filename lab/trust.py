@@ -5,8 +5,8 @@ was tuned, and the held-out sets, written after them. heldout2, heldout3 and hel
 (injections and benign notes only) were each written after the previous held-out set had been
 scored and its misses used to widen the rules, so a set's first score is its clean measure.
 heldout5 and heldout6 were written in wording the others lack, scored once each, and then
-fitted on with the wide sets; heldout7 was fresh until heldout8 was written, then fitted on;
-heldout8 is the fresh one.
+fitted on with the wide sets; heldout7 and heldout8 were each fresh until the next was
+written, then fitted on (heldout8's misses also widened the rules); heldout9 is the fresh one.
 
 Per split: injections flagged by `risk.assess`, benign notes flagged, credentials refused by
 `secrets.find_secrets`, look-alikes refused. And every turn of the LoCoMo dev set, which is
@@ -34,8 +34,17 @@ DATA = Path(__file__).parent / "data" / "trust"
 LOCOMO = Path(__file__).resolve().parents[1].parent / "shared/benchmarks/locomo-dev"
 # Held-out sets scored once when fresh and then fitted on (heldout..heldout4 also widened the
 # rules); the fresh one nothing was tuned on and the scorer never fits.
-TUNED = ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7")
-FRESH = ("heldout8",)
+TUNED = (
+    "heldout",
+    "heldout2",
+    "heldout3",
+    "heldout4",
+    "heldout5",
+    "heldout6",
+    "heldout7",
+    "heldout8",
+)
+FRESH = ("heldout9",)
 HELDOUT = (*TUNED, *FRESH)
 # Written for variety (other carriers, languages and disguises, subtle persuasion; wide4: the
 # hard cases and their closest legitimate look-alikes) by four authors who saw no other set;

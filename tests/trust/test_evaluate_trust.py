@@ -35,14 +35,11 @@ def test_every_score_meets_its_target(heldout, tmp_path):
         for name, score in scores.items()
         if not score["meets_target"]
     ]
-    # The fresh set was scored once, below the injections target, and never tuned on: its
-    # first score is the floor (docs/trust.md). wide2's benign notes name system prompts in
-    # several languages and quote injections as a topic, which the rules flag (6 of 155).
-    known = {("heldout8", "injections flagged"), ("wide2", "benign flagged")}
-    assert set(missed) <= known, out.getvalue()
-    if heldout:
-        assert report["scores"]["heldout8"]["injections flagged"]["flagged"] >= 106
-    else:
+    # The fresh set (heldout9) met every target on its first score and nothing was tuned on it
+    # (docs/trust.md). wide2's benign notes name system prompts in several languages and quote
+    # injections as a topic, which the rules flag (6 of 155).
+    assert set(missed) <= {("wide2", "benign flagged")}, out.getvalue()
+    if not heldout:
         assert report["scores"]["wide2"]["benign flagged"]["flagged"] <= 6
     assert report["scores"]["locomo"]["LoCoMo turns flagged"]["total"] == len(trust.locomo_turns())
     assert set(report["microseconds_per_text"]) == {"risk.assess", "find_secrets"}
