@@ -18,14 +18,13 @@ import json
 from pathlib import Path
 
 import numpy as np
-from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
 from apps.search.pipeline import question_kind
 from apps.search.pipeline.analyse import worded_direction
-from apps.trust.scorer import BITS, features, normalised
 from lab import trust, why
+from lab.trust_fit import matrix
 
 FIT = Path(__file__).parent / "data" / "questions_fit.jsonl"
 WHY_SPLITS = ("train", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5")
@@ -59,19 +58,6 @@ def labelled(why_splits: tuple[str, ...] = WHY_SPLITS) -> tuple[list[str], list[
         texts.append(query)
         labels.append(worded_direction(query) or OTHER)
     return texts, labels
-
-
-def matrix(texts: list[str]) -> sparse.csr_matrix:
-    rows, columns, values = [], [], []
-    for i, text in enumerate(texts):
-        buckets = features(normalised(text))
-        rows.append(np.full(len(buckets), i))
-        columns.append(buckets)
-        values.append(np.full(len(buckets), 1.0 / max(1, len(buckets)) ** 0.5))
-    return sparse.csr_matrix(
-        (np.concatenate(values), (np.concatenate(rows), np.concatenate(columns))),
-        shape=(len(texts), 1 << BITS),
-    )
 
 
 def _regression(x, y) -> LogisticRegression:

@@ -18,54 +18,16 @@ class Command(BaseCommand):
     help = "Score the why path on the labelled decision chains (train and held-out)."
 
     def add_arguments(self, parser):
-        parser.add_argument("--train", action="store_true", help="Only the training part.")
-        parser.add_argument("--heldout", action="store_true", help="Only the held-out part.")
-        parser.add_argument(
-            "--fresh", action="store_true", help="Only the fresh held-out collection."
-        )
-        parser.add_argument(
-            "--fresh2", action="store_true", help="Only the second fresh held-out collection."
-        )
-        parser.add_argument(
-            "--fresh3", action="store_true", help="Only the third fresh held-out collection."
-        )
-        parser.add_argument(
-            "--fresh4", action="store_true", help="Only the fourth fresh held-out collection."
-        )
-        parser.add_argument(
-            "--fresh5", action="store_true", help="Only the fifth fresh held-out collection."
-        )
-        parser.add_argument(
-            "--fresh6", action="store_true", help="Only the sixth fresh held-out collection."
-        )
+        for split in why.SPLITS:
+            parser.add_argument(
+                f"--{split}", action="store_true", help=f"Only the {split} part (any together)."
+            )
         parser.add_argument("--json", dest="json_path", type=Path, help="Write the report here.")
         parser.add_argument("--misses", action="store_true", help="List each missed question.")
 
-    def handle(
-        self,
-        *args,
-        train: bool,
-        heldout: bool,
-        fresh: bool,
-        fresh2: bool,
-        fresh3: bool,
-        fresh4: bool,
-        fresh5: bool,
-        fresh6: bool,
-        json_path,
-        misses: bool,
-        **options,
-    ):
+    def handle(self, *args, json_path, misses: bool, **options):
         rows = why.read_set()
-        splits = [
-            s
-            for s, on in zip(
-                why.SPLITS,
-                (train, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6),
-                strict=True,
-            )
-            if on
-        ]
+        splits = [split for split in why.SPLITS if options[split]]
         report = {}
         for split in splits or why.SPLITS:
             scores = why.score_split(rows, split)
