@@ -38,7 +38,10 @@ def test_the_export_is_an_async_stream_of_every_memory(asgi_server, bulk):
     response = bulk.get("/ns/bulk/export.jsonl")
     assert response.streaming and response.is_async  # served without reading it whole first
     cookies = {"sessionid": bulk.cookies["sessionid"].value}
-    with httpx.stream("GET", f"{asgi_server}/ns/bulk/export.jsonl", cookies=cookies) as live:
+    # A generous read timeout: on a loaded CI machine a pause between chunks can pass httpx's
+    # default 5 s, and this test is about streaming, not speed.
+    export_url = f"{asgi_server}/ns/bulk/export.jsonl"
+    with httpx.stream("GET", export_url, cookies=cookies, timeout=60) as live:
         assert live.status_code == 200 and "content-length" not in live.headers
         pieces = [piece for piece in live.iter_bytes() if piece]
     lines = b"".join(pieces).decode().splitlines()
