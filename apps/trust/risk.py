@@ -165,15 +165,17 @@ def _claims(text: str) -> Iterator[Risk]:
 
 def _syntax(text: str) -> Iterator[Risk]:
     """Tool calls and chat-template role tags, outside code blocks."""
-    if "_" in text and " with " in text:
-        for m in _NAMED_CALL.finditer(_without_code(text)):
-            reason = "contains tool-call or function-call syntax"
-            yield Risk("tool_call", reason, m.start(), m.end())
-    if "<" not in text and "{" not in text:
+    named = "_" in text and " with " in text
+    if not named and "<" not in text and "{" not in text:
         lowered = text.lower()
         if "[inst" not in lowered and "[/inst" not in lowered and "action input" not in lowered:
             return
     outside_code = _without_code(text)
+    if named:
+        for m in _NAMED_CALL.finditer(outside_code):
+            yield Risk(
+                "tool_call", "contains tool-call or function-call syntax", m.start(), m.end()
+            )
     for m in _TOOL_CALL.finditer(outside_code):
         yield Risk("tool_call", "contains tool-call or function-call syntax", m.start(), m.end())
     for m in _ROLE_TAGS.finditer(outside_code):

@@ -32,7 +32,7 @@ import numpy as np
 
 from .hidden import strip_hidden
 
-__all__ = ["WEIGHTS", "Model", "features", "model", "probability", "windows"]
+__all__ = ["WEIGHTS", "Model", "features", "linear_logit", "model", "probability", "windows"]
 
 WEIGHTS = Path(__file__).with_name("scorer_weights.npz")
 BITS = 16  # 65,536 buckets: 128 KB of float16 weights
@@ -131,6 +131,14 @@ def features(text: str) -> np.ndarray:
         return ((hashed * _MIX) >> np.uint64(64 - BITS)).astype(np.int64)
 
 
+def linear_logit(weights: np.ndarray, bias: float, buckets: np.ndarray) -> float:
+    """A logistic regression's log-odds over `features`: each count scaled by one over the
+    square root of the number of features, as the fit scales them (lab/trust_fit.matrix)."""
+    if not len(buckets):
+        return bias
+    return bias + float(weights[buckets].sum()) / math.sqrt(len(buckets))
+
+
 def windows(text: str) -> list[str]:
     if len(text) <= WINDOW:
         return [text]
@@ -157,10 +165,7 @@ class Model:
         self.joint_threshold = joint_threshold
 
     def logit(self, normalised_text: str) -> float:
-        buckets = features(normalised_text)
-        if not len(buckets):
-            return self.bias
-        return self.bias + float(self.weights[buckets].sum()) / len(buckets) ** 0.5
+        return linear_logit(self.weights, self.bias, features(normalised_text))
 
     def wording_logit(self, text: str) -> float:
         """The highest window's log-odds from the wording."""

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from apps.trust.scorer import features, normalised
+from apps.trust.scorer import features, linear_logit, normalised
 
 WEIGHTS = Path(__file__).with_name("question_kind_weights.npz")
 CAUSE, EFFECT = "cause", "effect"
@@ -39,17 +39,11 @@ class QuestionKinds:
     effect: np.ndarray
     effect_bias: float
 
-    @staticmethod
-    def _logit(weights: np.ndarray, bias: float, buckets: np.ndarray) -> float:
-        if not len(buckets):
-            return bias
-        return bias + float(weights[buckets].sum()) / math.sqrt(len(buckets))
-
     def probabilities(self, text: str) -> tuple[float, float]:
         """(the question asks why or what followed, given that: it asks what followed)."""
         buckets = features(normalised(text))
-        causal = self._logit(self.causal, self.causal_bias, buckets)
-        effect = self._logit(self.effect, self.effect_bias, buckets)
+        causal = linear_logit(self.causal, self.causal_bias, buckets)
+        effect = linear_logit(self.effect, self.effect_bias, buckets)
         return _sigmoid(causal), _sigmoid(effect)
 
     def direction(self, text: str) -> str | None:
@@ -60,14 +54,11 @@ class QuestionKinds:
 
 
 def _sigmoid(logit: float) -> float:
-    return 1.0 / (1.0 + math.exp(-logit))
+    return 0.5 * (1.0 + math.tanh(logit / 2))  # never overflows, unlike 1 / (1 + exp(-x))
 
 
 @cache
-def model() -> QuestionKinds | None:
-    """None until the weights are fitted (then only the wording lists decide)."""
-    if not WEIGHTS.exists():
-        return None
+def model() -> QuestionKinds:
     with np.load(WEIGHTS) as saved:
         return QuestionKinds(
             saved["causal"].astype(np.float32),
@@ -79,5 +70,4 @@ def model() -> QuestionKinds | None:
 
 
 def learned_direction(text: str) -> str | None:
-    kinds = model()
-    return kinds.direction(text) if kinds is not None else None
+    return model().direction(text)
