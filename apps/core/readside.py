@@ -36,6 +36,8 @@ from . import dates
 # Python reads jsonb text below this size without trouble (1,000 levels of nesting or a
 # 4,300-digit number need more bytes than this), so only longer values are test-read.
 _JSON_CHECK_BYTES = 900
+# Timestamps remembered by their text per loader (see _clamping_tz_loader): ~100 bytes each.
+_SEEN_INSTANTS = 20_000
 UNREADABLE_JSON = {
     "unreadable": "The stored JSON is nested too deep or holds a number too long to read."
 }
@@ -78,12 +80,20 @@ def _clamping_tz_loader(base: type) -> type:
     in UTC sends) goes through `datetime.fromisoformat` (C, ~0.2 µs) and gets the same zone
     Django's loader would give it; anything else takes the loader's own path."""
     relabels = hasattr(base, "timezone")  # Django's loader: the result carries its zone
+    # Instants read before, by their text: rows of one conversation session share one
+    # timestamp, and a search reads the same few hundred again and again (parsing and
+    # relabelling cost ~4 us a value, the lookup ~0.1 us). The loader class is one per time
+    # zone, so is the cache; datetimes are immutable, so sharing them is safe.
+    seen: dict[bytes, datetime] = {}
 
     class ClampingTzLoader(base):
         clamps = True
 
         def load(self, data):
             text = bytes(data)
+            known = seen.get(text)
+            if known is not None:
+                return known
             if relabels and text.endswith(b"+00"):
                 try:
                     moment = datetime.fromisoformat(text.decode())
@@ -91,7 +101,11 @@ def _clamping_tz_loader(base: type) -> type:
                     pass
                 else:
                     if dates.MIN_YEAR <= moment.year <= dates.MAX_YEAR:
-                        return moment.replace(tzinfo=self.timezone)
+                        moment = moment.replace(tzinfo=self.timezone)
+                        if len(seen) >= _SEEN_INSTANTS:
+                            seen.clear()
+                        seen[text] = moment
+                        return moment
             try:
                 moment = super().load(data)
             except (DataError, OverflowError, ValueError):

@@ -52,3 +52,12 @@ def test_fast_reading_agrees_with_djangos_loader():
         texts = [row[0].encode() for row in cursor.fetchall()]
     assert all(fast.load(t) == django_loader.load(t) for t in texts)
     assert all(fast.load(t).tzinfo is django_loader.load(t).tzinfo for t in texts)
+
+
+@pytest.mark.django_db
+def test_an_instant_read_again_is_the_same_instant_in_the_same_zone():
+    """The loader remembers instants it parsed by their text; a second read (a search reads
+    the same rows again and again) must give what the first gave."""
+    first, second = _read(INSTANTS), _read(INSTANTS)
+    assert first == second == INSTANTS
+    assert all(g.tzinfo is connection.timezone for g in second)

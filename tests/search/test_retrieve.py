@@ -197,3 +197,49 @@ def test_a_tag_few_memories_carry_is_scanned_exactly_in_a_large_namespace(namesp
         scope, query, 2, -1.0, exact_max=0, passages=semantic.PASSAGE_COSINE
     )
     assert hits[0].id == str(answer.id) and hits[0].score == pytest.approx(own, abs=0.01)
+
+
+def test_rows_and_items_built_without_init_carry_every_field(namespace, remember):
+    """The row fetch and the pool build their frozen values without __init__ (types.unchecked,
+    for speed): each must still hold every field, the same values __init__ would keep."""
+    from dataclasses import fields
+
+    from django.utils import timezone
+
+    from apps.search.config import search_settings
+    from apps.search.pipeline.analyse import analyse_query
+    from apps.search.pipeline.candidates import gather
+    from apps.search.pipeline.weights import BASE_WEIGHTS
+    from apps.search.types import CandidateRow, Evidence, Ranked
+
+    memories = remember(["The invoice exporter writes CSV files.", "Invoices go out monthly."])
+    vector = embed_query("invoice csv export")
+    plan = retrieve.lexical_plan("invoice csv", namespace.id)
+    row = retrieve.fetch_rows([str(memories[0].id)], plan, vector)[str(memories[0].id)]
+    assert set(vars(row)) == {f.name for f in fields(CandidateRow)}
+    assert CandidateRow(**vars(row)) == row
+
+    now = timezone.now()
+    analysis = analyse_query("invoice csv export", vector=vector, model_name="m", now=now)
+    pool = gather(
+        text="invoice csv export",
+        vector=vector,
+        analysis=analysis,
+        scope=_scope(namespace),
+        weights=BASE_WEIGHTS,
+        graph_enabled=False,
+        config=search_settings(),
+    )
+    assert set(pool.items) == {str(m.id) for m in memories}
+    for item in pool.items.values():
+        assert set(vars(item)) == {f.name for f in fields(Ranked)}
+        assert set(vars(item.evidence)) == {f.name for f in fields(Evidence)}
+        again = Ranked(**vars(item))
+        assert vars(again) == vars(item)
+        boosted = item.rescored(item.score * 2, ("entity", 2.0), reason="entity")
+        assert (boosted.score, boosted.boosts[-1], boosted.reasons[-1]) == (
+            item.score * 2,
+            ("entity", 2.0),
+            "entity",
+        )
+        assert item.boosts == () and "entity" not in item.reasons  # the original is unchanged

@@ -44,8 +44,9 @@ def entity_boost(
         hit = named.get(r.tags)
         if hit is None:
             hit = named[r.tags] = bool(wanted.intersection(t.lower() for t in r.tags))
-        boosted = r.rescored(r.score * (1.0 + factor), ("entity", 1.0 + factor), reason="entity")
-        out.append(boosted if hit else r)
+        if hit:
+            r = r.rescored(r.score * (1.0 + factor), ("entity", 1.0 + factor), reason="entity")
+        out.append(r)
     return out
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from apps.search.timing import Timer
-from apps.search.types import CandidateRow, Evidence, Hit, QueryAnalysis, Ranked
+from apps.search.types import CandidateRow, Evidence, Hit, QueryAnalysis, Ranked, unchecked
 
 from . import coactivate, context, feedback, fuse, graph, validity, wordforms
 from .reads.beside import beside
@@ -350,11 +350,14 @@ def _evidence(row: CandidateRow, *, passages: bool, own_vector_only: bool) -> Ev
         if own_vector_only:
             query_similarity = row.similarity
         similarity = max(row.similarity, row.cosines.get("passage", 0.0))
-    return Evidence(
-        lexical=row.lexical,
-        similarity=similarity,
-        feedback=row.cosines.get("feedback"),
-        query_similarity=query_similarity,
+    return unchecked(
+        Evidence,
+        {
+            "lexical": row.lexical,
+            "similarity": similarity,
+            "feedback": row.cosines.get("feedback"),
+            "query_similarity": query_similarity,
+        },
     )
 
 
@@ -386,23 +389,27 @@ def _ranked(
     raw: dict[str, Any],
     evidence: Evidence,
 ) -> Ranked:
-    return Ranked(
-        id=key,
-        score=score,
-        fused=score,
-        ranks=ranks,
-        raw=raw,
-        evidence=evidence,
-        created_at=row.created_at,
-        external_id=row.external_id,
-        file_path=row.file_path,
-        tier=row.tier,
-        importance=row.importance,
-        stability=row.stability,
-        pagerank=row.pagerank,
-        tags=row.tags,
-        asks=row.asks,
-    )
+    state = {
+        "id": key,
+        "score": score,
+        "fused": score,
+        "ranks": ranks,
+        "raw": raw,
+        "evidence": evidence,
+        "reasons": (),
+        "boosts": (),
+        "created_at": row.created_at,
+        "external_id": row.external_id,
+        "file_path": row.file_path,
+        "tier": row.tier,
+        "importance": row.importance,
+        "stability": row.stability,
+        "pagerank": row.pagerank,
+        "tags": row.tags,
+        "asks": row.asks,
+        "embedding": None,
+    }
+    return unchecked(Ranked, state)
 
 
 def _complete_scores(

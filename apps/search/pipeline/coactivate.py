@@ -106,4 +106,5 @@ def reached_by_query(items: Sequence[Ranked]) -> set[str]:
 
 def reaches(r: Ranked) -> bool:
     """Whether the query reaches this memory on its own (see reached_by_query)."""
-    return r.measured.lexical > 0 or r.measured.similarity >= SEMANTIC_MIN
+    evidence = r.evidence  # None: nothing measured, which reaches nothing
+    return evidence is not None and (evidence.lexical > 0 or evidence.similarity >= SEMANTIC_MIN)

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from apps.search.types import CandidateRow, Ranked
+from apps.search.types import CandidateRow, Ranked, unchecked
 from apps.vectors import nearest
 
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
@@ -72,21 +72,22 @@ def fetch_rows(
 
 
 def _candidate_row(r: tuple[Any, ...], names: list[str]) -> CandidateRow:
-    return CandidateRow(
-        created_at=r[1],
-        external_id=r[2],
-        file_path=r[3],
-        tier=r[4],
-        importance=r[5],
-        stability=r[6],
-        pagerank=r[7],
-        tags=tuple(r[8]),
-        lexical=_finite(r[9]),
+    state = {
+        "created_at": r[1],
+        "external_id": r[2],
+        "file_path": r[3],
+        "tier": r[4],
+        "importance": r[5],
+        "stability": r[6],
+        "pagerank": r[7],
+        "tags": tuple(r[8]),
+        "lexical": _finite(r[9]),
         # A stored zero vector (written by SQL or another tool) has a NaN cosine.
-        similarity=_finite(r[10]),
-        asks=bool(r[11]),  # the text ends with a question mark
-        cosines={name: _finite(value) for name, value in zip(names, r[12:], strict=True)},
-    )
+        "similarity": _finite(r[10]),
+        "asks": bool(r[11]),  # the text ends with a question mark
+        "cosines": {name: _finite(value) for name, value in zip(names, r[12:], strict=True)},
+    }
+    return unchecked(CandidateRow, state)
 
 
 def _finite(value: float | None) -> float:
