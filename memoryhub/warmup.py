@@ -17,6 +17,7 @@ from apps.search.pipeline.timeexpr import parse_time_expression
 from apps.search.services import search
 from apps.vectors.embeddings import embed_query, model_name
 from apps.vectors.embeddings import warm as warm_encoder
+from memoryhub.heap import settle_heap
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +33,7 @@ def warm(*, http: bool = True) -> None:
     # dateparser loads its English data on its first miss: make that miss now.
     parse_time_expression("the blue moon", now)
     _warm_database()
+    settle_heap()
 
 
 # Namespaces searched during warm-up: the search path keeps per-namespace statistics (document
