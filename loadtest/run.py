@@ -219,7 +219,9 @@ def _children(pid: int) -> list[int]:
 
 
 def postmaster_pid() -> int | None:
-    pidfile = ROOT / "var/pgdata/postmaster.pid"
+    # The embedded server of this run's data directory (MEMORYHUB_VAR_DIR, as the settings read it).
+    var = Path(os.environ.get("MEMORYHUB_VAR_DIR", ROOT / "var"))
+    pidfile = var / "pgdata/postmaster.pid"
     return int(pidfile.read_text().split()[0]) if pidfile.exists() else None
 
 
