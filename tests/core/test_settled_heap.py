@@ -1,7 +1,7 @@
 """After warm-up a server process leaves what it loaded out of the cyclic collector's walks
-(memoryhub/heap.py, called at the end of memoryhub/warmup.py): a full collection over the model, the modules and the caches took
-~150 ms every few dozen searches. Checked in a fresh interpreter, so this test process's own
-collector is left alone."""
+(memoryhub/heap.py, called at the end of memoryhub/warmup.py): a full collection over the
+model, the modules and the caches took ~150 ms every few dozen searches. Checked in a fresh
+interpreter, so this test process's own collector is left alone."""
 
 from __future__ import annotations
 
