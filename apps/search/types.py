@@ -14,7 +14,7 @@ def unchecked(cls: type[T], state: dict[str, Any]) -> T:
     """An instance of a frozen dataclass from the value of every one of its fields, without
     running __init__: a frozen __init__ sets each field through object.__setattr__ (~4 us for
     Ranked's nineteen), and a search builds a few hundred rows, evidences and items. `state`
-    must name every field (tests/search/test_types.py checks the callers build what
+    must name every field (tests/search/test_retrieve.py checks the callers build what
     __init__ would)."""
     new = object.__new__(cls)
     new.__dict__.update(state)
