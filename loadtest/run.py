@@ -219,9 +219,10 @@ def _children(pid: int) -> list[int]:
 
 
 def postmaster_pid() -> int | None:
-    # The embedded server of this run's data directory (MEMORYHUB_VAR_DIR, as the settings read it).
-    var = Path(os.environ.get("MEMORYHUB_VAR_DIR", ROOT / "var"))
-    pidfile = var / "pgdata/postmaster.pid"
+    from django.conf import settings  # set up by main()
+
+    # The embedded server of this run's data directory (MEMORYHUB_VAR_DIR), not always var/.
+    pidfile = Path(settings.VAR_DIR) / "pgdata/postmaster.pid"
     return int(pidfile.read_text().split()[0]) if pidfile.exists() else None
 
 

@@ -10,14 +10,15 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
-def unchecked(cls: type[T], state: dict[str, Any]) -> T:
+def unchecked(cls: type[T], *states: Mapping[str, Any]) -> T:
     """An instance of a frozen dataclass from the value of every one of its fields, without
     running __init__: a frozen __init__ sets each field through object.__setattr__ (~4 us for
-    Ranked's nineteen), and a search builds a few hundred rows, evidences and items. `state`
-    must name every field (tests/search/test_retrieve.py checks the callers build what
-    __init__ would)."""
+    Ranked's nineteen), and a search builds a few hundred rows, evidences and items. `states`
+    are applied in order (an item's fields, then what changes) and together must name every
+    field (tests/search/test_retrieve.py checks the callers build what __init__ would)."""
     new = object.__new__(cls)
-    new.__dict__.update(state)
+    for state in states:
+        new.__dict__.update(state)
     return new
 
 
@@ -124,11 +125,8 @@ class Ranked:
         reasons = self.reasons
         if reason and reason not in reasons:
             reasons = (*reasons, reason)
-        new = object.__new__(Ranked)  # as copy(), without its check of the names
-        state = new.__dict__
-        state.update(self.__dict__)
-        state["score"], state["boosts"], state["reasons"] = score, self.boosts + boosts, reasons
-        return new
+        changes = {"score": score, "boosts": self.boosts + boosts, "reasons": reasons}
+        return unchecked(Ranked, self.__dict__, changes)  # names known: no check as in copy()
 
     def copy(self, **changes: Any) -> Ranked:
         """`dataclasses.replace` without re-running __init__ over all fifteen fields: the
@@ -137,11 +135,7 @@ class Ranked:
         unknown = changes.keys() - _RANKED_FIELDS
         if unknown:
             raise TypeError(f"Ranked has no field(s) {', '.join(sorted(unknown))}")
-        new = object.__new__(Ranked)
-        state = new.__dict__
-        state.update(self.__dict__)
-        state.update(changes)
-        return new
+        return unchecked(Ranked, self.__dict__, changes)
 
 
 _RANKED_FIELDS = frozenset(f.name for f in fields(Ranked))

@@ -3,14 +3,21 @@ each honours the scope's filters inside its SQL and ranks what it finds."""
 
 from __future__ import annotations
 
+from dataclasses import fields
 from datetime import timedelta
 
 import numpy as np
 import pytest
+from django.utils import timezone
 
+from apps.search.config import search_settings
 from apps.search.pipeline import retrieve
+from apps.search.pipeline.analyse import analyse_query
+from apps.search.pipeline.candidates import gather
 from apps.search.pipeline.retrieve import apply_similarity_floor
 from apps.search.pipeline.scope import Scope
+from apps.search.pipeline.weights import BASE_WEIGHTS
+from apps.search.types import CandidateRow, Evidence, Ranked
 from apps.vectors.embeddings import embed_query
 from tests.factories import BASE_TIME
 
@@ -202,16 +209,6 @@ def test_a_tag_few_memories_carry_is_scanned_exactly_in_a_large_namespace(namesp
 def test_rows_and_items_built_without_init_carry_every_field(namespace, remember):
     """The row fetch and the pool build their frozen values without __init__ (types.unchecked,
     for speed): each must still hold every field, the same values __init__ would keep."""
-    from dataclasses import fields
-
-    from django.utils import timezone
-
-    from apps.search.config import search_settings
-    from apps.search.pipeline.analyse import analyse_query
-    from apps.search.pipeline.candidates import gather
-    from apps.search.pipeline.weights import BASE_WEIGHTS
-    from apps.search.types import CandidateRow, Evidence, Ranked
-
     memories = remember(["The invoice exporter writes CSV files.", "Invoices go out monthly."])
     vector = embed_query("invoice csv export")
     plan = retrieve.lexical_plan("invoice csv", namespace.id)
