@@ -1,10 +1,16 @@
-"""The cost of one search by stage (`evaluate --profile`): CPU milliseconds on the searching
-thread and SQL statements per stage, averaged over the questions, next to the whole call's
-CPU (the process's, so the encoder's thread counts) at p50 and p95."""
+"""The cost of one search by stage (`evaluate --profile`, `bench --profile`): CPU milliseconds
+on the searching thread and SQL statements per stage, averaged over the questions, next to the
+whole call's CPU (the process's, so the encoder's thread counts) at p50 and p95, and the CPU of
+each of the process's threads per search (the searching thread, the query encoder's, the
+reads that run beside the search's own, the query log's writer)."""
 
 from __future__ import annotations
 
+import os
+import re
+import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 
 import numpy as np
@@ -13,6 +19,7 @@ from django.db.models import Max
 from apps.memories.models import Memory, Namespace
 from apps.search import timing
 from apps.search.config import SearchSettings
+from apps.vectors import embeddings
 from memoryhub.replica.routing import read_connection
 
 
@@ -36,6 +43,8 @@ def profile(
     for q in queries[:5]:  # first-search costs (statistics, caches) stay out of the figures
         search_fn(namespace=namespaces[q["namespace"]], query=q["query"], log=False, config=config)
     process_ms, thread_ms, statements = [], [], []
+    embeddings.forget_query_vectors()  # each question is embedded, as a new one would be
+    before = _cpu_by_thread()
     with timing.probe(read_connection) as probe:
         for q in queries:
             sent, cpu, own = probe.sent, time.process_time(), time.thread_time()
@@ -51,6 +60,8 @@ def profile(
             thread_ms.append((time.thread_time() - own) * 1000)
             statements.append(probe.sent - sent)
     n = len(queries)
+    after = _cpu_by_thread()
+    threads = {name: round((ms - before.get(name, 0.0)) / n, 2) for name, ms in after.items()}
     stages = {
         name: {
             "cpu_ms": round(ms / n, 2),
@@ -72,7 +83,36 @@ def profile(
         "thread_cpu_ms": _spread(thread_ms),
         "sql_per_search": round(float(np.mean(statements)), 2),
         "stages": stages,
+        "threads": dict(sorted(threads.items(), key=lambda kv: -kv[1])),
     }
+
+
+def _cpu_by_thread() -> Counter[str]:
+    """CPU milliseconds each of the process's threads has used, by Python thread name (the
+    threads of the same name summed; a thread Python did not start goes by its OS name), read
+    from /proc (Linux; empty elsewhere). Clock ticks are 10 ms: meaningful as a total over many
+    searches, not for one."""
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    tick_ms = 1000 / os.sysconf("SC_CLK_TCK")
+    used: Counter[str] = Counter()
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return used
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                stat = f.read()
+            with open(f"/proc/self/task/{tid}/comm") as f:
+                comm = f.read().strip()
+        except OSError:  # the thread ended meanwhile
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        name = names.get(int(tid), comm)
+        if int(tid) == threading.main_thread().native_id:
+            name = "searching thread"
+        used[re.sub(r"_\d+$", "", name)] += (int(fields[11]) + int(fields[12])) * tick_ms
+    return used
 
 
 def _spread(values: list[float]) -> dict[str, float]:
@@ -96,4 +136,6 @@ def format_profile(result: dict) -> str:
     for name, figures in result["stages"].items():
         cpu, wall, sql = figures["cpu_ms"], figures["wall_ms"], figures["sql"]
         lines.append(f"| {name} | {cpu:.2f} | {wall:.2f} | {sql:.2f} |")
+    lines += ["", "| thread | CPU ms per search |", "|---|---:|"]
+    lines += [f"| {name} | {ms:.2f} |" for name, ms in result.get("threads", {}).items()]
     return "\n".join(lines)

@@ -86,6 +86,32 @@ def test_bench_reuses_cached_vectors_copies_and_spreads_namespaces(
     assert spread["table_rows"] >= 12 + spread["total"]
 
 
+def test_a_kept_namespace_is_measured_again_without_a_fill_with_its_stage_profile(
+    dataset, embedding_model, tmp_path
+):
+    def bench(report):
+        out = StringIO()
+        call_command(
+            "bench", sizes=[8], queries=3, recall_queries=2, source=dataset, model_sample=8,
+            namespace="bench-kept-scale", keep=True, profile=True, json_path=report,
+            stdout=out, stderr=StringIO(),
+        )  # fmt: skip
+        return json.loads(report.read_text())[0], out.getvalue()
+
+    first, _ = bench(tmp_path / "first.json")
+    again, printed = bench(tmp_path / "again.json")
+    assert first["ingest_measured_over"] == 8
+    assert "ingest_measured_over" not in again  # already at the size: measured, not filled
+    assert Memory.objects.filter(namespace__name="bench-kept-scale").count() == 8
+    profile = again["profile"]
+    assert profile["searches"] == 3 and profile["sql_per_search"] > 0
+    stages = profile["stages"]
+    assert stages["fetch"]["sql"] >= 1 and stages["semantic"]["sql"] >= 1
+    # CPU is told per thread: the query encoder works on a thread of its own.
+    assert profile["threads"]["searching thread"] > 0 and "embedding-batcher" in profile["threads"]
+    assert "| fetch |" in printed and "| thread | CPU ms per search |" in printed
+
+
 def test_batch_create_stores_the_vectors_it_is_given(namespace, embedding_model):
     given = np.zeros((2, 384), dtype=np.float32)
     given[0, 0] = given[1, 1] = 1.0

@@ -55,7 +55,7 @@ from apps.search.services import search
 from apps.transfer.transfer import read_jsonl, refresh_memory_statistics
 from apps.vectors import embeddings, nearest
 from apps.vectors.embeddings import embed_query
-from lab import vector_cache
+from lab import stage_profile, vector_cache
 
 DEFAULT_SOURCE = Path(__file__).resolve().parents[3].parent / "shared/benchmarks/locomo-dev"
 BATCH = 500
@@ -92,6 +92,19 @@ class Command(BaseCommand):
             "namespace always holds 1%% of the largest size",
         )
         parser.add_argument("--reindex", action="store_true")
+        parser.add_argument(
+            "--namespace",
+            help="grow (or, already at the size, only measure) this namespace instead of a new "
+            "bench-* one; with --keep a later run measures it again without a fill, and "
+            "`lab/search_cost.py --data SOURCE --reuse PREFIX` compares two checkouts on it "
+            "when it is named PREFIX + the dataset's namespace (bench-100k-scale: bench-100k-)",
+        )
+        parser.add_argument(
+            "--profile",
+            action="store_true",
+            help="at each size, also the cost of one search by stage (lab/stage_profile.py: "
+            "CPU and SQL statements per stage, CPU per thread) over the same questions",
+        )
         parser.add_argument("--recall-queries", type=int, default=50)
         parser.add_argument(
             "--bulk",
@@ -132,8 +145,9 @@ class Command(BaseCommand):
         self.bench.measuring = self.measuring
         questions = [q["query"] for q in read_jsonl(source / "queries.jsonl")]
         questions = questions[: opts["queries"]]
-        name = f"bench-{secrets.token_hex(4)}"
+        name = opts["namespace"] or f"bench-{secrets.token_hex(4)}"
         namespace = namespace_get_or_create(name=name)
+        self.bench.have = Memory.objects.filter(namespace=namespace).count()
         made = [name]
         rows: list[dict] = []
         try:
@@ -146,6 +160,8 @@ class Command(BaseCommand):
                 fill["analyze_s"] = round(time.perf_counter() - start, 2)
                 with self.measuring as conditions:
                     row = {"size": size, **fill, **self._latency(namespace, questions)}
+                    if opts["profile"]:
+                        row["profile"] = self._profile(name, questions)
                     row.update(self._filtered(namespace, questions, records))
                     row.update(_sizes())
                     row.update(conditions())
@@ -185,6 +201,13 @@ class Command(BaseCommand):
             "p99_ms": round(p99, 1),
             "short_pages": short,
         }
+
+    def _profile(self, name: str, questions: list[str]) -> dict:
+        """The stage profile of the same questions at this size, printed as it comes."""
+        asked = [{"namespace": name, "query": q} for q in questions]
+        cost = stage_profile.profile(asked, search, mode="hybrid", limit=10)
+        self.stdout.write(stage_profile.format_profile(cost))
+        return cost
 
     def _filtered(self, namespace, questions: list[str], records: list[dict]) -> dict:
         """p95 with a tag filter on the rarest source tag (a few percent of the rows)."""
