@@ -327,9 +327,25 @@ class Passage(models.Model):
     previous = models.ForeignKey(
         Memory, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
+    # The memory's namespace, copied by the database on every insert (and kept when a memory
+    # moves) whatever writes the row (migration 0027's triggers): the exact semantic scan reads
+    # a namespace's passages as one range of this index instead of probing them memory by
+    # memory (apps/search/pipeline/reads/semantic.py). The passages go with their memory, so
+    # the column needs no constraint of its own.
+    namespace = models.ForeignKey(
+        Namespace,
+        null=True,
+        editable=False,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="+",
+    )
 
     class Meta:
-        indexes = [models.Index(name="passage_memory", fields=["memory"])]
+        indexes = [
+            models.Index(name="passage_memory", fields=["memory"]),
+            models.Index(name="passage_namespace", fields=["namespace"]),
+        ]
 
     def __str__(self) -> str:
         return f"passage {self.position} of {self.memory_id}"

@@ -170,3 +170,67 @@ def test_the_semantic_strategy_finds_a_memory_by_its_best_passage(remember):
     assert own[0].id != str(long_turn.id)  # its own vector averages three other sentences
     assert found[0].id == str(long_turn.id)
     assert found[0].score > own[0].score
+
+
+@pytest.mark.django_db
+def test_the_namespace_scan_scores_each_memory_by_its_own_passages_only(remember):
+    """The exact scan of a whole namespace reads its passages in one pass: each memory gets
+    the same evidence as when its passages are read one memory at a time (a filtered scan);
+    another namespace's memories, with the very sentence asked for, stay out."""
+    from datetime import timedelta
+
+    from apps.memories.services import namespace_get_or_create
+    from apps.search.pipeline.scope import Scope
+    from apps.vectors import nearest
+    from apps.vectors.embeddings import embed_query
+
+    texts = [
+        DIALOG[0],
+        "Melanie: I photographed the sunrise over the lake last summer. Then we had breakfast.",
+        "Caroline: The deploy failed twice. The sunrise was lovely though.",
+    ]
+    mine = remember(texts)
+    other = namespace_get_or_create(name="elsewhere")
+    remember(["Note: I painted the sunrise over the lake. Exactly that, and nothing else."], other)
+    vector = embed_query("painted the sunrise over the lake")
+    whole = Scope(namespace_id=mine[0].namespace_id)
+    always = Scope(namespace_id=mine[0].namespace_id, after=SESSION - timedelta(days=36500))
+    assert not whole.filtered and always.filtered  # the two ways of reading passages
+    literal = nearest.vector_literal(vector)
+    for passages in (retrieve.PASSAGE_COSINE, retrieve.SENTENCE_COSINE):
+        in_one_pass = retrieve.exact_nearest(whole, literal, 10, passages)
+        one_by_one = retrieve.exact_nearest(always, literal, 10, passages)
+        assert [i for i, _ in in_one_pass] == [i for i, _ in one_by_one]
+        assert [s for _, s in in_one_pass] == pytest.approx([s for _, s in one_by_one], abs=1e-9)
+        assert {i for i, _ in in_one_pass} == {str(m.id) for m in mine}
+    painted = retrieve.exact_nearest(whole, literal, 1, retrieve.PASSAGE_COSINE)
+    assert painted[0][0] == str(mine[0].id)
+
+
+@pytest.mark.django_db
+def test_passages_carry_their_memorys_namespace_and_follow_it(remember):
+    """Whatever writes a passage, the database gives it its memory's namespace; a memory that
+    moves takes its passages along, and is found by them in its new namespace."""
+    from apps.memories.services import namespace_get_or_create
+    from apps.search.pipeline.scope import Scope
+    from apps.vectors import nearest
+    from apps.vectors.embeddings import embed_query
+
+    (memory,) = remember([DIALOG[0]])
+    passages = Passage.objects.filter(memory=memory)
+    assert passages.count() == 4
+    assert set(passages.values_list("namespace_id", flat=True)) == {memory.namespace_id}
+    # A row written without the column (a bulk load, another tool) gets it as well.
+    first = passages.first()
+    Passage.objects.create(memory=memory, position=9, embedding=first.embedding)
+    assert not Passage.objects.filter(memory=memory, namespace__isnull=True).exists()
+
+    moved_to = namespace_get_or_create(name="moved")
+    Memory.objects.filter(pk=memory.pk).update(namespace=moved_to)
+    assert set(passages.values_list("namespace_id", flat=True)) == {moved_to.pk}
+    vector = nearest.vector_literal(embed_query("painted the sunrise over the lake"))
+    found = retrieve.exact_nearest(
+        Scope(namespace_id=moved_to.pk), vector, 1, retrieve.PASSAGE_COSINE
+    )
+    own = retrieve.exact_nearest(Scope(namespace_id=moved_to.pk), vector, 1)
+    assert found[0][0] == str(memory.id) and found[0][1] > own[0][1]

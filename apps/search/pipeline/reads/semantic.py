@@ -40,6 +40,14 @@ PASSAGE_COSINE = (
 SENTENCE_COSINE = PASSAGE_COSINE.replace(
     "p.memory_id = m.id", "p.memory_id = m.id AND p.previous_id IS NULL"
 )
+# The same evidence for a whole namespace at once, for the exact scan: each memory's best
+# passage from one pass over the namespace's passages (their namespace column, migration
+# memories 0027), joined to the memories by id. A subquery per memory probed the passage index
+# once per memory; this reads the same passages as one index range (locomo-dev: x0.6 a scan).
+NAMESPACE_PASSAGES = {
+    PASSAGE_COSINE: "",
+    SENTENCE_COSINE: " AND p.previous_id IS NULL",
+}
 
 
 def ef_search_for(size: int, limit: int, setting: int = 0) -> int:
@@ -146,14 +154,26 @@ def exact_nearest(
     similarity is then the higher of its own and its best passage's."""
     where, params = scope.where()
     sim, sim_params = "1 - (m.embedding <=> %s::vector)", [literal]
-    if passages:
+    joined, joined_params = "", []
+    if passages and not scope.filtered and passages in NAMESPACE_PASSAGES:
+        # The whole namespace is scanned: its passages are read in one pass too. (Under a
+        # filter the memories in scope may be a small part of the namespace, and probing
+        # their passages one by one reads fewer.)
+        joined = (
+            f" LEFT JOIN (SELECT p.memory_id, max(1 - (p.embedding <=> %s::vector)) AS best "
+            f"FROM {PASSAGE} p WHERE p.namespace_id = %s{NAMESPACE_PASSAGES[passages]} "
+            "GROUP BY p.memory_id) b ON b.memory_id = m.id"
+        )
+        joined_params = [literal, scope.namespace_id]
+        sim = f"greatest({sim}, coalesce(b.best, 0))"
+    elif passages:
         sim, sim_params = f"greatest({sim}, {passages})", [literal, literal]
     sql = (
-        f"SELECT m.id::text, {sim} AS sim FROM {MEMORY} m "
+        f"SELECT m.id::text, {sim} AS sim FROM {MEMORY} m{joined} "
         f"WHERE {where} AND m.embedding IS NOT NULL ORDER BY sim DESC LIMIT %s"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, sim_params + params + [limit])
+        cursor.execute(sql, sim_params + joined_params + params + [limit])
         return [(i, float(s)) for i, s in cursor.fetchall()]
 
 
