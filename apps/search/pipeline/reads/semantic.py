@@ -40,10 +40,11 @@ PASSAGE_COSINE = (
 SENTENCE_COSINE = PASSAGE_COSINE.replace(
     "p.memory_id = m.id", "p.memory_id = m.id AND p.previous_id IS NULL"
 )
-# The same evidence for a whole namespace at once, for the exact scan: each memory's best
-# passage from one pass over the namespace's passages (their namespace column, migration
-# memories 0027), joined to the memories by id. A subquery per memory probed the passage index
-# once per memory; this reads the same passages as one index range (locomo-dev: x0.6 a scan).
+# The same evidence for a whole namespace at once, for the exact scan: the memories' own cosines
+# and the cosines of the namespace's passages (their namespace column, migration memories 0027)
+# in one pass, each memory's best kept by one aggregate. A subquery per memory probed the
+# passage index once per memory. (A join of the memories to the passages' aggregate gave the
+# planner, misled by a new namespace's statistics, a nested loop 30x slower.)
 NAMESPACE_PASSAGES = {
     PASSAGE_COSINE: "",
     SENTENCE_COSINE: " AND p.previous_id IS NULL",
@@ -153,27 +154,41 @@ def exact_nearest(
     `passages`: a passage cosine expression (PASSAGE_COSINE, SENTENCE_COSINE); a row's
     similarity is then the higher of its own and its best passage's."""
     where, params = scope.where()
-    sim, sim_params = "1 - (m.embedding <=> %s::vector)", [literal]
-    joined, joined_params = "", []
     if passages and not scope.filtered and passages in NAMESPACE_PASSAGES:
-        # The whole namespace is scanned: its passages are read in one pass too. (Under a
-        # filter the memories in scope may be a small part of the namespace, and probing
-        # their passages one by one reads fewer.)
-        joined = (
-            f" LEFT JOIN (SELECT p.memory_id, max(1 - (p.embedding <=> %s::vector)) AS best "
-            f"FROM {PASSAGE} p WHERE p.namespace_id = %s{NAMESPACE_PASSAGES[passages]} "
-            "GROUP BY p.memory_id) b ON b.memory_id = m.id"
-        )
-        joined_params = [literal, scope.namespace_id]
-        sim = f"greatest({sim}, coalesce(b.best, 0))"
-    elif passages:
+        return _namespace_nearest(scope, literal, limit, NAMESPACE_PASSAGES[passages])
+    sim, sim_params = "1 - (m.embedding <=> %s::vector)", [literal]
+    if passages:
         sim, sim_params = f"greatest({sim}, {passages})", [literal, literal]
     sql = (
-        f"SELECT m.id::text, {sim} AS sim FROM {MEMORY} m{joined} "
+        f"SELECT m.id::text, {sim} AS sim FROM {MEMORY} m "
         f"WHERE {where} AND m.embedding IS NOT NULL ORDER BY sim DESC LIMIT %s"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, sim_params + joined_params + params + [limit])
+        cursor.execute(sql, sim_params + params + [limit])
+        return [(i, float(s)) for i, s in cursor.fetchall()]
+
+
+def _namespace_nearest(
+    scope: Scope, literal: str, limit: int, passage_filter: str
+) -> list[tuple[str, float]]:
+    """exact_nearest with passages over a whole namespace (no filter narrows it, so reading all
+    its passages reads few more than the memories in scope have): the memories' own cosines
+    and their passages' in one pass, each memory's best kept (NAMESPACE_PASSAGES). The same
+    scores as the per-memory form: a memory without passages counts its own cosine or 0,
+    whichever is higher (the subquery's coalesce). Passages of memories outside the scope are
+    dropped with them (no own row in the group)."""
+    where, params = scope.where()
+    sql = (
+        "SELECT u.id::text, CASE WHEN count(*) = 1 THEN greatest(max(u.sim), 0) "
+        "ELSE max(u.sim) END AS sim FROM ("
+        f"SELECT m.id, 1 - (m.embedding <=> %s::vector) AS sim, true AS own FROM {MEMORY} m "
+        f"WHERE {where} AND m.embedding IS NOT NULL UNION ALL "
+        f"SELECT p.memory_id, 1 - (p.embedding <=> %s::vector), false FROM {PASSAGE} p "
+        f"WHERE p.namespace_id = %s{passage_filter}) u "
+        "GROUP BY u.id HAVING bool_or(u.own) ORDER BY sim DESC LIMIT %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [literal, *params, literal, scope.namespace_id, limit])
         return [(i, float(s)) for i, s in cursor.fetchall()]
 
 
