@@ -7,6 +7,7 @@ has a connection of its own."""
 from __future__ import annotations
 
 import logging
+import time
 
 import pytest
 from django.db import OperationalError, connections
@@ -75,3 +76,37 @@ def test_log_ids_are_reserved_a_block_at_a_time(notes, settings):
     assert 1 <= len(reservations) <= 2
     querylog.flush()
     assert QueryLog.objects.filter(pk__in=ids[:3]).count() == 3
+
+
+def test_the_writer_keeps_its_connection_through_a_burst_and_gives_it_back_when_idle(
+    notes, settings, monkeypatch
+):
+    """Rows that come one after another are written on the connection the first one took
+    from the pool; once none has come for a while, the connection goes back."""
+    settings.SEARCH_QUERYLOG_SYNC = False
+    monkeypatch.setattr(querylog, "IDLE_RELEASE_S", 0.2)
+    querylog.flush()
+    checkouts = []
+    write = querylog._write
+
+    def counted(fields):
+        # The writer thread's own connection: None when this row has to take one first.
+        checkouts.append(connections["default"].connection is None)
+        return write(fields)
+
+    monkeypatch.setattr(querylog, "_write", counted)
+    querylog._ensure_thread()
+    querylog._queue.put(None)  # the running writer stops; the next row starts a fresh one
+    querylog.flush()
+    burst = [search(namespace="log-ns", query=f"lunch {i}").query_log_id for i in range(5)]
+    querylog.flush()
+    assert checkouts == [True, False, False, False, False]
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:  # idle: the writer gives its connection back
+        time.sleep(0.3)
+        later = search(namespace="log-ns", query="deploy").query_log_id
+        querylog.flush()
+        if checkouts[-1]:
+            break
+    assert checkouts[-1] is True
+    assert QueryLog.objects.filter(pk__in=[*burst, later]).count() == 6
