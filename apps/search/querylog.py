@@ -20,7 +20,8 @@ import queue
 import threading
 from typing import Any
 
-from django.db import close_old_connections, connection, transaction
+from django.conf import settings
+from django.db import connection, connections, transaction
 
 from apps.core.observability import current_request_id
 
@@ -87,28 +88,45 @@ def _write(fields: dict[str, Any]) -> int:
     return log.pk
 
 
-# The writer keeps its pooled connection while rows keep coming, and gives it back once none
-# has come for this long: taking it from the pool and giving it back for every row cost about
-# as much again as the INSERT itself.
-IDLE_RELEASE_S = 1.0
-
-
 def _worker() -> None:
+    """Writes the queued rows one by one. The writer keeps its (pooled) connection while rows
+    keep coming and gives it back once none has come for SEARCH_QUERYLOG_IDLE_RELEASE_S (0:
+    as soon as the queue is empty): taking a connection from the pool and giving it back for
+    every row cost about as much as the INSERT itself."""
+    holding = False
     while True:
+        idle = float(settings.SEARCH_QUERYLOG_IDLE_RELEASE_S)
+        if holding and idle <= 0 and _queue.empty():
+            holding = _release()
         try:
-            fields = _queue.get(timeout=IDLE_RELEASE_S)
-        except queue.Empty:
-            close_old_connections()  # idle: the connection goes back to the pool
+            fields = _queue.get(timeout=max(idle, 0.0) if holding else None)
+        except queue.Empty:  # idle for a while: the connection goes back
+            holding = _release()
             continue
         try:
             if fields is None:
+                _release()
                 return
             _write(fields)
+            holding = True
         except Exception:  # a lost log must never break searching
             logger.exception("could not write QueryLog %s", fields.get("id") if fields else None)
-            close_old_connections()  # a broken connection is not used for the next row
+            holding = _release()  # a broken connection is not used for the next row
         finally:
             _queue.task_done()
+
+
+def _release() -> bool:
+    """Give the writer thread's connections back (to the pool, or closed without one); False,
+    for `holding`."""
+    for alias in connections:
+        wrapper = connections[alias]
+        if wrapper.connection is not None:
+            try:
+                wrapper.close()
+            except Exception:  # a connection that broke is gone either way
+                logger.debug("closing the query log writer's connection failed", exc_info=True)
+    return False
 
 
 def _ensure_thread() -> None:

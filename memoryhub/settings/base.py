@@ -397,6 +397,9 @@ SEARCH_TAG_ENTITY_KEYWORD = env.float("SEARCH_TAG_ENTITY_KEYWORD", default=1.0)
 # reaches another web process within those milliseconds waits for nothing it can flush (404).
 # True commits the row before the search answers (every query_log_id survives a crash).
 SEARCH_QUERYLOG_SYNC = env.bool("SEARCH_QUERYLOG_SYNC", default=False)
+# The query log's writer thread gives its database connection back after this many idle
+# seconds (0: whenever its queue is empty); apps/search/querylog.py.
+SEARCH_QUERYLOG_IDLE_RELEASE_S = env.float("SEARCH_QUERYLOG_IDLE_RELEASE_S", default=1.0)
 # Stages named here are switched off (comma separated), e.g. "mmr,coactivation". "wordforms"
 # (other forms of the query's words for the keyword strategy) is off by default: it raised
 # nDCG@10 on both halves of locomo-dev but not recall@10 (docs/benchmarks.md, "Stages and

@@ -9,6 +9,9 @@ JOBS_SCHEDULER = "off"
 # A test's transaction never commits, so a log row queued for after the commit would never be
 # written: tests log inline (tests/search/test_querylog_writes.py covers the background path).
 SEARCH_QUERYLOG_SYNC = True
+# When a test does log in the background, the writer holds no connection between rows, so
+# none is left open on the test database when it is dropped.
+SEARCH_QUERYLOG_IDLE_RELEASE_S = 0.0
 
 # A second connection to the test database under the replica alias, for the router's tests
 # (tests/core/test_replica_routing.py); nothing is routed to it unless a test installs the router.
