@@ -10,7 +10,7 @@ import os
 import re
 import threading
 import time
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Callable
 
 import numpy as np
@@ -87,14 +87,14 @@ def profile(
     }
 
 
-def _cpu_by_thread() -> Counter[str]:
+def _cpu_by_thread() -> dict[str, float]:
     """CPU milliseconds each of the process's threads has used, by Python thread name (the
     threads of the same name summed; a thread Python did not start goes by its OS name), read
     from /proc (Linux; empty elsewhere). Clock ticks are 10 ms: meaningful as a total over many
     searches, not for one."""
     names = {t.native_id: t.name for t in threading.enumerate()}
     tick_ms = 1000 / os.sysconf("SC_CLK_TCK")
-    used: Counter[str] = Counter()
+    used: defaultdict[str, float] = defaultdict(float)
     try:
         tids = os.listdir("/proc/self/task")
     except OSError:
