@@ -137,5 +137,6 @@ def format_profile(result: dict) -> str:
         cpu, wall, sql = figures["cpu_ms"], figures["wall_ms"], figures["sql"]
         lines.append(f"| {name} | {cpu:.2f} | {wall:.2f} | {sql:.2f} |")
     lines += ["", "| thread | CPU ms per search |", "|---|---:|"]
-    lines += [f"| {name} | {ms:.2f} |" for name, ms in result.get("threads", {}).items()]
+    threads = result.get("threads", {}).items()
+    lines += [f"| {name} | {ms:.2f} |" for name, ms in threads if ms > 0]  # idle pools left out
     return "\n".join(lines)
