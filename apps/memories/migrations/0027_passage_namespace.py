@@ -17,9 +17,13 @@ FORWARD = """
 UPDATE memories_passage p SET namespace_id = m.namespace_id
 FROM memories_memory m WHERE m.id = p.memory_id;
 
+-- A passage written before its memory (foreign keys are checked at commit) keeps what it was
+-- given rather than losing it.
 CREATE FUNCTION memoryhub_passage_namespace() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    SELECT m.namespace_id INTO NEW.namespace_id FROM memories_memory m WHERE m.id = NEW.memory_id;
+    NEW.namespace_id := coalesce(
+        (SELECT m.namespace_id FROM memories_memory m WHERE m.id = NEW.memory_id),
+        NEW.namespace_id);
     RETURN NEW;
 END $$;
 
