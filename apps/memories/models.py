@@ -338,13 +338,17 @@ class Passage(models.Model):
         editable=False,
         on_delete=models.DO_NOTHING,
         db_constraint=False,
+        db_index=False,  # passage_namespace below leads with it
         related_name="+",
     )
 
     class Meta:
         indexes = [
             models.Index(name="passage_memory", fields=["memory"]),
-            models.Index(name="passage_namespace", fields=["namespace"]),
+            # By namespace, then memory: concurrent writers of one namespace insert at
+            # scattered places of the index (memory ids are random) rather than all into the
+            # one entry of an index on the namespace alone.
+            models.Index(name="passage_namespace", fields=["namespace", "memory"]),
         ]
 
     def __str__(self) -> str:

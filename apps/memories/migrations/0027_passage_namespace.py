@@ -60,6 +60,7 @@ class Migration(migrations.Migration):
             name="namespace",
             field=models.ForeignKey(
                 db_constraint=False,
+                db_index=False,
                 editable=False,
                 null=True,
                 on_delete=models.DO_NOTHING,
@@ -70,6 +71,6 @@ class Migration(migrations.Migration):
         migrations.RunSQL(FORWARD, BACKWARD),
         migrations.AddIndex(
             model_name="passage",
-            index=models.Index(fields=["namespace"], name="passage_namespace"),
+            index=models.Index(fields=["namespace", "memory"], name="passage_namespace"),
         ),
     ]
