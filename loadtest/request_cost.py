@@ -113,7 +113,9 @@ def _remove_written(namespace: str) -> None:
 
     from apps.memories.models import Memory
 
-    Memory.objects.filter(namespace__name=namespace, content__startswith="Request cost ").delete()
+    Memory.every_state.filter(
+        namespace__name=namespace, content__startswith="Request cost "
+    ).delete()
     with connection.cursor() as cursor:
         cursor.execute(f"VACUUM ANALYZE {Memory._meta.db_table}")
 
