@@ -119,8 +119,7 @@ def _worker() -> None:
 def _release() -> bool:
     """Give the writer thread's connections back (to the pool, or closed without one); False,
     for `holding`."""
-    for alias in connections:
-        wrapper = connections[alias]
+    for wrapper in connections.all(initialized_only=True):
         if wrapper.connection is not None:
             try:
                 wrapper.close()

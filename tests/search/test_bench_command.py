@@ -93,12 +93,12 @@ def test_a_kept_namespace_is_measured_again_without_a_fill_with_its_stage_profil
         out = StringIO()
         call_command(
             "bench", sizes=[8], queries=3, recall_queries=2, source=dataset, model_sample=8,
-            namespace="bench-kept-scale", keep=True, profile=True, json_path=report,
+            namespace="bench-kept-scale", profile=True, json_path=report,
             stdout=out, stderr=StringIO(),
         )  # fmt: skip
         return json.loads(report.read_text())[0], out.getvalue()
 
-    first, _ = bench(tmp_path / "first.json")
+    first, _ = bench(tmp_path / "first.json")  # a namespace named is kept without --keep
     again, printed = bench(tmp_path / "again.json")
     assert first["ingest_measured_over"] == 8
     assert "ingest_measured_over" not in again  # already at the size: measured, not filled

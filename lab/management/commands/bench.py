@@ -95,7 +95,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--namespace",
             help="grow (or, already at the size, only measure) this namespace instead of a new "
-            "bench-* one; with --keep a later run measures it again without a fill, and "
+            "bench-* one; it is kept, so a later run measures it again without a fill, and "
             "`lab/search_cost.py --data SOURCE --reuse PREFIX` compares two checkouts on it "
             "when it is named PREFIX + the dataset's namespace (bench-100k-scale: bench-100k-)",
         )
@@ -147,8 +147,8 @@ class Command(BaseCommand):
         questions = questions[: opts["queries"]]
         name = opts["namespace"] or f"bench-{secrets.token_hex(4)}"
         namespace = namespace_get_or_create(name=name)
-        self.bench.have = Memory.objects.filter(namespace=namespace).count()
-        made = [name]
+        self.bench.have = Memory.every_state.filter(namespace=namespace).count()
+        made = [] if opts["namespace"] else [name]  # a namespace named here is never removed
         rows: list[dict] = []
         try:
             for size in sorted(opts["sizes"]):

@@ -37,18 +37,14 @@ PASSAGE_COSINE = (
     f"coalesce((SELECT max(1 - (p.embedding <=> %s::vector)) FROM {PASSAGE} p "
     "WHERE p.memory_id = m.id), 0)"
 )
-SENTENCE_COSINE = PASSAGE_COSINE.replace(
-    "p.memory_id = m.id", "p.memory_id = m.id AND p.previous_id IS NULL"
-)
+SENTENCE_ONLY = " AND p.previous_id IS NULL"
+SENTENCE_COSINE = PASSAGE_COSINE.replace("p.memory_id = m.id", "p.memory_id = m.id" + SENTENCE_ONLY)
 # The same evidence for a whole namespace at once, for the exact scan: the memories' own cosines
 # and the cosines of the namespace's passages (their namespace column, migration memories 0027)
 # in one pass, each memory's best kept by one aggregate. A subquery per memory probed the
 # passage index once per memory. (A join of the memories to the passages' aggregate gave the
 # planner, misled by a new namespace's statistics, a nested loop 30x slower.)
-NAMESPACE_PASSAGES = {
-    PASSAGE_COSINE: "",
-    SENTENCE_COSINE: " AND p.previous_id IS NULL",
-}
+NAMESPACE_PASSAGES = {PASSAGE_COSINE: "", SENTENCE_COSINE: SENTENCE_ONLY}
 
 
 def ef_search_for(size: int, limit: int, setting: int = 0) -> int:
@@ -153,9 +149,9 @@ def exact_nearest(
     computed similarity, which no index matches, keeps the planner off the HNSW index).
     `passages`: a passage cosine expression (PASSAGE_COSINE, SENTENCE_COSINE); a row's
     similarity is then the higher of its own and its best passage's."""
-    where, params = scope.where()
     if passages and not scope.filtered and passages in NAMESPACE_PASSAGES:
         return _namespace_nearest(scope, literal, limit, NAMESPACE_PASSAGES[passages])
+    where, params = scope.where()
     sim, sim_params = "1 - (m.embedding <=> %s::vector)", [literal]
     if passages:
         sim, sim_params = f"greatest({sim}, {passages})", [literal, literal]
