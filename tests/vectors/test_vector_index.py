@@ -53,6 +53,15 @@ def _nearest(namespace, query: str, *, walk: bool) -> list[str]:
     return [h.id for h in hits]
 
 
+def _walk_finds_what_the_scan_finds(namespace, query: str) -> None:
+    """Inside the index the walk is approximate (its iterative scan also steps over the test
+    database's other namespaces): it must find the exact scan's best row and at least four of
+    its five. A row missing from the index would be lost to the walk altogether."""
+    walked, exact = _nearest(namespace, query, walk=True), _nearest(namespace, query, walk=False)
+    assert walked[0] == exact[0]
+    assert len(set(walked) & set(exact)) >= 4, (walked, exact)
+
+
 def _walk_plan(namespace) -> str:
     """The plan of the statement search's semantic walk sends, seq scans discouraged as on a
     large table: its first branch must be served by the partial HNSW index."""
@@ -97,8 +106,8 @@ def test_a_large_batch_is_found_before_the_index_holds_it_and_the_job_adds_it(
     assert run_checks()["vector_index"]["rows_waiting"] == 0
     assert "memory_embedding_half_hnsw" in _walk_plan(namespace)
     for q in queries:
-        assert _nearest(namespace, q, walk=True) == _nearest(namespace, q, walk=False)
-    assert _nearest(namespace, queries[0], walk=True) == before[queries[0]]
+        _walk_finds_what_the_scan_finds(namespace, q)
+    assert _nearest(namespace, queries[0], walk=True)[0] == before[queries[0]][0]
     stored = Memory.objects.get(pk=made[0].pk)
     assert stored.version == 1 and stored.updated_at == made[0].updated_at  # no user change
 
