@@ -319,7 +319,12 @@ class Passage(models.Model):
     that sentence better than the whole. Search reads a memory's best passage cosine next to
     its own, in the same statement that fetches the candidates' rows."""
 
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="passages")
+    memory = models.ForeignKey(
+        Memory,
+        on_delete=models.CASCADE,
+        related_name="passages",
+        db_index=False,  # passage_memory below (the foreign key's own index was a second copy)
+    )
     position = models.PositiveSmallIntegerField()
     embedding = VectorField(dimensions=EMBEDDING_DIM)
     # Set on a dialog turn's one passage that is not a sentence of it: the turn read after the
