@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import connection
 
-from apps.vectors.nearest import order_by, prepare_walk, vector_literal, walk_or_scan
+from apps.vectors.nearest import order_by, vector_literal, walk_or_scan, walk_rows, walk_settings
 
 from .models import Memory
 
@@ -53,8 +53,9 @@ def nearest_per_vector(
     exact = "m.embedding <=> q.vec"
     with connection.cursor() as cur:
         walk = larger_than(cur, namespace_id, settings.SEARCH_EXACT_SCAN_MAX)
+        settings_sql = ""
         if walk:
-            prepare_walk(cur, ef_search=40)
+            settings_sql = walk_settings(ef_search=40)  # sent with the walk, one round trip
             index_order = order_by("m.embedding", "q.vec", walk_index=True)
             per_vector = walk_or_scan(
                 select, "m", index_order, exact, "%s", union_order="u.similarity DESC"
@@ -65,7 +66,8 @@ def nearest_per_vector(
             per_vector = f"{select} ORDER BY {exact} LIMIT %s"
             per_vector_params = [*where_params, limit]
         cur.execute(
-            f"""
+            settings_sql
+            + f"""
             SELECT q.pos, nd.id, nd.similarity, nd.valid_until
               FROM unnest(%s::text[]::vector[]) WITH ORDINALITY AS q(vec, pos)
               CROSS JOIN LATERAL ({per_vector}) nd
@@ -73,7 +75,7 @@ def nearest_per_vector(
             """,
             [literals, *per_vector_params, min_similarity],
         )
-        rows = cur.fetchall()
+        rows = walk_rows(cur)
     if with_validity:
         return [(pos, memory_id, float(sim), until) for pos, memory_id, sim, until in rows]
     return [(pos, memory_id, float(sim)) for pos, memory_id, sim, _ in rows]

@@ -20,6 +20,7 @@ which rows are the domain's: the queries over memories are in apps/memories/neig
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -76,9 +77,24 @@ def walk_or_scan(
     )
 
 
+def walk_settings(ef_search: int | None = None) -> str:
+    """The settings of an index walk as statements to send in front of the walk's own, in one
+    execute: iterative scan, and the candidate list size when given (pgvector's default, 40,
+    otherwise). PostgreSQL runs a string of statements as one transaction, so SET LOCAL holds
+    for the walk and ends with it (or, inside a caller's transaction, with that), and the walk
+    costs one round trip where BEGIN, two SETs, the walk and COMMIT cost five."""
+    size = f"SET LOCAL hnsw.ef_search = {int(ef_search)}; " if ef_search is not None else ""
+    return f"{size}SET LOCAL hnsw.iterative_scan = relaxed_order; "
+
+
+def walk_rows(cursor: CursorWrapper) -> list[tuple[Any, ...]]:
+    """The rows of a statement sent after walk_settings(): the last result, past the SETs'."""
+    while cursor.description is None and cursor.nextset():
+        pass
+    return cursor.fetchall()
+
+
 def prepare_walk(cursor: CursorWrapper, ef_search: int | None = None) -> None:
-    """Settings for an index walk, for the current transaction only: iterative scan, and the
-    candidate list size when given (pgvector's default, 40, otherwise)."""
-    if ef_search is not None:
-        cursor.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
-    cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+    """walk_settings() as statements of their own, for a caller inside a transaction that
+    runs several statements after them."""
+    cursor.execute(walk_settings(ef_search))

@@ -8,8 +8,11 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from apps.memories.services import memory_batch_create
 from apps.search.config import search_settings
 from apps.search.pipeline import retrieve
 from apps.search.pipeline.analyse import analyse_query
@@ -240,3 +243,39 @@ def test_rows_and_items_built_without_init_carry_every_field(namespace, remember
             "entity",
         )
         assert item.boosts == () and "entity" not in item.reasons  # the original is unchanged
+
+
+def test_the_index_walk_reaches_a_namespace_behind_closer_rows_of_another_in_one_statement(
+    namespace, other_namespace, settings
+):
+    """The walk's settings (iterative scan, the candidate list size) travel with the walk in
+    one statement: without them, a walk of 40 candidates meets only the other namespace's 120
+    closer rows and comes back empty."""
+    rng = np.random.default_rng(11)
+    probe = rng.standard_normal(384)
+    probe = (probe / np.linalg.norm(probe)).astype(np.float32)
+
+    def at_cosine(cosine: float) -> np.ndarray:
+        noise = rng.standard_normal(384)
+        noise -= noise.dot(probe) * probe
+        noise /= np.linalg.norm(noise)
+        return (cosine * probe + np.sqrt(1 - cosine**2) * noise).astype(np.float32)
+
+    def store(ns, vectors: list[np.ndarray], label: str) -> list[str]:
+        items = [{"content": f"{label} note {i}"} for i in range(len(vectors))]
+        results = memory_batch_create(
+            namespace=ns, items=items, vectors=np.stack(vectors),
+            check_near_duplicates=False, chunk=False, infer=False,
+        )  # fmt: skip
+        return [str(r.memory.id) for r in results]
+
+    settings.VECTOR_INDEX_BEHIND_MIN = 1_000  # every row goes into the index as it is written
+    store(other_namespace, [at_cosine(0.995) for _ in range(120)], "other")
+    own = store(namespace, [at_cosine(0.9), at_cosine(0.8), at_cosine(0.1)], "own")
+    with connection.cursor() as cursor:  # walk the index, as the planner does on a large table
+        cursor.execute("SET LOCAL enable_sort = off")
+    with CaptureQueriesContext(connection) as captured:
+        walked, _ = retrieve.semantic_search(_scope(namespace), probe, 3, -1.0, exact_max=0)
+    assert [h.id for h in walked] == own
+    (statement,) = [q["sql"] for q in captured.captured_queries if "UNION ALL" in q["sql"]]
+    assert statement.startswith("SET LOCAL hnsw.ef_search")

@@ -67,7 +67,8 @@ def _walk_plan(namespace) -> str:
     large table: its first branch must be served by the partial HNSW index."""
     with CaptureQueriesContext(connection) as captured:
         _nearest(namespace, "where does staging run", walk=True)
-    (walk,) = [q["sql"] for q in captured.captured_queries if "UNION ALL" in q["sql"]]
+    (sent,) = [q["sql"] for q in captured.captured_queries if "UNION ALL" in q["sql"]]
+    walk = sent.rsplit("; ", 1)[-1]  # the walk, after the SET LOCAL settings sent with it
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute(f"EXPLAIN {walk}")

@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 from cachetools import TTLCache
-from django.db import transaction
 
 from apps.search.types import Hit
 from apps.vectors import nearest
@@ -136,10 +135,12 @@ def hnsw_nearest(scope: Scope, literal: str, limit: int, ef_search: int) -> list
         f"WHERE {where} AND m.embedding IS NOT NULL"
     )
     sql = nearest.walk_or_scan(select, "m", HNSW_ORDER, "sim DESC", "%s", union_order="u.sim DESC")
-    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-        nearest.prepare_walk(cursor, ef_search)
-        cursor.execute(sql, [literal, *params, literal, limit, literal, *params, limit, limit])
-        return [(i, float(s)) for i, s in cursor.fetchall()]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            nearest.walk_settings(ef_search) + sql,
+            [literal, *params, literal, limit, literal, *params, limit, limit],
+        )
+        return [(i, float(s)) for i, s in nearest.walk_rows(cursor)]
 
 
 def exact_nearest(
