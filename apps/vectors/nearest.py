@@ -77,6 +77,12 @@ def walk_or_scan(
     )
 
 
+def vector_from_binary(data: bytes) -> npt.NDArray[np.float32]:
+    """A pgvector `vector_send` value (dimension, unused, big-endian float4s) as a float32
+    array: the same values as parsing the text form, without parsing ~400 numbers."""
+    return np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32)
+
+
 def walk_settings(ef_search: int | None = None) -> str:
     """The settings of an index walk as statements to send in front of the walk's own, in one
     execute: iterative scan, and the candidate list size when given (pgvector's default, 40,

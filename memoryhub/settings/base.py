@@ -418,6 +418,13 @@ SEARCH_FEEDBACK_SHARE = env.float("SEARCH_FEEDBACK_SHARE", default=0.5)
 # than the HNSW graph there, and exact); larger ones use the HNSW index with hnsw.ef_search
 # chosen by namespace size (0; docs/benchmarks.md "Scale" has the measurement) or this value.
 SEARCH_EXACT_SCAN_MAX = env.int("SEARCH_EXACT_SCAN_MAX", default=10_000)
+# Those exact scans read a whole namespace's vectors kept in the process (checked fresh before
+# each use; apps/search/pipeline/reads/namespace_vectors.py), up to this many vectors (memories
+# and passages, 1.5 kB each) a process; 0 scans in PostgreSQL every time.
+SEARCH_VECTOR_CACHE_ROWS = env.int("SEARCH_VECTOR_CACHE_ROWS", default=50_000)
+# Threads of numpy's BLAS in every process (apps/core/apps.py); 0 leaves the library's default
+# (a thread per core, spinning after each product).
+BLAS_THREADS = env.int("BLAS_THREADS", default=1)
 SEARCH_HNSW_EF_SEARCH = env.int("SEARCH_HNSW_EF_SEARCH", default=0)
 # The feedback walk's ef_search (a second HNSW walk from the query moved towards the first hits,
 # apps/search/pipeline/feedback.py; namespaces over SEARCH_EXACT_SCAN_MAX only); 0: the same as the

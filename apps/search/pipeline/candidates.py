@@ -20,6 +20,7 @@ from apps.search.timing import Timer
 from apps.search.types import CandidateRow, Evidence, Hit, QueryAnalysis, Ranked, unchecked
 
 from . import coactivate, context, feedback, fuse, graph, validity, wordforms
+from .reads import namespace_vectors
 from .reads.beside import beside
 from .reads.edges import Edge
 from .reads.exact import exact_search
@@ -139,8 +140,9 @@ def gather(
     timer = Timer()
     query = _query(text, vector, analysis, scope, weights, config, semantic_only)
     found = StrategyLists(lists={}, weights=dict(weights))
-    _first_lists(query, found, timer, keyword)
-    _seeded_lists(query, found, timer, graph_enabled)
+    with namespace_vectors.checked_once():  # the semantic and feedback scans: one check
+        _first_lists(query, found, timer, keyword)
+        _seeded_lists(query, found, timer, graph_enabled)
     cosines = {}
     if found.feedback_vector is not None:
         cosines["feedback"] = found.feedback_vector

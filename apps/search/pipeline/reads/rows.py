@@ -121,12 +121,7 @@ def fetch_embeddings(ids: list[str]) -> dict[str, np.ndarray]:
             [uuid_array(ids)],
         )
         rows = cursor.fetchall()
-    return {i: vector_from_binary(data) for i, data in rows}
-
-
-def vector_from_binary(data: bytes) -> np.ndarray:
-    """A pgvector `vector_send` value as a float32 numpy array."""
-    return np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32)
+    return {i: nearest.vector_from_binary(data) for i, data in rows}
 
 
 def with_embeddings(items: list[Ranked], count: int) -> list[Ranked]:

@@ -16,6 +16,7 @@ from apps.vectors import nearest
 from memoryhub.replica.routing import read_connection as connection
 
 from ..scope import MEMORY, MEMORY_TAGS, PASSAGE, TAG, Scope
+from . import namespace_vectors
 from .stats import namespace_size
 
 SEMANTIC_MIN = 0.3
@@ -81,7 +82,10 @@ def semantic_search(
     literal = nearest.vector_literal(vector)
     size = namespace_size(scope.namespace_id)
     if size <= exact_max or few_tagged(scope.tags, TAGGED_EXACT_FACTOR * exact_max):
-        rows = exact_nearest(scope, literal, limit, passages)
+        # A whole namespace's vectors kept in the process, checked fresh; else in SQL.
+        sentence_only = passages == SENTENCE_COSINE
+        kept = namespace_vectors.nearest(scope, vector, limit, passages, sentence_only)
+        rows = exact_nearest(scope, literal, limit, passages) if kept is None else kept
     else:
         rows = hnsw_nearest(scope, literal, limit, ef_search_for(size, limit, ef_search))
         if len(rows) < limit and scope.filtered:

@@ -1,0 +1,143 @@
+"""A small namespace's exact semantic scan reads the namespace's vectors kept in the process:
+the same rows and scores as the scan in PostgreSQL, and never stale: a memory written, archived,
+edited or superseded a moment before (in this transaction or committed by another connection)
+is seen by the next search."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection, connections
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from apps.memories.models import Memory, Namespace
+from apps.memories.services import memory_archive, memory_update
+from apps.search.pipeline.reads import namespace_vectors, semantic
+from apps.search.pipeline.scope import Scope
+from apps.search.services import search
+from apps.vectors import nearest
+from apps.vectors.embeddings import embed_query
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+TURNS = [
+    "Thanks! I went hiking last weekend. Here's the lake we camped beside.",
+    "Her puppy is a golden retriever called Max. He loves the beach.",
+    "The staging cluster runs on two small VMs in Frankfurt.",
+    "She ran her first marathon in Berlin last autumn. It rained the whole way.",
+    "They adopted a grey cat from the shelter in March.",
+    "He is learning Portuguese before the trip to Lisbon. Lessons are on Tuesdays.",
+]
+QUERIES = ["where did they camp", "what breed is the dog", "where does staging run", "a pet cat"]
+
+
+def _kept(namespace, query: str, passages: str | None = None, **scope) -> list[tuple[str, float]]:
+    found = namespace_vectors.nearest(
+        Scope(namespace_id=namespace.id, **scope),
+        embed_query(query),
+        10,
+        passages,
+        passages == semantic.SENTENCE_COSINE,
+    )
+    assert found is not None, "the namespace should be kept in the process"
+    return found
+
+
+def _in_sql(namespace, query: str, passages: str | None = None, **scope):
+    literal = nearest.vector_literal(embed_query(query))
+    return semantic.exact_nearest(Scope(namespace_id=namespace.id, **scope), literal, 10, passages)
+
+
+def _same(kept: list[tuple[str, float]], sql: list[tuple[str, float]]) -> None:
+    assert [i for i, _ in kept] == [i for i, _ in sql]
+    for (_, a), (_, b) in zip(kept, sql, strict=True):
+        assert a == pytest.approx(b, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    "passages", [None, semantic.PASSAGE_COSINE, semantic.SENTENCE_COSINE], ids=str
+)
+def test_the_kept_vectors_rank_and_score_as_the_scan_in_postgresql(
+    namespace, embedding_model, passages
+):
+    factories.memories(namespace, TURNS)
+    now = timezone.now()
+    for query in QUERIES:
+        _same(_kept(namespace, query, passages), _in_sql(namespace, query, passages))
+        _same(
+            _kept(namespace, query, passages, valid_at=now, learnt_by=now),
+            _in_sql(namespace, query, passages, valid_at=now, learnt_by=now),
+        )
+
+
+def test_a_write_an_archive_an_edit_and_a_supersession_are_seen_by_the_next_scan(
+    namespace, embedding_model
+):
+    made = factories.memories(namespace, TURNS)
+    assert _kept(namespace, "what breed is the dog")[0][0] == str(made[1].id)
+
+    (poodle,) = factories.memories(namespace, ["Their new dog is a poodle puppy named Bella."])
+    assert _kept(namespace, "what breed is the dog")[0][0] == str(poodle.id)
+
+    memory_archive(memory=poodle)
+    assert str(poodle.id) not in dict(_kept(namespace, "what breed is the dog"))
+
+    # Written and changed in this one transaction: the row keeps its xmin, not its place.
+    memory_update(memory=Memory.objects.get(pk=made[2].pk), content="Bella is a poodle dog.")
+    _same(_kept(namespace, "is Bella a poodle"), _in_sql(namespace, "is Bella a poodle"))
+    assert _kept(namespace, "is Bella a poodle")[0][0] == str(made[2].id)
+
+    now = timezone.now()
+    Memory.objects.filter(pk=made[2].pk).update(valid_until=now - timedelta(seconds=1))
+    assert str(made[2].id) not in dict(_kept(namespace, "is Bella a poodle", valid_at=now))
+    assert _kept(namespace, "is Bella a poodle")[0][0] == str(made[2].id)  # at any time
+
+
+def test_a_filter_or_a_namespace_over_the_budget_is_scanned_in_postgresql(
+    namespace, embedding_model, settings
+):
+    factories.memories(namespace, TURNS)
+    vector = embed_query("where did they camp")
+    filtered = Scope(namespace_id=namespace.id, tags=("travel",))
+    assert namespace_vectors.nearest(filtered, vector, 10, None, False) is None
+    settings.SEARCH_VECTOR_CACHE_ROWS = len(TURNS)  # the passages do not fit beside them
+    whole = Scope(namespace_id=namespace.id)
+    assert namespace_vectors.nearest(whole, vector, 10, semantic.PASSAGE_COSINE, False) is None
+    found = search(namespace=namespace, query="where did they camp", log=False)
+    assert "lake we camped" in found.memories[0]["content"]
+
+
+def test_a_search_checks_the_namespace_once_for_its_semantic_and_feedback_scans(
+    namespace, embedding_model
+):
+    factories.memories(namespace, TURNS)
+    search(namespace=namespace, query="what breed is the dog", log=False)  # loads the vectors
+    with CaptureQueriesContext(connection) as captured:
+        found = search(namespace=namespace, query="what breed is the dog", log=False)
+    statements = [q["sql"] for q in captured.captured_queries]
+    assert sum("sum(hashtext(ctid::text))" in s for s in statements) == 1
+    assert not any("<=> %s::vector) AS sim" in s or "AS sim, true AS own" in s for s in statements)
+    assert "golden retriever" in found.memories[0]["content"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_memory_another_connection_commits_is_found_by_the_next_search(embedding_model):
+    namespace = Namespace.objects.create(name="kept-vectors")
+    factories.memories(namespace, TURNS)
+    assert _kept(namespace, "a violin lesson") != []  # the vectors are kept now
+
+    def write_elsewhere() -> None:
+        try:
+            factories.memories(namespace, ["She takes violin lessons on Saturday mornings."])
+        finally:
+            connections.close_all()
+
+    writer = threading.Thread(target=write_elsewhere)
+    writer.start()
+    writer.join()
+    top_id, _ = _kept(namespace, "a violin lesson")[0]
+    assert "violin" in Memory.objects.get(pk=top_id).content
