@@ -38,6 +38,11 @@ app.conf.beat_schedule = {
     "dialog-passages-every-minute": _job("dialog_passages", 60.0),
     # Rows a large batch left outside the HNSW index, when the write's own request was lost.
     "vector-index-every-minute": _job("vector_index", 60.0),
+    # The change log the searches' kept vectors read (apps/memories/namespace_changes.py).
+    "namespace-changes-prune-every-minute": {
+        "task": "apps.search.tasks.namespace_changes_prune_task",
+        "schedule": 60.0,
+    },
     "pagerank-hourly": _job("pagerank", crontab(minute=5)),
     "feedback-weights-every-15-min": _job("feedback_weights", 15 * 60.0),
     "decay-hourly": _job("decay", crontab(minute=35)),

@@ -10,7 +10,7 @@ from apps.access.tasks import access_cleanup_task
 from apps.jobs.models import Job
 from apps.jobs.scheduler import Entry, every
 from apps.oauth.tasks import oauth_cleartokens_task
-from apps.search.tasks import analytics_rollup_task
+from apps.search.tasks import analytics_rollup_task, namespace_changes_prune_task
 from apps.transfer.batch_jobs import drain as write_batch_jobs
 
 
@@ -40,6 +40,8 @@ def server_schedule() -> list:
         Entry("dialog-passages", recent, Job.DIALOG_PASSAGES, trigger="scheduler-recent"),
         # Rows a large batch left outside the HNSW index (apps/vectors/vector_index.py).
         Entry("vector-index", recent, Job.VECTOR_INDEX, trigger="scheduler-recent"),
+        # The change log the searches' kept vectors read (apps/memories/namespace_changes.py).
+        Entry("namespace-changes", every(minutes=1), call=namespace_changes_prune_task, quick=True),
         Entry("pagerank", every(hours=1), Job.PAGERANK),
         Entry("feedback-weights", every(minutes=15), Job.FEEDBACK_WEIGHTS),
         Entry("decay", every(hours=1), Job.DECAY),

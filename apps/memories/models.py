@@ -13,7 +13,7 @@ from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import Q
-from django.db.models.functions import Cast
+from django.db.models.functions import Cast, Now
 from django.utils import timezone
 from pgvector.django import HalfVectorField, HnswIndex, VectorField
 
@@ -358,6 +358,32 @@ class Passage(models.Model):
 
     def __str__(self) -> str:
         return f"passage {self.position} of {self.memory_id}"
+
+
+class NamespaceChange(models.Model):
+    """One row per statement that changed a namespace's memories (the columns a search reads:
+    embedding, state, validity, time, namespace) or passages, written by the database's
+    triggers whatever writes the rows (migration 0029). A process that keeps a namespace's
+    vectors (apps/search/pipeline/reads/namespace_vectors.py) reads the count and the largest
+    id of the namespace's rows before each search: a change committed since, whatever the
+    order of commits, adds a row. Rows are only inserted, so writers never wait on each
+    other here; `namespace_changes_prune` deletes old ones and adds one row in their place."""
+
+    id = models.BigAutoField(primary_key=True)
+    namespace = models.ForeignKey(
+        Namespace,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,  # written by triggers, removed by the prune with the rest
+        db_index=False,  # namespace_change below leads with it
+        related_name="+",
+    )
+    at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        indexes = [models.Index(name="namespace_change", fields=["namespace", "id"])]
+
+    def __str__(self) -> str:
+        return f"change {self.pk} of namespace {self.namespace_id}"
 
 
 class PendingTurn(models.Model):

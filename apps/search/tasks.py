@@ -1,4 +1,5 @@
-"""Celery tasks of the search app: the analytics roll-up, made ahead of the page."""
+"""Celery tasks of the search app: the analytics roll-up, made ahead of the page; the prune of
+the namespaces' change log that the kept vectors read (reads/namespace_vectors.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from celery import shared_task
 from django.utils import timezone
 
 from apps.memories.models import Namespace
+from apps.memories.namespace_changes import namespace_changes_prune
 
 from . import analytics, rollup
 
@@ -19,3 +21,9 @@ def analytics_rollup_task(days: int = max(analytics.PERIODS)) -> int:
         rollup.ensure(namespace_id=pk, since=p.since, until=p.until)
         for pk in Namespace.objects.values_list("pk", flat=True)
     )
+
+
+@shared_task  # type: ignore[untyped-decorator]  # celery ships no types
+def namespace_changes_prune_task() -> dict[str, int]:
+    """Keep the change log short (apps/memories/namespace_changes.py): every minute."""
+    return namespace_changes_prune()

@@ -48,6 +48,7 @@ def test_beat_schedules_every_periodic_job():
         "apps.jobs.tasks.run_job_task",
         "apps.jobs.tasks.drain_job_requests_task",
         "apps.search.tasks.analytics_rollup_task",
+        "apps.search.tasks.namespace_changes_prune_task",
         "apps.memories.tasks.write_batch_jobs_task",
         "apps.access.tasks.access_cleanup_task",
         "apps.oauth.tasks.oauth_cleartokens_task",

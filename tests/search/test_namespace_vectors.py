@@ -13,7 +13,8 @@ from django.db import connection, connections
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from apps.memories.models import Memory, Namespace
+from apps.memories.models import Memory, Namespace, NamespaceChange
+from apps.memories.namespace_changes import namespace_changes_prune
 from apps.memories.services import memory_archive, memory_update
 from apps.search.pipeline.reads import namespace_vectors, semantic
 from apps.search.pipeline.scope import Scope
@@ -23,6 +24,14 @@ from apps.vectors.embeddings import embed_query
 from tests import factories
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def read_again_at_once(monkeypatch):
+    """Every change is read at the next scan (a process otherwise waits RELOAD_MIN_S between
+    two reads of a namespace that keeps changing, scanning in SQL meanwhile)."""
+    monkeypatch.setattr(namespace_vectors, "RELOAD_MIN_S", 0.0)
+
 
 TURNS = [
     "Thanks! I went hiking last weekend. Here's the lake we camped beside.",
@@ -119,7 +128,7 @@ def test_a_search_checks_the_namespace_once_for_its_semantic_and_feedback_scans(
     with CaptureQueriesContext(connection) as captured:
         found = search(namespace=namespace, query="what breed is the dog", log=False)
     statements = [q["sql"] for q in captured.captured_queries]
-    assert sum("sum(hashtext(ctid::text))" in s for s in statements) == 1
+    assert sum("FROM memories_namespacechange" in s for s in statements) == 1
     assert not any("<=> %s::vector) AS sim" in s or "AS sim, true AS own" in s for s in statements)
     assert "golden retriever" in found.memories[0]["content"]
 
@@ -141,3 +150,37 @@ def test_a_memory_another_connection_commits_is_found_by_the_next_search(embeddi
     writer.join()
     top_id, _ = _kept(namespace, "a violin lesson")[0]
     assert "violin" in Memory.objects.get(pk=top_id).content
+
+
+def test_a_namespace_that_keeps_changing_is_scanned_in_postgresql_between_reads(
+    namespace, embedding_model, monkeypatch
+):
+    monkeypatch.setattr(namespace_vectors, "RELOAD_MIN_S", 3600.0)
+    factories.memories(namespace, TURNS)
+    _kept(namespace, "a violin lesson")  # read now
+    (violin,) = factories.memories(namespace, ["She takes violin lessons on Saturday mornings."])
+    vector = embed_query("a violin lesson")
+    whole = Scope(namespace_id=namespace.id)
+    assert namespace_vectors.nearest(whole, vector, 10, None, False) is None  # not read again
+    hits, _ = semantic.semantic_search(whole, vector, 10)
+    assert hits[0].id == str(violin.id)  # the scan in SQL sees it
+
+
+def test_usage_counts_leave_the_log_alone_and_the_prune_keeps_it_short(namespace, embedding_model):
+    made = factories.memories(namespace, TURNS)
+    log = NamespaceChange.objects.filter(namespace=namespace)
+    written = log.count()
+    assert written >= 2  # the batch's statements: its memories, its passages
+    Memory.objects.filter(pk=made[0].pk).update(access_count=5, last_accessed_at=timezone.now())
+    assert log.count() == written  # no column a search reads changed
+    _kept(namespace, "where did they camp")
+    before = namespace_vectors._fingerprint(namespace.id)
+
+    assert namespace_changes_prune(keep=timedelta(0)) == {
+        "changes_deleted": written - 1,  # all but the newest
+        "namespaces": 1,
+    }
+    assert log.count() == 1
+    assert namespace_vectors._fingerprint(namespace.id) != before  # read again
+    assert namespace_changes_prune(keep=timedelta(0))["changes_deleted"] == 0  # quiet now
+    _same(_kept(namespace, "where did they camp"), _in_sql(namespace, "where did they camp"))

@@ -5,19 +5,20 @@ it with the query in PostgreSQL, about a microsecond a vector of executor work, 
 (the query, then the feedback vector). Here the same vectors are read once into numpy, and each
 scan is a matrix product in the process.
 
-A search must still see what any process wrote a moment before. Before each use, one
-statement reads a fingerprint of the namespace's rows: for its memories and for its passages,
-the count, the sum of the row versions' transaction ids (`xmin`) and the sum of a hash of their
-places (`ctid`). Any insert, update or delete (archiving, a review, a validity change, a new
-embedding; the access statistics job too) writes a new row version, with a new `xmin` and a new
-place (a transaction that changes a row it wrote itself keeps the `xmin`, not the place), so
-the fingerprint changes and the vectors are read again. The fingerprint is read in one
-statement, so it shows one moment, like the scan it replaces; each table's vectors are kept
-with the fingerprint of the rows they were read from. Inside `checked_once()` (one search's
-retrieval) the namespace is checked once, at its first scan, and the feedback scan that
-follows reads the same vectors. A counter bumped by a trigger would have served as well but
-would serialise a namespace's writers on one row until they commit; a watermark by time or
-sequence would miss a transaction that commits after a later one.
+A search must still see what any process wrote a moment before. Every statement that changes a
+namespace's memories (a column a search reads) or passages adds a row to a log, by triggers in
+the writer's own transaction (migration memories 0029, model NamespaceChange). Before each use,
+one statement reads the count and the largest id of the namespace's log rows, from an index.
+A change committed since the vectors were read has added a row, whatever the order in which
+transactions commit, so the pair moved and the vectors are read again (the prune that bounds
+the log adds a row of its own whenever it deletes some). Within a transaction, each statement
+of its own adds a row too. The pair is read before and after the vectors; when it moved in
+between, this search scans in SQL. Inside `checked_once()` (one search's retrieval) the
+namespace is checked once, at its first scan, and the feedback scan reads the same vectors.
+A namespace that changes all the time (writers at work) is read again at most every
+RELOAD_MIN_S seconds by a process; in between its searches scan in SQL. A per-namespace counter
+would serialise a namespace's writers on one row until they commit; a fingerprint of the rows
+themselves (count and sum of xmin) read every row of the namespace, as slow as the scan.
 
 Only a whole namespace is kept (no filter beyond validity and "as of", which are columns
 kept here too): a filtered scan stays in SQL. The process keeps at most
@@ -33,6 +34,7 @@ _namespace_nearest).
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 from django.conf import settings
 
+from apps.memories.models import NamespaceChange
 from apps.vectors.nearest import vector_from_binary
 
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
@@ -51,35 +54,32 @@ from memoryhub.replica.routing import read_connection as connection
 
 from ..scope import MEMORY, PASSAGE, Scope
 
-Fingerprint = tuple[int, int, int]
+Fingerprint = tuple[int, int]  # the namespace's log rows: count, largest id
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 _NEVER_BEFORE = np.iinfo(np.int64).min
 _NEVER_AFTER = np.iinfo(np.int64).max
+RELOAD_MIN_S = 2.0
 
-# A row version's marks: the transaction that wrote it and where it lies (an update inside
-# the transaction that wrote the row keeps xmin but moves the row).
-_XMIN = "xmin::text::bigint"
-_PLACE = "hashtext(ctid::text)"
-# count, sum of xmin, sum of the places' hashes: one row per table, read at one moment.
-_PRINT = (
-    f"SELECT count(*), coalesce(sum({_XMIN}), 0), coalesce(sum({_PLACE}), 0) "
-    "FROM {table} WHERE namespace_id = %s"
-)
 FINGERPRINT_SQL = (
-    f"SELECT * FROM ({_PRINT.format(table=MEMORY)}) m, ({_PRINT.format(table=PASSAGE)}) p"
+    f"SELECT count(*), coalesce(max(id), 0) FROM {NamespaceChange._meta.db_table} "
+    "WHERE namespace_id = %s"
+)
+ROWS_SQL = (
+    f"SELECT (SELECT count(*) FROM {MEMORY} WHERE namespace_id = %s) "
+    f"+ (SELECT count(*) FROM {PASSAGE} WHERE namespace_id = %s)"
 )
 # Microseconds since the epoch, exact (extract returns numeric), for comparisons in numpy.
 _MICROS = "(extract(epoch FROM {column}) * 1000000)::bigint"
 MEMORIES_SQL = (
     f"SELECT m.id::text, vector_send(m.embedding), {_MICROS.format(column='m.valid_from')}, "
-    f"{_MICROS.format(column='m.valid_until')}, {_MICROS.format(column='m.created_at')}, "
-    "NOT m.archived AND m.review = 'approved' AND m.embedding IS NOT NULL, "
-    f"{_XMIN}, {_PLACE} FROM {MEMORY} m WHERE m.namespace_id = %s"
+    f"{_MICROS.format(column='m.valid_until')}, {_MICROS.format(column='m.created_at')} "
+    f"FROM {MEMORY} m WHERE m.namespace_id = %s AND NOT m.archived "
+    "AND m.review = 'approved' AND m.embedding IS NOT NULL"
 )
 PASSAGES_SQL = (
-    "SELECT p.memory_id::text, vector_send(p.embedding), p.previous_id IS NULL, "
-    f"{_XMIN}, {_PLACE} FROM {PASSAGE} p WHERE p.namespace_id = %s"
+    "SELECT p.memory_id::text, vector_send(p.embedding), p.previous_id IS NULL "
+    f"FROM {PASSAGE} p WHERE p.namespace_id = %s"
 )
 
 
@@ -87,7 +87,6 @@ PASSAGES_SQL = (
 class Memories:
     """The namespace's memories that a search may find (not archived, approved, embedded)."""
 
-    fingerprint: Fingerprint
     ids: list[str]
     vectors: npt.NDArray[np.float32]  # unit rows
     valid_from: npt.NDArray[np.int64]  # microseconds; _NEVER_BEFORE when open
@@ -96,26 +95,46 @@ class Memories:
 
 
 @dataclass(frozen=True)
-class Passages:
-    """The namespace's passages whose memory a search may find, by that memory's row."""
+class Groups:
+    """Some of the passages, grouped by memory for np.maximum.reduceat: `rows` (into the
+    passages; None: all of them) in order of their memory, each memory's first at `starts`."""
 
-    fingerprint: Fingerprint
-    owner: npt.NDArray[np.intp]  # index into Memories.ids
+    rows: npt.NDArray[np.intp] | None
+    starts: npt.NDArray[np.intp]
+    owners: npt.NDArray[np.intp]  # the memory (index into Memories.ids) of each group
+
+    @classmethod
+    def of(cls, owner: npt.NDArray[np.intp], rows: npt.NDArray[np.intp] | None) -> Groups:
+        owned = owner if rows is None else owner[rows]  # in order: passages are kept so
+        starts = np.flatnonzero(np.r_[True, owned[1:] != owned[:-1]]) if len(owned) else owned
+        return cls(rows, starts.astype(np.intp), owned[starts].astype(np.intp))
+
+
+@dataclass(frozen=True)
+class Passages:
+    """The namespace's passages whose memory a search may find, in order of that memory's row;
+    grouped by memory, all of them and the sentences only (without previous-turn pairs)."""
+
     vectors: npt.NDArray[np.float32]
-    sentence: npt.NDArray[np.bool_]  # a sentence of its memory, not a previous-turn pair
+    every: Groups
+    sentences: Groups
 
     @property
     def rows(self) -> int:
-        return len(self.owner)
+        return len(self.vectors)
 
 
 @dataclass(frozen=True)
 class NamespaceVectors:
-    memories: Memories
-    passages: Passages
+    fingerprint: Fingerprint
+    loaded_at: float  # time.monotonic()
+    memories: Memories | None  # None: more rows than the process keeps
+    passages: Passages | None
 
     @property
     def rows(self) -> int:
+        if self.memories is None or self.passages is None:
+            return 0
         return len(self.memories.ids) + self.passages.rows
 
 
@@ -156,7 +175,8 @@ def nearest(
             checked[scope.namespace_id] = kept
     if kept is None:
         return None
-    scores = _scores(kept, vector, passages is not None, sentence_only)
+    assert kept.memories is not None and kept.passages is not None  # _current returns these
+    scores = _scores(kept.memories, kept.passages, vector, passages is not None, sentence_only)
     usable = _in_scope(kept.memories, scope)
     return _best(kept.memories.ids, scores, usable, limit)
 
@@ -168,29 +188,34 @@ def forget() -> None:
 
 
 def _current(namespace_id: int, budget: int) -> NamespaceVectors | None:
-    """The namespace's vectors as the database holds them now, read again when the
-    fingerprint moved; None when the namespace has more rows than the budget."""
-    with connection.cursor() as cursor:
-        cursor.execute(FINGERPRINT_SQL, [namespace_id, namespace_id])
-        row = cursor.fetchone()
-    memories_print, passages_print = tuple(row[:3]), tuple(row[3:])
-    if memories_print[0] + passages_print[0] > budget:
-        return None
+    """The namespace's vectors as the database holds them now, read again when its log moved;
+    None when this search scans in SQL (too many rows, or the namespace changing meanwhile)."""
+    now = _fingerprint(namespace_id)
     with _lock:
         kept = _kept.get(namespace_id)
         if kept is not None:
             _kept.move_to_end(namespace_id)
-    if kept is not None and kept.memories.fingerprint == memories_print:
-        if kept.passages.fingerprint == passages_print:
-            return kept
-        memories = kept.memories
-    else:
+    if kept is not None and (
+        kept.fingerprint == now or time.monotonic() - kept.loaded_at < RELOAD_MIN_S
+    ):
+        return kept if kept.fingerprint == now and kept.memories is not None else None
+    memories = passages = None
+    if _rows(namespace_id) <= budget:
         memories = _read_memories(namespace_id)
-    kept = NamespaceVectors(memories, _read_passages(namespace_id, memories))
-    if kept.memories.fingerprint != memories_print:
-        return None  # a write came between the two reads: this search scans in SQL
+        passages = _read_passages(namespace_id, memories)
+    if _fingerprint(namespace_id) != now:
+        return None  # changed while it was read: read again at the next search
+    # Over the budget, it is noted as such: the next search does not count it again.
+    kept = NamespaceVectors(now, time.monotonic(), memories, passages)
     _keep(namespace_id, kept, budget)
-    return kept if kept.passages.fingerprint == passages_print else None
+    return kept if kept.memories is not None else None
+
+
+def _fingerprint(namespace_id: int) -> Fingerprint:
+    with connection.cursor() as cursor:
+        cursor.execute(FINGERPRINT_SQL, [namespace_id])
+        count, largest = cursor.fetchone()
+    return int(count), int(largest)
 
 
 def _keep(namespace_id: int, kept: NamespaceVectors, budget: int) -> None:
@@ -203,19 +228,23 @@ def _keep(namespace_id: int, kept: NamespaceVectors, budget: int) -> None:
             total -= dropped.rows
 
 
+def _rows(namespace_id: int) -> int:
+    """The vectors the namespace would keep: its memories and passages (read from indexes)."""
+    with connection.cursor() as cursor:
+        cursor.execute(ROWS_SQL, [namespace_id, namespace_id])
+        return int(cursor.fetchone()[0])
+
+
 def _read_memories(namespace_id: int) -> Memories:
     with connection.cursor() as cursor:
         cursor.execute(MEMORIES_SQL, [namespace_id])
         rows = cursor.fetchall()
-    fingerprint = (len(rows), sum(r[6] for r in rows), sum(r[7] for r in rows))
-    usable = [r for r in rows if r[5]]
     return Memories(
-        fingerprint=fingerprint,
-        ids=[r[0] for r in usable],
-        vectors=_unit_rows([r[1] for r in usable]),
-        valid_from=np.array([_NEVER_BEFORE if r[2] is None else r[2] for r in usable], np.int64),
-        valid_until=np.array([_NEVER_AFTER if r[3] is None else r[3] for r in usable], np.int64),
-        created=np.array([r[4] for r in usable], np.int64),
+        ids=[r[0] for r in rows],
+        vectors=_unit_rows([r[1] for r in rows]),
+        valid_from=np.array([_NEVER_BEFORE if r[2] is None else r[2] for r in rows], np.int64),
+        valid_until=np.array([_NEVER_AFTER if r[3] is None else r[3] for r in rows], np.int64),
+        created=np.array([r[4] for r in rows], np.int64),
     )
 
 
@@ -223,14 +252,14 @@ def _read_passages(namespace_id: int, memories: Memories) -> Passages:
     with connection.cursor() as cursor:
         cursor.execute(PASSAGES_SQL, [namespace_id])
         rows = cursor.fetchall()
-    fingerprint = (len(rows), sum(r[3] for r in rows), sum(r[4] for r in rows))
     row_of = {memory_id: i for i, memory_id in enumerate(memories.ids)}
-    found = [(row_of[r[0]], r) for r in rows if r[0] in row_of]
+    found = sorted(((row_of[r[0]], r) for r in rows if r[0] in row_of), key=lambda f: f[0])
+    owner = np.array([i for i, _ in found], dtype=np.intp)
+    sentence = np.array([bool(r[2]) for _, r in found], dtype=np.bool_)
     return Passages(
-        fingerprint=fingerprint,
-        owner=np.array([i for i, _ in found], dtype=np.intp),
         vectors=_unit_rows([r[1] for _, r in found]),
-        sentence=np.array([bool(r[2]) for _, r in found], dtype=np.bool_),
+        every=Groups.of(owner, None),
+        sentences=Groups.of(owner, np.flatnonzero(sentence).astype(np.intp)),
     )
 
 
@@ -244,10 +273,13 @@ def _unit_rows(blobs: list[bytes]) -> npt.NDArray[np.float32]:
 
 
 def _scores(
-    kept: NamespaceVectors, vector: np.ndarray, with_passages: bool, sentence_only: bool
+    memories: Memories,
+    passages: Passages,
+    vector: np.ndarray,
+    with_passages: bool,
+    sentence_only: bool,
 ) -> npt.NDArray[np.float64]:
     """Each memory's similarity as the SQL scan computes it."""
-    memories, passages = kept.memories, kept.passages
     query = np.asarray(vector, dtype=np.float32)
     norm = float(np.linalg.norm(query))
     if norm > 0:
@@ -257,11 +289,12 @@ def _scores(
     own = (memories.vectors @ query).astype(np.float64)
     if not with_passages:
         return own
-    chosen = passages.sentence if sentence_only else slice(None)
-    owner = passages.owner[chosen]
+    groups = passages.sentences if sentence_only else passages.every
     best = np.full(len(own), -np.inf)
-    if len(owner):
-        np.maximum.at(best, owner, (passages.vectors[chosen] @ query).astype(np.float64))
+    if len(groups.owners):
+        scored = (passages.vectors @ query).astype(np.float64)  # all, then the kind's rows
+        chosen = scored if groups.rows is None else scored[groups.rows]
+        best[groups.owners] = np.maximum.reduceat(chosen, groups.starts)
     has_passage = np.isfinite(best)
     return np.where(has_passage, np.maximum(own, best), np.maximum(own, 0.0))
 
