@@ -22,6 +22,7 @@ def limit_blas_threads(threads: int) -> None:
     (apps/search/pipeline/reads/namespace_vectors.py) cost 38 ms of CPU for 1 ms of work.
     A request thread runs its products alone, as ONNX Runtime's threads do not spin either."""
     if threads > 0:
-        from threadpoolctl import threadpool_limits  # inspects the loaded libraries: once
+        # inspects the loaded libraries: once; the package ships no types
+        from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
         threadpool_limits(limits=threads, user_api="blas")

@@ -24,7 +24,8 @@ PRUNE_SQL = f"""
 WITH newest AS (SELECT namespace_id, max(id) AS id FROM {LOG} GROUP BY namespace_id),
 gone AS (
     DELETE FROM {LOG} c USING newest n
-     WHERE c.namespace_id = n.namespace_id AND c.id < n.id AND c.at < clock_timestamp() - %s
+     WHERE c.namespace_id = n.namespace_id AND c.id < n.id
+       AND c.at < clock_timestamp() - %s::interval
     RETURNING c.namespace_id
 ),
 moved AS (
@@ -40,6 +41,6 @@ def namespace_changes_prune(*, keep: timedelta = KEEP) -> dict[str, int]:
     """Delete the log rows older than `keep` (but each namespace's newest); returns how many
     went and how many namespaces they were of."""
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(PRUNE_SQL, [keep])
+        cursor.execute(PRUNE_SQL, [f"{keep.total_seconds()} seconds"])
         deleted, namespaces = cursor.fetchone()
     return {"changes_deleted": int(deleted), "namespaces": int(namespaces)}

@@ -97,7 +97,8 @@ def walk_rows(cursor: CursorWrapper) -> list[tuple[Any, ...]]:
     """The rows of a statement sent after walk_settings(): the last result, past the SETs'."""
     while cursor.description is None and cursor.nextset():
         pass
-    return cursor.fetchall()
+    rows: list[tuple[Any, ...]] = cursor.fetchall()
+    return rows
 
 
 def prepare_walk(cursor: CursorWrapper, ef_search: int | None = None) -> None:
