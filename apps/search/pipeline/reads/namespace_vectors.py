@@ -11,8 +11,9 @@ the writer's own transaction (migration memories 0029, model NamespaceChange). B
 one statement reads the count and the largest id of the namespace's log rows, from an index.
 A change committed since the vectors were read has added a row, whatever the order in which
 transactions commit, so the pair moved and the vectors are read again (the prune that bounds
-the log adds a row of its own whenever it deletes some). Within a transaction, each statement
-of its own adds a row too. The pair is read before and after the vectors; when it moved in
+the log moves the namespace's newest row to a new id whenever it deletes others,
+apps/memories/namespace_changes.py). Within a transaction, each of its statements adds a row
+too. The pair is read before and after the vectors; when it moved in
 between, this search scans in SQL. Inside `checked_once()` (one search's retrieval) the
 namespace is checked once, at its first scan, and the feedback scan reads the same vectors.
 A namespace that changes all the time (writers at work) is read again at most every
@@ -179,12 +180,6 @@ def nearest(
     scores = _scores(kept.memories, kept.passages, vector, passages is not None, sentence_only)
     usable = _in_scope(kept.memories, scope)
     return _best(kept.memories.ids, scores, usable, limit)
-
-
-def forget() -> None:
-    """Drop every kept namespace (tests, and a process that wants its memory back)."""
-    with _lock:
-        _kept.clear()
 
 
 def _current(namespace_id: int, budget: int) -> NamespaceVectors | None:
