@@ -83,6 +83,28 @@ def test_the_kept_vectors_rank_and_score_as_the_scan_in_postgresql(
         )
 
 
+def test_rows_with_infinite_or_open_times_are_in_scope_as_in_postgresql(namespace, embedding_model):
+    made = factories.memories(namespace, TURNS)
+    with connection.cursor() as cursor:  # rows written by SQL, as tests/hostile/poison.py does
+        cursor.execute(
+            "UPDATE memories_memory SET valid_until = 'infinity', valid_from = '-infinity' "
+            "WHERE id = %s",
+            [made[0].id],
+        )
+        cursor.execute(
+            "UPDATE memories_memory SET created_at = 'infinity' WHERE id = %s", [made[1].id]
+        )
+        cursor.execute(
+            "UPDATE memories_memory SET valid_until = '-infinity' WHERE id = %s", [made[2].id]
+        )
+    now = timezone.now()
+    for query in QUERIES:
+        kept = _kept(namespace, query, valid_at=now, learnt_by=now)
+        _same(kept, _in_sql(namespace, query, valid_at=now, learnt_by=now))
+        assert str(made[0].id) in dict(kept)  # open on both sides
+        assert str(made[1].id) not in dict(kept) and str(made[2].id) not in dict(kept)
+
+
 def test_a_write_an_archive_an_edit_and_a_supersession_are_seen_by_the_next_scan(
     namespace, embedding_model
 ):

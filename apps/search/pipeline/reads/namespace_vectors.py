@@ -58,7 +58,7 @@ from ..scope import MEMORY, PASSAGE, Scope
 Fingerprint = tuple[int, int]  # the namespace's log rows: count, largest id
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
-_NEVER_BEFORE = np.iinfo(np.int64).min
+_NEVER_BEFORE = np.iinfo(np.int64).min  # an open validity, below even '-infinity'
 _NEVER_AFTER = np.iinfo(np.int64).max
 RELOAD_MIN_S = 2.0
 
@@ -70,8 +70,13 @@ ROWS_SQL = (
     f"SELECT (SELECT count(*) FROM {MEMORY} WHERE namespace_id = %s) "
     f"+ (SELECT count(*) FROM {PASSAGE} WHERE namespace_id = %s)"
 )
-# Microseconds since the epoch, exact (extract returns numeric), for comparisons in numpy.
-_MICROS = "(extract(epoch FROM {column}) * 1000000)::bigint"
+# Microseconds since the epoch, exact (extract returns numeric), for comparisons in numpy;
+# 'infinity' and '-infinity' (a row written by SQL) become the largest and smallest bigint
+# (least and greatest would turn a null into a bound: a null stays null).
+_MICROS = (
+    "CASE WHEN {column} IS NOT NULL THEN least(greatest(extract(epoch FROM {column}) * 1000000, "
+    "-9223372036854775807), 9223372036854775807)::bigint END"
+)
 MEMORIES_SQL = (
     f"SELECT m.id::text, vector_send(m.embedding), {_MICROS.format(column='m.valid_from')}, "
     f"{_MICROS.format(column='m.valid_until')}, {_MICROS.format(column='m.created_at')} "
