@@ -61,6 +61,7 @@ _MICROSECOND = timedelta(microseconds=1)
 _NEVER_BEFORE = np.iinfo(np.int64).min  # an open validity, below even '-infinity'
 _NEVER_AFTER = np.iinfo(np.int64).max
 RELOAD_MIN_S = 2.0
+NAMESPACES_KEPT = 10_000
 
 FINGERPRINT_SQL = (
     f"SELECT count(*), coalesce(max(id), 0) FROM {NamespaceChange._meta.db_table} "
@@ -223,7 +224,8 @@ def _keep(namespace_id: int, kept: NamespaceVectors, budget: int) -> None:
         _kept[namespace_id] = kept
         _kept.move_to_end(namespace_id)
         total = sum(v.rows for v in _kept.values())
-        while total > budget and len(_kept) > 1:
+        # Over the rows' budget, or too many namespaces noted (one too large keeps no rows).
+        while (total > budget or len(_kept) > NAMESPACES_KEPT) and len(_kept) > 1:
             _, dropped = _kept.popitem(last=False)
             total -= dropped.rows
 
