@@ -16,25 +16,21 @@ LOG = "memories_namespacechange"
 SEARCHED = "embedding, archived, review, valid_from, valid_until, created_at, namespace_id"
 
 FORWARD = f"""
-CREATE FUNCTION memoryhub_log_new_rows() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Inserts and deletes log the rows' namespaces; an update of passages both ends' (a passage
+-- moves only with its memory). The transition tables a trigger does not declare are not read.
+CREATE FUNCTION memoryhub_log_rows() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO {LOG} (namespace_id)
-    SELECT DISTINCT namespace_id FROM new_rows WHERE namespace_id IS NOT NULL;
-    RETURN NULL;
-END $$;
-
-CREATE FUNCTION memoryhub_log_old_rows() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO {LOG} (namespace_id)
-    SELECT DISTINCT namespace_id FROM old_rows WHERE namespace_id IS NOT NULL;
-    RETURN NULL;
-END $$;
-
-CREATE FUNCTION memoryhub_log_changed_passages() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO {LOG} (namespace_id)
-    SELECT namespace_id FROM new_rows WHERE namespace_id IS NOT NULL
-    UNION SELECT namespace_id FROM old_rows WHERE namespace_id IS NOT NULL;
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO {LOG} (namespace_id)
+        SELECT DISTINCT namespace_id FROM new_rows WHERE namespace_id IS NOT NULL;
+    ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO {LOG} (namespace_id)
+        SELECT DISTINCT namespace_id FROM old_rows WHERE namespace_id IS NOT NULL;
+    ELSE
+        INSERT INTO {LOG} (namespace_id)
+        SELECT namespace_id FROM new_rows WHERE namespace_id IS NOT NULL
+        UNION SELECT namespace_id FROM old_rows WHERE namespace_id IS NOT NULL;
+    END IF;
     RETURN NULL;
 END $$;
 
@@ -51,36 +47,29 @@ BEGIN
     RETURN NULL;
 END $$;
 
-CREATE TRIGGER memory_changes_insert AFTER INSERT ON memories_memory
-    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
-    EXECUTE FUNCTION memoryhub_log_new_rows();
-CREATE TRIGGER memory_changes_update AFTER UPDATE ON memories_memory
-    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT
-    EXECUTE FUNCTION memoryhub_log_changed_memories();
-CREATE TRIGGER memory_changes_delete AFTER DELETE ON memories_memory
-    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT
-    EXECUTE FUNCTION memoryhub_log_old_rows();
-CREATE TRIGGER passage_changes_insert AFTER INSERT ON memories_passage
-    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
-    EXECUTE FUNCTION memoryhub_log_new_rows();
-CREATE TRIGGER passage_changes_update AFTER UPDATE ON memories_passage
-    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT
-    EXECUTE FUNCTION memoryhub_log_changed_passages();
-CREATE TRIGGER passage_changes_delete AFTER DELETE ON memories_passage
-    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT
-    EXECUTE FUNCTION memoryhub_log_old_rows();
 """
 
-BACKWARD = """
-DROP TRIGGER IF EXISTS memory_changes_insert ON memories_memory;
-DROP TRIGGER IF EXISTS memory_changes_update ON memories_memory;
-DROP TRIGGER IF EXISTS memory_changes_delete ON memories_memory;
-DROP TRIGGER IF EXISTS passage_changes_insert ON memories_passage;
-DROP TRIGGER IF EXISTS passage_changes_update ON memories_passage;
-DROP TRIGGER IF EXISTS passage_changes_delete ON memories_passage;
-DROP FUNCTION IF EXISTS memoryhub_log_new_rows();
-DROP FUNCTION IF EXISTS memoryhub_log_old_rows();
-DROP FUNCTION IF EXISTS memoryhub_log_changed_passages();
+# (trigger, table, event, transition tables, function): one statement-level trigger each.
+TRIGGERS = [
+    (f"{prefix}_changes_{event.lower()}", table, event, tables, function)
+    for prefix, table, update_function in (
+        ("memory", "memories_memory", "memoryhub_log_changed_memories"),
+        ("passage", "memories_passage", "memoryhub_log_rows"),
+    )
+    for event, tables, function in (
+        ("INSERT", "NEW TABLE AS new_rows", "memoryhub_log_rows"),
+        ("UPDATE", "OLD TABLE AS old_rows NEW TABLE AS new_rows", update_function),
+        ("DELETE", "OLD TABLE AS old_rows", "memoryhub_log_rows"),
+    )
+]
+FORWARD += "".join(
+    f"CREATE TRIGGER {name} AFTER {event} ON {table} REFERENCING {tables} "
+    f"FOR EACH STATEMENT EXECUTE FUNCTION {function}();\n"
+    for name, table, event, tables, function in TRIGGERS
+)
+BACKWARD = "".join(f"DROP TRIGGER IF EXISTS {name} ON {table};\n" for name, table, *_ in TRIGGERS)
+BACKWARD += """
+DROP FUNCTION IF EXISTS memoryhub_log_rows();
 DROP FUNCTION IF EXISTS memoryhub_log_changed_memories();
 """
 
