@@ -78,11 +78,12 @@ _MICROS = (
     "CASE WHEN {column} IS NOT NULL THEN least(greatest(extract(epoch FROM {column}) * 1000000, "
     "-9223372036854775807), 9223372036854775807)::bigint END"
 )
+# The memories a whole namespace's search may find: the scope's own clause (validity and "as
+# of" are applied in numpy, per search, from the columns read here).
 MEMORIES_SQL = (
     f"SELECT m.id::text, vector_send(m.embedding), {_MICROS.format(column='m.valid_from')}, "
     f"{_MICROS.format(column='m.valid_until')}, {_MICROS.format(column='m.created_at')} "
-    f"FROM {MEMORY} m WHERE m.namespace_id = %s AND NOT m.archived "
-    "AND m.review = 'approved' AND m.embedding IS NOT NULL"
+    f"FROM {MEMORY} m WHERE {{where}} AND m.embedding IS NOT NULL"
 )
 PASSAGES_SQL = (
     "SELECT p.memory_id::text, vector_send(p.embedding), p.previous_id IS NULL "
@@ -239,7 +240,8 @@ def _rows(namespace_id: int) -> int:
 
 def _read_memories(namespace_id: int) -> Memories:
     with connection.cursor() as cursor:
-        cursor.execute(MEMORIES_SQL, [namespace_id])
+        where, params = Scope(namespace_id=namespace_id).where()
+        cursor.execute(MEMORIES_SQL.format(where=where), params)
         rows = cursor.fetchall()
     return Memories(
         ids=[r[0] for r in rows],
