@@ -17,6 +17,7 @@ from apps.memories.models import Memory, Namespace, NamespaceChange
 from apps.memories.namespace_changes import namespace_changes_prune
 from apps.memories.services import memory_archive, memory_update
 from apps.search.pipeline.reads import namespace_vectors, semantic
+from apps.search.pipeline.reads.rows import fetch_rows
 from apps.search.pipeline.scope import Scope
 from apps.search.services import search
 from apps.vectors import nearest
@@ -81,6 +82,52 @@ def test_the_kept_vectors_rank_and_score_as_the_scan_in_postgresql(
             _kept(namespace, query, passages, valid_at=now, learnt_by=now),
             _in_sql(namespace, query, passages, valid_at=now, learnt_by=now),
         )
+
+
+@pytest.mark.parametrize(
+    "passages", [None, semantic.PASSAGE_COSINE, semantic.SENTENCE_COSINE], ids=str
+)
+def test_the_row_fetch_reads_the_same_cosines_from_the_kept_vectors(
+    namespace, embedding_model, passages
+):
+    made = factories.memories(namespace, [*TURNS, "Short one."])  # the last has no passages
+    ids = [str(m.id) for m in made]
+    vector, others = (
+        embed_query("a pet dog"),
+        {
+            "feedback": embed_query("the dog's name"),
+            "query_similarity": embed_query("what breed is the dog"),
+        },
+    )
+    scope = Scope(namespace_id=namespace.id)
+    in_sql = fetch_rows(ids, None, vector, others, passages)
+    with namespace_vectors.checked_once():
+        assert namespace_vectors.cosines(scope, ids, {"q": vector}) is not None  # kept
+        kept = fetch_rows(ids, None, vector, others, passages, scope=scope)
+    assert kept.keys() == in_sql.keys() == set(ids)
+    for key, row in in_sql.items():
+        assert kept[key].similarity == pytest.approx(row.similarity, abs=1e-6)
+        assert kept[key].cosines.keys() == row.cosines.keys()
+        for name, value in row.cosines.items():
+            assert kept[key].cosines[name] == pytest.approx(value, abs=1e-6), name
+        assert kept[key].tags == row.tags and kept[key].asks == row.asks
+    if passages:  # a memory without passages scores 0 as in SQL; another's best passage counts
+        assert kept[ids[-1]].cosines["passage"] == 0.0
+        assert any(row.cosines["passage"] > row.similarity for row in kept.values())
+
+
+def test_the_row_fetch_computes_in_postgresql_what_the_process_does_not_keep(
+    namespace, embedding_model
+):
+    made = factories.memories(namespace, TURNS)
+    memory_archive(memory=made[0])  # archived: not kept, yet asked for by id
+    ids = [str(m.id) for m in made]
+    vector = embed_query("where did they camp")
+    scope = Scope(namespace_id=namespace.id)
+    with namespace_vectors.checked_once():
+        assert namespace_vectors.cosines(scope, ids, {"q": vector}) is None
+        rows = fetch_rows(ids, None, vector, None, semantic.PASSAGE_COSINE, scope=scope)
+    assert rows[ids[0]].similarity > 0.3  # its cosine was still computed (in SQL)
 
 
 def test_rows_with_infinite_or_open_times_are_in_scope_as_in_postgresql(namespace, embedding_model):
@@ -151,8 +198,11 @@ def test_a_search_checks_the_namespace_once_for_its_semantic_and_feedback_scans(
         found = search(namespace=namespace, query="what breed is the dog", log=False)
     statements = [q["sql"] for q in captured.captured_queries]
     assert sum("FROM memories_namespacechange" in s for s in statements) == 1
-    # Neither scan in PostgreSQL (the statements are logged with their values in place).
+    # Neither scan in PostgreSQL (the statements are logged with their values in place), and
+    # the row fetch reads its cosines from the kept vectors too.
     assert not any("::vector) AS sim FROM" in s or "AS sim, true AS own" in s for s in statements)
+    assert not any("coalesce(1 - (m.embedding <=>" in s for s in statements)
+    assert not any("p.embedding <=>" in s for s in statements)
     assert "golden retriever" in found.memories[0]["content"]
 
 

@@ -18,6 +18,7 @@ from django.db import connection, transaction
 from apps.memories.models import Memory, Namespace
 from apps.search.pipeline import retrieve
 from apps.search.pipeline.scope import Scope
+from apps.vectors.nearest import walk_rows
 from tests.factories import BASE_TIME, bare_memories
 
 pytestmark = pytest.mark.django_db
@@ -37,11 +38,11 @@ def _bulk(namespace: Namespace, count: int, per_session: int) -> list[Memory]:
 
 
 def _plan(sql: str, args: list, *, probe_settings: bool) -> str:
+    """The plan, with the settings sent in front as the search sends them (one execute)."""
+    settings = retrieve.PROBE_SETTINGS if probe_settings else ""
     with transaction.atomic(), connection.cursor() as cursor:
-        if probe_settings:
-            retrieve.probe_settings(cursor)
-        cursor.execute("EXPLAIN " + sql, args)
-        return "\n".join(row[0] for row in cursor.fetchall())
+        cursor.execute(settings + "EXPLAIN " + sql, args)
+        return "\n".join(row[0] for row in walk_rows(cursor))
 
 
 def test_probes_of_a_namespace_the_statistics_have_not_seen_walk_the_index():

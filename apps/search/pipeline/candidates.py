@@ -140,15 +140,17 @@ def gather(
     timer = Timer()
     query = _query(text, vector, analysis, scope, weights, config, semantic_only)
     found = StrategyLists(lists={}, weights=dict(weights))
-    with namespace_vectors.checked_once():  # the semantic and feedback scans: one check
+    # The semantic and feedback scans and the row fetch's cosines: one check of the kept
+    # vectors.
+    with namespace_vectors.checked_once():
         _first_lists(query, found, timer, keyword)
         _seeded_lists(query, found, timer, graph_enabled)
-    cosines = {}
-    if found.feedback_vector is not None:
-        cosines["feedback"] = found.feedback_vector
-    if query_vector is not None and vector is not None and query_vector is not vector:
-        cosines["query_similarity"] = query_vector
-    done = _complete(query, found, cosines, timer)
+        cosines = {}
+        if found.feedback_vector is not None:
+            cosines["feedback"] = found.feedback_vector
+        if query_vector is not None and vector is not None and query_vector is not vector:
+            cosines["query_similarity"] = query_vector
+        done = _complete(query, found, cosines, timer)
     with timer.span("fuse"):
         items = _fused(query, found, done, cosines)
     return Pool(
@@ -280,7 +282,7 @@ def _complete(
     temporal neighbours and the rows of the context turns not yet fetched."""
     on = q.config.on
     pool = list(dict.fromkeys(k for hits in found.lists.values() for k, _ in hits))
-    fetch = partial(fetch_rows, passages=q.passages)
+    fetch = partial(fetch_rows, passages=q.passages, scope=q.scope)
     neighbours = on("context") or on("coactivation")
     gap = coactivate.MAX_GAP.total_seconds()
     # The neighbours of the candidates are read beside their rows (two statements at once).

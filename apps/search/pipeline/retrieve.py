@@ -3,7 +3,7 @@ rows, neighbours, stats). Callers outside the pipeline (tests, tooling) import t
 
 from .reads.exact import exact_search
 from .reads.lexical import LexicalPlan, lexical_plan, lexical_search
-from .reads.neighbours import probe_settings, window_query, window_rows
+from .reads.neighbours import PROBE_SETTINGS, window_query, window_rows
 from .reads.rows import (
     browse,
     fetch_embeddings,
@@ -29,6 +29,7 @@ from .scope import MEMORY
 __all__ = [
     "MEMORY",
     "PASSAGE_COSINE",
+    "PROBE_SETTINGS",
     "SEMANTIC_FALLBACK_MIN",
     "SEMANTIC_MIN",
     "SENTENCE_COSINE",
@@ -47,7 +48,6 @@ __all__ = [
     "mention_times",
     "namespace_size",
     "namespace_tags",
-    "probe_settings",
     "semantic_search",
     "window_query",
     "window_rows",

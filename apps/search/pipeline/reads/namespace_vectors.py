@@ -37,10 +37,10 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -96,6 +96,7 @@ class Memories:
     """The namespace's memories that a search may find (not archived, approved, embedded)."""
 
     ids: list[str]
+    row_of: dict[str, int]  # id -> its index in ids
     vectors: npt.NDArray[np.float32]  # unit rows
     valid_from: npt.NDArray[np.int64]  # microseconds; _NEVER_BEFORE when open
     valid_until: npt.NDArray[np.int64]  # _NEVER_AFTER when open
@@ -110,12 +111,42 @@ class Groups:
     rows: npt.NDArray[np.intp] | None
     starts: npt.NDArray[np.intp]
     owners: npt.NDArray[np.intp]  # the memory (index into Memories.ids) of each group
+    group_of: npt.NDArray[np.intp]  # each memory's group, -1 for a memory without one
+    ends: npt.NDArray[np.intp]  # where each group stops (exclusive), beside `starts`
 
     @classmethod
-    def of(cls, owner: npt.NDArray[np.intp], rows: npt.NDArray[np.intp] | None) -> Groups:
+    def of(
+        cls, owner: npt.NDArray[np.intp], rows: npt.NDArray[np.intp] | None, memories: int
+    ) -> Groups:
         owned = owner if rows is None else owner[rows]  # in order: passages are kept so
         starts = np.flatnonzero(np.r_[True, owned[1:] != owned[:-1]]) if len(owned) else owned
-        return cls(rows, starts.astype(np.intp), owned[starts].astype(np.intp))
+        starts = starts.astype(np.intp)
+        owners = owned[starts].astype(np.intp)
+        group_of = np.full(memories, -1, dtype=np.intp)
+        group_of[owners] = np.arange(len(owners), dtype=np.intp)
+        ends = np.r_[starts[1:], len(owned)].astype(np.intp)
+        return cls(rows, starts, owners, group_of, ends)
+
+    def best(
+        self,
+        scored: Callable[[npt.NDArray[np.intp]], npt.NDArray[np.float64]],
+        memory_rows: npt.NDArray[np.intp],
+    ) -> npt.NDArray[np.float64]:
+        """The best passage score of each of these memories, 0 for one without passages of
+        this kind (as the row fetch's passage cosine); `scored` scores passage rows."""
+        best = np.zeros(len(memory_rows))
+        groups = self.group_of[memory_rows]
+        has = groups >= 0
+        if not has.any():
+            return best
+        starts, ends = self.starts[groups[has]], self.ends[groups[has]]
+        lengths = ends - starts
+        offsets = np.r_[0, np.cumsum(lengths)[:-1]].astype(np.intp)
+        # Every position of the chosen groups, one run of each group's after another.
+        positions = np.repeat(starts - offsets, lengths) + np.arange(int(lengths.sum()))
+        rows = positions if self.rows is None else self.rows[positions]
+        best[has] = np.maximum.reduceat(scored(rows), offsets)
+        return best
 
 
 @dataclass(frozen=True)
@@ -148,20 +179,31 @@ class NamespaceVectors:
 
 _kept: OrderedDict[int, NamespaceVectors] = OrderedDict()
 _lock = threading.Lock()
-# Within checked_once(): namespace id -> what its one check found (None: scan in SQL).
-_checked: ContextVar[dict[int, NamespaceVectors | None] | None] = ContextVar(
-    "namespace_vectors_checked", default=None
-)
+
+
+@dataclass
+class _Search:
+    """One search's use of the kept vectors (within checked_once())."""
+
+    # namespace id -> what its one check found (None: scan in SQL)
+    checked: dict[int, NamespaceVectors | None] = field(default_factory=dict)
+    # (namespace id, "memories" or "passages", the query's bytes) -> every row's cosine: the
+    # scans' products, which the row fetch reads its candidates' cosines from
+    products: dict[tuple[int, str, bytes], npt.NDArray[np.float64]] = field(default_factory=dict)
+
+
+_search: ContextVar[_Search | None] = ContextVar("namespace_vectors_search", default=None)
 
 
 @contextmanager
 def checked_once() -> Iterator[None]:
-    """The scans inside read each namespace's fingerprint once, at the first of them."""
-    token = _checked.set({})
+    """The scans and row fetches inside read each namespace's fingerprint once, at the first
+    of them, and the fetches reuse the scans' cosines."""
+    token = _search.set(_Search())
     try:
         yield
     finally:
-        _checked.reset(token)
+        _search.reset(token)
 
 
 def nearest(
@@ -171,22 +213,104 @@ def nearest(
     namespace's vectors; None when this scope or namespace is left to SQL (a filter, or more
     rows than the process keeps). `passages`: whether passages count; `sentence_only`: only
     a memory's sentences, not its previous-turn pair."""
+    kept = _kept_for(scope)
+    if kept is None:
+        return None
+    products = _Products(scope.namespace_id, kept, vector)
+    scores = _scores(products, passages is not None, sentence_only)
+    usable = _in_scope(kept.memories, scope)
+    return _best(kept.memories.ids, scores, usable, limit)
+
+
+def cosines(
+    scope: Scope,
+    ids: list[str],
+    vectors: Mapping[str, np.ndarray],
+    passages_of: np.ndarray | None = None,
+    sentence_only: bool = False,
+) -> dict[str, list[float]] | None:
+    """Each memory's cosine to each named vector, in the order of `ids`, and under
+    "passage", with `passages_of`, its best passage's cosine to that vector (0 without
+    passages): the row fetch's evidence columns (reads/rows.py) from the kept vectors. None
+    when the scope is left to SQL or one of the memories is not kept here (written since the
+    check, archived, without an embedding): the row fetch then computes them itself."""
+    kept = _kept_for(scope)
+    if kept is None:
+        return None
+    found = [kept.memories.row_of.get(i) for i in ids]
+    if None in found:
+        return None
+    rows = np.array(found, dtype=np.intp)
+    out = {
+        name: _Products(scope.namespace_id, kept, vector).memories(rows).tolist()
+        for name, vector in vectors.items()
+    }
+    if passages_of is not None:
+        products = _Products(scope.namespace_id, kept, passages_of)
+        groups = kept.passages.sentences if sentence_only else kept.passages.every
+        out["passage"] = groups.best(products.passages, rows).tolist()
+    return out
+
+
+@dataclass(frozen=True)
+class _Kept:
+    memories: Memories
+    passages: Passages
+
+
+class _Products:
+    """The cosines of a namespace's kept rows to one query vector: every row's, computed
+    once per search and vector (the scan's, then the row fetch's), or, when none was,
+    only the rows asked for."""
+
+    def __init__(self, namespace_id: int, kept: _Kept, vector: np.ndarray) -> None:
+        self.kept = kept
+        self.query = _unit_query(vector)
+        search = _search.get()
+        self._memo = search.products if search is not None else {}
+        self._key = (namespace_id, self.query.tobytes())
+
+    def all(self, table: str) -> npt.NDArray[np.float64]:
+        key = (self._key[0], table, self._key[1])
+        found = self._memo.get(key)
+        if found is None:
+            matrix = (
+                self.kept.memories.vectors if table == "memories" else self.kept.passages.vectors
+            )
+            found = self._memo[key] = (matrix @ self.query).astype(np.float64)
+        return found
+
+    def _some(self, table: str, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
+        found = self._memo.get((self._key[0], table, self._key[1]))
+        if found is not None:
+            return found[rows]
+        matrix = self.kept.memories.vectors if table == "memories" else self.kept.passages.vectors
+        return (matrix[rows] @ self.query).astype(np.float64)
+
+    def memories(self, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
+        return self._some("memories", rows)
+
+    def passages(self, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
+        return self._some("passages", rows)
+
+
+def _kept_for(scope: Scope) -> _Kept | None:
+    """The kept vectors of an unfiltered scope's namespace, checked once inside
+    checked_once(); None when this scope or namespace is left to SQL."""
     budget = int(settings.SEARCH_VECTOR_CACHE_ROWS)
     if budget <= 0 or scope.filtered:
         return None
-    checked = _checked.get()
-    if checked is not None and scope.namespace_id in checked:
-        kept = checked[scope.namespace_id]
+    search = _search.get()
+    if search is not None and scope.namespace_id in search.checked:
+        kept = search.checked[scope.namespace_id]
     else:
         kept = _current(scope.namespace_id, budget)
-        if checked is not None:
-            checked[scope.namespace_id] = kept
+        if search is not None:
+            search.checked[scope.namespace_id] = kept
     if kept is None:
         return None
     assert kept.memories is not None and kept.passages is not None  # _current returns these
-    scores = _scores(kept.memories, kept.passages, vector, passages is not None, sentence_only)
-    usable = _in_scope(kept.memories, scope)
-    return _best(kept.memories.ids, scores, usable, limit)
+    return _Kept(kept.memories, kept.passages)
 
 
 def _current(namespace_id: int, budget: int) -> NamespaceVectors | None:
@@ -243,8 +367,10 @@ def _read_memories(namespace_id: int) -> Memories:
         where, params = Scope(namespace_id=namespace_id).where()
         cursor.execute(MEMORIES_SQL.format(where=where), params)
         rows = cursor.fetchall()
+    ids = [r[0] for r in rows]
     return Memories(
-        ids=[r[0] for r in rows],
+        ids=ids,
+        row_of={memory_id: i for i, memory_id in enumerate(ids)},
         vectors=_unit_rows([r[1] for r in rows]),
         valid_from=np.array([_NEVER_BEFORE if r[2] is None else r[2] for r in rows], np.int64),
         valid_until=np.array([_NEVER_AFTER if r[3] is None else r[3] for r in rows], np.int64),
@@ -256,14 +382,14 @@ def _read_passages(namespace_id: int, memories: Memories) -> Passages:
     with connection.cursor() as cursor:
         cursor.execute(PASSAGES_SQL, [namespace_id])
         rows = cursor.fetchall()
-    row_of = {memory_id: i for i, memory_id in enumerate(memories.ids)}
+    row_of, count = memories.row_of, len(memories.ids)
     found = sorted(((row_of[r[0]], r) for r in rows if r[0] in row_of), key=lambda f: f[0])
     owner = np.array([i for i, _ in found], dtype=np.intp)
     sentence = np.array([bool(r[2]) for _, r in found], dtype=np.bool_)
     return Passages(
         vectors=_unit_rows([r[1] for _, r in found]),
-        every=Groups.of(owner, None),
-        sentences=Groups.of(owner, np.flatnonzero(sentence).astype(np.intp)),
+        every=Groups.of(owner, None, count),
+        sentences=Groups.of(owner, np.flatnonzero(sentence).astype(np.intp), count),
     )
 
 
@@ -277,30 +403,30 @@ def _unit_rows(blobs: list[bytes]) -> npt.NDArray[np.float32]:
 
 
 def _scores(
-    memories: Memories,
-    passages: Passages,
-    vector: np.ndarray,
-    with_passages: bool,
-    sentence_only: bool,
+    products: _Products, with_passages: bool, sentence_only: bool
 ) -> npt.NDArray[np.float64]:
     """Each memory's similarity as the SQL scan computes it."""
-    query = np.asarray(vector, dtype=np.float32)
-    norm = float(np.linalg.norm(query))
-    if norm > 0:
-        query = query / norm
-    if not memories.ids:
+    kept = products.kept
+    if not kept.memories.ids:
         return np.zeros(0)
-    own = (memories.vectors @ query).astype(np.float64)
+    own = products.all("memories")
     if not with_passages:
         return own
-    groups = passages.sentences if sentence_only else passages.every
+    groups = kept.passages.sentences if sentence_only else kept.passages.every
     best = np.full(len(own), -np.inf)
     if len(groups.owners):
-        scored = (passages.vectors @ query).astype(np.float64)  # all, then the kind's rows
+        scored = products.all("passages")  # all, then the kind's rows
         chosen = scored if groups.rows is None else scored[groups.rows]
         best[groups.owners] = np.maximum.reduceat(chosen, groups.starts)
     has_passage = np.isfinite(best)
     return np.where(has_passage, np.maximum(own, best), np.maximum(own, 0.0))
+
+
+def _unit_query(vector: np.ndarray) -> npt.NDArray[np.float32]:
+    """The vector at unit length, as pgvector's cosine compares it (a zero vector stays zero)."""
+    query = np.asarray(vector, dtype=np.float32)
+    norm = float(np.linalg.norm(query))
+    return query / norm if norm > 0 else query
 
 
 def _in_scope(memories: Memories, scope: Scope) -> npt.NDArray[np.bool_]:

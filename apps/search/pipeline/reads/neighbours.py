@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
-from django.db.backends.utils import CursorWrapper
+from apps.vectors.nearest import walk_rows
 
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
 from memoryhub.replica.routing import read_connection as connection
@@ -30,20 +29,20 @@ def window_rows(
     sql, args = window_query(scope, times, gap_seconds, by_id=by_id)
     if not sql:
         return []
-    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-        probe_settings(cursor)
-        cursor.execute(sql, args)
-        return [(i, c, e) for i, c, e in cursor.fetchall()]
+    with connection.cursor() as cursor:
+        # One execute, one round trip: a string of statements runs as one transaction, so the
+        # setting holds for the probes and ends with them (nearest.walk_settings does the same).
+        cursor.execute(PROBE_SETTINGS + sql, args)
+        return [(i, c, e) for i, c, e in walk_rows(cursor)]
 
 
-def probe_settings(cursor: CursorWrapper) -> None:
-    """For the current transaction: each neighbour probe walks the (namespace, created_at)
-    index, which returns its one row already in order. When the statistics have not seen a
-    namespace yet (bulk-imported since the last ANALYZE: 10k memories added to a 100k table
-    stay under autovacuum's 10%), the planner expects a single row there, takes the bare
-    namespace index and sorts the whole namespace once per probe: 1.4-2 s a search instead of
-    ~6 ms (docs/benchmarks.md, "Scale"). With sorts ruled out, only the right index is left."""
-    cursor.execute("SET LOCAL enable_sort = off")
+# Each neighbour probe walks the (namespace, created_at) index, which returns its one row
+# already in order. When the statistics have not seen a namespace yet (bulk-imported since the
+# last ANALYZE: 10k memories added to a 100k table stay under autovacuum's 10%), the planner
+# expects a single row there, takes the bare namespace index and sorts the whole namespace once
+# per probe: 1.4-2 s a search instead of ~6 ms (docs/benchmarks.md, "Scale"). With sorts ruled
+# out, only the right index is left. Sent in front of the probes' statement.
+PROBE_SETTINGS = "SET LOCAL enable_sort = off; "
 
 
 def window_query(

@@ -18,8 +18,9 @@ from memoryhub.replica.routing import read_connection as connection
 
 from .. import timeexpr
 from ..scope import MEMORY, MEMORY_TAGS, TAG, Scope, uuid_array
+from . import namespace_vectors
 from .lexical import LexicalPlan
-from .semantic import COSINE
+from .semantic import COSINE, SENTENCE_COSINE
 
 # A row's tag names, in the order of their ids: its links read from their index, each name by
 # the tag's key. (A join of the links to the tag table built a hash of the whole tag table
@@ -28,6 +29,13 @@ TAG_NAMES = (
     f"ARRAY(SELECT (SELECT t.name FROM {TAG} t WHERE t.id = mt.tag_id) FROM {MEMORY_TAGS} mt "
     "WHERE mt.memory_id = m.id ORDER BY mt.tag_id)"
 )
+# The row fetch's first columns (then the keyword score, the cosine, ASKS and more cosines).
+ROW_COLUMNS = (
+    "m.id::text, m.created_at, m.external_id, m.file_path, m.tier, m.importance, m.stability, "
+    f"m.pagerank_score, {TAG_NAMES}"
+)
+BY_ID = "m.id = ANY(%s::uuid[])"
+ASKS = "right(rtrim(m.content), 1) = '?'"  # the text ends with a question mark
 
 
 def fetch_rows(
@@ -36,6 +44,7 @@ def fetch_rows(
     vector: np.ndarray | None = None,
     cosines: Mapping[str, np.ndarray] | None = None,
     passages: str | None = None,
+    scope: Scope | None = None,
 ) -> dict[str, CandidateRow]:
     """Everything the re-rankers need for each candidate, plus its lexical score and its
     cosine similarity to the query, both computed in the database (so memories found by one
@@ -44,14 +53,25 @@ def fetch_rows(
     strategies match a focused one); each row carries its cosine to each under that name.
     `passages` (PASSAGE_COSINE or SENTENCE_COSINE, as for semantic_search): each row also
     carries "passage", the best cosine of those passages to `vector` (0 for a memory without
-    passages)."""
+    passages). With the search's `scope`, the cosines come from the namespace's vectors kept
+    in the process when it keeps them (namespace_vectors.cosines): the same values, without
+    PostgreSQL comparing a few hundred memory and passage vectors per fetch."""
     if not ids:
         return {}
     score, score_params = plan.score_sql() if plan else ("0.0", [])
+    named = cosines or {}
+    kept = _kept_cosines(scope, ids, vector, named, passages)
+    if kept is not None:
+        sql = f"SELECT {ROW_COLUMNS}, {score}, 0.0, {ASKS} FROM {MEMORY} m WHERE {BY_ID}"
+        with connection.cursor() as cursor:
+            cursor.execute(sql, score_params + [uuid_array(ids)])
+            rows = cursor.fetchall()
+        names = [name for name in kept if name != "similarity"]
+        position = {memory_id: n for n, memory_id in enumerate(ids)}
+        return {r[0]: _candidate_row(r, names, kept_at=position[r[0]], kept=kept) for r in rows}
     sim, sim_params = ("0.0", [])
     if vector is not None:
         sim, sim_params = COSINE, [nearest.vector_literal(vector)]
-    named = cosines or {}
     names = list(named)
     extra = "".join(f", {COSINE}" for _ in names)
     extra_params = [nearest.vector_literal(named[name]) for name in names]
@@ -59,19 +79,49 @@ def fetch_rows(
         names.append("passage")
         extra += f", {passages}"
         extra_params.append(sim_params[0])
-    sql = (
-        "SELECT m.id::text, m.created_at, m.external_id, m.file_path, m.tier, m.importance, "
-        "m.stability, m.pagerank_score, "
-        f"{TAG_NAMES}, {score}, {sim}, right(rtrim(m.content), 1) = '?'{extra} "
-        f"FROM {MEMORY} m WHERE m.id = ANY(%s::uuid[])"
-    )
+    sql = f"SELECT {ROW_COLUMNS}, {score}, {sim}, {ASKS}{extra} FROM {MEMORY} m WHERE {BY_ID}"
     with connection.cursor() as cursor:
         cursor.execute(sql, score_params + sim_params + extra_params + [uuid_array(ids)])
         rows = cursor.fetchall()
     return {r[0]: _candidate_row(r, names) for r in rows}
 
 
-def _candidate_row(r: tuple[Any, ...], names: list[str]) -> CandidateRow:
+def _kept_cosines(
+    scope: Scope | None,
+    ids: list[str],
+    vector: np.ndarray | None,
+    named: Mapping[str, np.ndarray],
+    passages: str | None,
+) -> dict[str, list[float]] | None:
+    """The fetch's cosines from the kept vectors ("similarity" to `vector`, then `named`'s,
+    then "passage"), or None: SQL computes them."""
+    if scope is None or vector is None:
+        return None
+    return namespace_vectors.cosines(
+        scope,
+        ids,
+        {"similarity": vector, **named},
+        vector if passages else None,
+        sentence_only=passages == SENTENCE_COSINE,
+    )
+
+
+def _candidate_row(
+    r: tuple[Any, ...],
+    names: list[str],
+    kept_at: int = 0,
+    kept: Mapping[str, list[float]] | None = None,
+) -> CandidateRow:
+    """A fetched row as a CandidateRow: its cosines are the row's last columns, by `names`,
+    or with `kept`, the kept vectors' (at `kept_at`, the row's place in the ids asked for;
+    finite: a zero vector is kept as zeros)."""
+    if kept is None:
+        # A stored zero vector (written by SQL or another tool) has a NaN cosine.
+        similarity = _finite(r[10])
+        cosines = {name: _finite(value) for name, value in zip(names, r[12:], strict=True)}
+    else:
+        similarity = kept["similarity"][kept_at]
+        cosines = {name: kept[name][kept_at] for name in names}
     state = {
         "created_at": r[1],
         "external_id": r[2],
@@ -82,10 +132,9 @@ def _candidate_row(r: tuple[Any, ...], names: list[str]) -> CandidateRow:
         "pagerank": r[7],
         "tags": tuple(r[8]),
         "lexical": _finite(r[9]),
-        # A stored zero vector (written by SQL or another tool) has a NaN cosine.
-        "similarity": _finite(r[10]),
+        "similarity": similarity,
         "asks": bool(r[11]),  # the text ends with a question mark
-        "cosines": {name: _finite(value) for name, value in zip(names, r[12:], strict=True)},
+        "cosines": cosines,
     }
     return unchecked(CandidateRow, state)
 
