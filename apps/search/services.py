@@ -43,6 +43,7 @@ from .pipeline import variants as query_variants
 from .pipeline.analyse import analyse_query, find_entities
 from .pipeline.candidates import KeywordHits, Pool, gather, keyword_hits
 from .pipeline.reads import chains as chain_reads
+from .pipeline.reads import namespace_vectors
 from .pipeline.reads.exact import exact_search
 from .pipeline.reads.rows import browse, fetch_rows, mention_times, with_embeddings
 from .pipeline.reads.stats import namespace_tags
@@ -111,7 +112,9 @@ def search(
     if not params.query:  # filters only: newest first, nothing to rank or judge
         outcome = SearchDecisions(ranked=browse(scope, params.limit))
     else:
-        outcome = _rank(params, cfg, scope, timer, trace, causal)
+        # Every read of the namespace's kept vectors in this search: one check of them.
+        with namespace_vectors.checked_once():
+            outcome = _rank(params, cfg, scope, timer, trace, causal)
     ranked, verdict, pool = outcome.ranked, outcome.verdict, outcome.pool
     with timer.span("contradictions"):
         pairs = (
@@ -213,7 +216,7 @@ def _rank(
     if cfg.on("learned_rank"):  # after the verdict: it was calibrated on the boosted order
         rerank = partial(rerank_learned.rerank, analysis=analysis, temporal=pool.temporal)
         ordered = _run([("learned_rank", rerank)], ordered, timer, trace)
-    final = _run(_diversity(req, cfg, analysis), ordered, timer, trace)
+    final = _run(_diversity(req, cfg, analysis, scope), ordered, timer, trace)
     direction = causal or analysis.causal
     if direction and cfg.on("why"):  # only why and effect questions pay for the why path
         with timer.span("why"):
@@ -432,11 +435,13 @@ def _judge(ordered: list[Ranked], pool: Pool, cfg: SearchSettings) -> confidence
     )
 
 
-def _diversity(req: SearchRequest, cfg: SearchSettings, analysis: QueryAnalysis) -> list[Stage]:
+def _diversity(
+    req: SearchRequest, cfg: SearchSettings, analysis: QueryAnalysis, scope: Scope
+) -> list[Stage]:
     """Stages 8-9 over the boosted order; the head carries embeddings for MMR and the
     contradiction check."""
     head = max(req.limit, mmr.MMR_WINDOW) + 10
-    stages: list[Stage] = [("embeddings", partial(with_embeddings, count=head))]
+    stages: list[Stage] = [("embeddings", partial(with_embeddings, count=head, scope=scope))]
     if cfg.on("diversity"):
         cap = cfg.diversity_max_per_file
         stages.append(("diversity", partial(diversify.diversify, max_per_file=cap)))

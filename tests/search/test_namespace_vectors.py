@@ -17,7 +17,7 @@ from apps.memories.models import Memory, Namespace, NamespaceChange
 from apps.memories.namespace_changes import namespace_changes_prune
 from apps.memories.services import memory_archive, memory_update
 from apps.search.pipeline.reads import namespace_vectors, semantic
-from apps.search.pipeline.reads.rows import fetch_rows
+from apps.search.pipeline.reads.rows import fetch_embeddings, fetch_rows
 from apps.search.pipeline.scope import Scope
 from apps.search.services import search
 from apps.vectors import nearest
@@ -130,6 +130,20 @@ def test_the_row_fetch_computes_in_postgresql_what_the_process_does_not_keep(
     assert rows[ids[0]].similarity > 0.3  # its cosine was still computed (in SQL)
 
 
+def test_the_stored_vectors_read_from_the_process_are_the_stored_ones(namespace, embedding_model):
+    made = factories.memories(namespace, TURNS)
+    memory_archive(memory=made[0])  # not kept: read from PostgreSQL beside the others
+    ids = [str(m.id) for m in made]
+    scope = Scope(namespace_id=namespace.id)
+    with namespace_vectors.checked_once():
+        assert namespace_vectors.embeddings(scope, ids).keys() == set(ids[1:])
+        kept = fetch_embeddings(ids, scope)
+    stored = fetch_embeddings(ids)
+    assert kept.keys() == stored.keys() == set(ids)
+    for key, vector in stored.items():
+        assert kept[key].dtype == vector.dtype and (kept[key] == vector).all()
+
+
 def test_rows_with_infinite_or_open_times_are_in_scope_as_in_postgresql(namespace, embedding_model):
     made = factories.memories(namespace, TURNS)
     with connection.cursor() as cursor:  # rows written by SQL, as tests/hostile/poison.py does
@@ -203,6 +217,8 @@ def test_a_search_checks_the_namespace_once_for_its_semantic_and_feedback_scans(
     assert not any("::vector) AS sim FROM" in s or "AS sim, true AS own" in s for s in statements)
     assert not any("coalesce(1 - (m.embedding <=>" in s for s in statements)
     assert not any("p.embedding <=>" in s for s in statements)
+    # Nor are the feedback seeds' and the head's stored vectors read there.
+    assert not any("vector_send(embedding)" in s for s in statements)
     assert "golden retriever" in found.memories[0]["content"]
 
 

@@ -245,7 +245,7 @@ def _seeded_lists(q: Query, found: StrategyLists, timer: Timer, graph_enabled: b
     on, config = q.config.on, q.config
     seeds = _seeds(found.lists)
     if on("feedback") and config.feedback_share > 0 and q.use_semantic and seeds:
-        found.feedback_vector = timer("feedback", _feedback_vector, q.vector, seeds)
+        found.feedback_vector = timer("feedback", _feedback_vector, q.vector, seeds, q.scope)
     if found.feedback_vector is not None:
         ef = config.feedback_ef_search or config.hnsw_ef_search
         hits, _ = timer("feedback", _semantic, q, found.feedback_vector, None, ef)
@@ -336,9 +336,11 @@ def _seeds(lists: Mapping[str, Hits]) -> dict[str, float]:
     return dict(sorted(seeds.items(), key=lambda kv: -kv[1])[:GRAPH_SEEDS])
 
 
-def _feedback_vector(vector: np.ndarray, seeds: Mapping[str, float]) -> np.ndarray | None:
+def _feedback_vector(
+    vector: np.ndarray, seeds: Mapping[str, float], scope: Scope
+) -> np.ndarray | None:
     """The query moved towards the first hits (the graph seeds: the best few of each list)."""
-    vectors = fetch_embeddings(list(seeds))
+    vectors = fetch_embeddings(list(seeds), scope)
     return feedback.feedback_vector(vector, [vectors[k] for k in seeds if k in vectors])
 
 

@@ -97,7 +97,8 @@ class Memories:
 
     ids: list[str]
     row_of: dict[str, int]  # id -> its index in ids
-    vectors: npt.NDArray[np.float32]  # unit rows
+    vectors: npt.NDArray[np.float32]  # as stored (the head's embeddings are read from here)
+    inverse_norms: npt.NDArray[np.float32]  # 1 / each row's length (0 for a zero vector)
     valid_from: npt.NDArray[np.int64]  # microseconds; _NEVER_BEFORE when open
     valid_until: npt.NDArray[np.int64]  # _NEVER_AFTER when open
     created: npt.NDArray[np.int64]
@@ -199,6 +200,9 @@ _search: ContextVar[_Search | None] = ContextVar("namespace_vectors_search", def
 def checked_once() -> Iterator[None]:
     """The scans and row fetches inside read each namespace's fingerprint once, at the first
     of them, and the fetches reuse the scans' cosines."""
+    if _search.get() is not None:  # inside a search's own: one check for the whole search
+        yield
+        return
     token = _search.set(_Search())
     try:
         yield
@@ -252,6 +256,16 @@ def cosines(
     return out
 
 
+def embeddings(scope: Scope, ids: list[str]) -> dict[str, npt.NDArray[np.float32]] | None:
+    """The stored vectors of those of these memories that the process keeps (copies: the
+    caller may change them); None when the scope is left to SQL."""
+    kept = _kept_for(scope)
+    if kept is None:
+        return None
+    row_of, vectors = kept.memories.row_of, kept.memories.vectors
+    return {i: vectors[row_of[i]].copy() for i in ids if i in row_of}
+
+
 @dataclass(frozen=True)
 class _Kept:
     memories: Memories
@@ -274,18 +288,25 @@ class _Products:
         key = (self._key[0], table, self._key[1])
         found = self._memo.get(key)
         if found is None:
-            matrix = (
-                self.kept.memories.vectors if table == "memories" else self.kept.passages.vectors
-            )
-            found = self._memo[key] = (matrix @ self.query).astype(np.float64)
+            found = self._memo[key] = self._cosines(table, None)
         return found
 
     def _some(self, table: str, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
         found = self._memo.get((self._key[0], table, self._key[1]))
-        if found is not None:
-            return found[rows]
-        matrix = self.kept.memories.vectors if table == "memories" else self.kept.passages.vectors
-        return (matrix[rows] @ self.query).astype(np.float64)
+        return found[rows] if found is not None else self._cosines(table, rows)
+
+    def _cosines(self, table: str, rows: npt.NDArray[np.intp] | None) -> npt.NDArray[np.float64]:
+        """The rows' cosines (all rows: None). Passages are kept at unit length, memories as
+        stored, beside their inverse lengths."""
+        if table == "passages":
+            matrix = self.kept.passages.vectors
+            return ((matrix if rows is None else matrix[rows]) @ self.query).astype(np.float64)
+        memories = self.kept.memories
+        if rows is None:
+            products = (memories.vectors @ self.query) * memories.inverse_norms
+        else:
+            products = (memories.vectors[rows] @ self.query) * memories.inverse_norms[rows]
+        return products.astype(np.float64)
 
     def memories(self, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
         return self._some("memories", rows)
@@ -368,10 +389,12 @@ def _read_memories(namespace_id: int) -> Memories:
         cursor.execute(MEMORIES_SQL.format(where=where), params)
         rows = cursor.fetchall()
     ids = [r[0] for r in rows]
+    vectors = _stacked([r[1] for r in rows])
     return Memories(
         ids=ids,
         row_of={memory_id: i for i, memory_id in enumerate(ids)},
-        vectors=_unit_rows([r[1] for r in rows]),
+        vectors=vectors,
+        inverse_norms=_inverse_norms(vectors),
         valid_from=np.array([_NEVER_BEFORE if r[2] is None else r[2] for r in rows], np.int64),
         valid_until=np.array([_NEVER_AFTER if r[3] is None else r[3] for r in rows], np.int64),
         created=np.array([r[4] for r in rows], np.int64),
@@ -393,13 +416,22 @@ def _read_passages(namespace_id: int, memories: Memories) -> Passages:
     )
 
 
-def _unit_rows(blobs: list[bytes]) -> npt.NDArray[np.float32]:
-    """pgvector's binary values as unit rows (a zero vector stays zero and scores 0)."""
+def _stacked(blobs: list[bytes]) -> npt.NDArray[np.float32]:
+    """pgvector's binary values as the rows of one matrix."""
     if not blobs:
         return np.zeros((0, 0), dtype=np.float32)
-    matrix = np.stack([vector_from_binary(b) for b in blobs])
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+    return np.stack([vector_from_binary(b) for b in blobs])
+
+
+def _inverse_norms(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    norms = np.linalg.norm(matrix, axis=1) if len(matrix) else np.zeros(0, dtype=np.float32)
+    return np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0).astype(np.float32)
+
+
+def _unit_rows(blobs: list[bytes]) -> npt.NDArray[np.float32]:
+    """pgvector's binary values as unit rows (a zero vector stays zero and scores 0)."""
+    matrix = _stacked(blobs)
+    return matrix * _inverse_norms(matrix)[:, None]
 
 
 def _scores(

@@ -156,10 +156,15 @@ def mention_times(ids: list[str]) -> set[str]:
         }
 
 
-def fetch_embeddings(ids: list[str]) -> dict[str, np.ndarray]:
-    """Unit vectors of a few memories (MMR and contradiction checks on the final top)."""
+def fetch_embeddings(ids: list[str], scope: Scope | None = None) -> dict[str, np.ndarray]:
+    """Unit vectors of a few memories (MMR and contradiction checks on the final top). With
+    the search's `scope`, those the process keeps (namespace_vectors) are read from there."""
     if not ids:
         return {}
+    kept = namespace_vectors.embeddings(scope, ids) if scope is not None else None
+    if kept is not None:
+        missing = [i for i in ids if i not in kept]
+        return {**kept, **fetch_embeddings(missing)} if missing else kept
     # pgvector's binary form (vector_send: dimension, unused, big-endian float4s) is read
     # straight into numpy: the same float32 values as parsing the text form, without the
     # JSON parse of ~400 numbers per memory that cost a search several milliseconds of CPU.
@@ -173,10 +178,10 @@ def fetch_embeddings(ids: list[str]) -> dict[str, np.ndarray]:
     return {i: nearest.vector_from_binary(data) for i, data in rows}
 
 
-def with_embeddings(items: list[Ranked], count: int) -> list[Ranked]:
+def with_embeddings(items: list[Ranked], count: int, scope: Scope | None = None) -> list[Ranked]:
     """The first `count` items carry their unit vectors (for MMR and the contradiction check)."""
     head = items[:count]
-    vectors = fetch_embeddings([r.id for r in head])
+    vectors = fetch_embeddings([r.id for r in head], scope)
     return [r.copy(embedding=vectors.get(r.id)) for r in head] + items[count:]
 
 
