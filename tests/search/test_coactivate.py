@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 
 from apps.search.pipeline.coactivate import coactivate, natural_key, spread, temporal_neighbours
-from apps.search.pipeline.context import borrow_context, with_context
+from apps.search.pipeline.context import borrow_context, neighbour_rows, with_context
 from apps.search.types import Evidence
 from tests.factories import ranked
 
@@ -58,9 +59,14 @@ def test_spread_lifts_only_what_the_query_reaches():
 
 
 def test_context_borrows_from_the_best_neighbour_and_rescales():
-    assert borrow_context({"a": 1.0, "b": 0.0}, {"b": ("a",)}, 0.3) == {"a": 1.0, "b": 0.3}
-    normalized = {"keyword": {"a": 1.0, "b": 0.1, "c": 0.2}, "exact": {"b": 1.0}}
-    out = with_context(normalized, {"b": ("a",)})
+    rows = neighbour_rows(["a", "b"], {"b": ("a", "elsewhere")})  # one outside the pool
+    assert borrow_context(np.array([1.0, 0.0]), rows, 0.3).tolist() == [1.0, 0.3]
+    # a neighbour outside the pool counts 0, and a memory without neighbours borrows nothing
+    rows = neighbour_rows(["a", "b"], {"a": ("elsewhere",)})
+    assert borrow_context(np.array([-0.5, 0.2]), rows, 0.3).tolist() == [-0.5, 0.2]
+    keys = ["a", "b", "c"]
+    normalized = {"keyword": np.array([1.0, 0.1, 0.2]), "exact": np.array([0.0, 1.0, 0.0])}
+    out = with_context(normalized, neighbour_rows(keys, {"b": ("a",)}))
     # b (0.1 + 0.3 x 1.0) overtakes c; rescaled to 0..1; other strategies untouched
-    assert out["keyword"]["a"] == 1.0 and out["keyword"]["b"] > out["keyword"]["c"] == 0.0
-    assert out["exact"] == {"b": 1.0} and normalized["keyword"]["b"] == 0.1
+    assert out["keyword"][0] == 1.0 and out["keyword"][1] > out["keyword"][2] == 0.0
+    assert out["exact"] is normalized["exact"] and normalized["keyword"][1] == 0.1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from apps.search.pipeline.fuse import (
@@ -40,9 +41,11 @@ def test_convergence_bonus_for_results_found_by_several_variants():
 
 
 def test_minmax_and_score_fusion():
-    assert minmax({"a": 2.0, "b": 4.0}) == {"a": 0.0, "b": 1.0}
-    assert minmax({"a": 3.0}) == {"a": 1.0}
-    fused = score_fusion({"keyword": {"a": 1.0, "b": 0.0}, "semantic": {"a": 0.0, "b": 1.0}},
-                         {"keyword": 0.6, "semantic": 1.0}, ["a", "b"])  # fmt: skip
-    assert fused["b"] > fused["a"]
-    assert fused["a"] == pytest.approx(0.6 / 1.6)
+    assert minmax(np.array([2.0, 4.0])).tolist() == [0.0, 1.0]
+    assert minmax(np.array([3.0])).tolist() == [1.0]
+    assert minmax(np.array([0.0, 0.0])).tolist() == [0.0, 0.0]  # nothing matched: no lift
+    # pool [a, b]: keyword found a, semantic b
+    fused = score_fusion({"keyword": np.array([1.0, 0.0]), "semantic": np.array([0.0, 1.0])},
+                         {"keyword": 0.6, "semantic": 1.0}, 2)  # fmt: skip
+    assert fused[1] > fused[0]
+    assert fused[0] == pytest.approx(0.6 / 1.6)

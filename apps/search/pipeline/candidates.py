@@ -15,6 +15,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from apps.search.timing import Timer
 from apps.search.types import CandidateRow, Evidence, Hit, QueryAnalysis, Ranked, unchecked
@@ -176,20 +177,25 @@ def _fused(
         )
         for k, r in done.rows.items()
     }
-    normalized: Mapping[str, Mapping[str, float]] = _complete_scores(
-        evidence, found.lists, query.use_lexical, query.use_semantic
+    keys = list(evidence)
+    normalized = _complete_scores(
+        keys, evidence, found.lists, query.use_lexical, query.use_semantic
     )
     if config.on("context") and done.surrounding:
-        normalized = context.with_context(normalized, done.surrounding)
+        normalized = context.with_context(
+            normalized, context.neighbour_rows(keys, done.surrounding)
+        )
     fused = fuse.fuse_pool(
         config.fusion_used,
         normalized=normalized,
         lists=found.lists,
         weights=found.weights,
-        pool=done.rows,
+        pool=keys,
         vector_weight=config.hybrid_vector_weight,
     )
-    return _ranked_items(done.rows, found.lists, fused, evidence)
+    return _ranked_items(
+        done.rows, found.lists, dict(zip(keys, fused.tolist(), strict=True)), evidence
+    )
 
 
 def _query(
@@ -419,23 +425,31 @@ def _ranked(
 
 
 def _complete_scores(
+    keys: list[str],
     evidence: Mapping[str, Evidence],
     lists: Mapping[str, Hits],
     use_lexical: bool,
     use_semantic: bool,
-) -> dict[str, dict[str, float]]:
-    """Every candidate scored by every strategy, min-max scaled over the pool."""
-    normalized: dict[str, dict[str, float]] = {}
+) -> dict[str, npt.NDArray[np.float64]]:
+    """Every candidate (`keys`, the pool's order) scored by every strategy, min-max scaled
+    over the pool; a list's own scores scaled by its best hit, 0 for a memory it missed."""
+    found = [evidence[k] for k in keys]
+    normalized: dict[str, npt.NDArray[np.float64]] = {}
     if use_lexical:
-        normalized["keyword"] = fuse.minmax({k: e.lexical for k, e in evidence.items()})
+        normalized["keyword"] = fuse.minmax(np.array([e.lexical for e in found], dtype=np.float64))
     if use_semantic:
-        normalized["semantic"] = fuse.minmax({k: e.similarity for k, e in evidence.items()})
+        similarity = np.array([e.similarity for e in found], dtype=np.float64)
+        normalized["semantic"] = fuse.minmax(similarity)
     if feedback.STRATEGY in lists:
-        normalized[feedback.STRATEGY] = fuse.minmax(
-            {k: e.feedback or 0.0 for k, e in evidence.items()}
-        )
+        scores = np.array([e.feedback or 0.0 for e in found], dtype=np.float64)
+        normalized[feedback.STRATEGY] = fuse.minmax(scores)
+    position = {k: i for i, k in enumerate(keys)}
     for strategy in ("exact", "graph", validity.STRATEGY):
         if lists.get(strategy):
             top = max(s for _, s in lists[strategy]) or 1.0
-            normalized[strategy] = {k: s / top for k, s in lists[strategy] if k in evidence}
+            column = np.zeros(len(keys))
+            for k, s in lists[strategy]:
+                if k in position:
+                    column[position[k]] = s / top
+            normalized[strategy] = column
     return normalized

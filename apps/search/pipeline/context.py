@@ -13,7 +13,10 @@ it borrow would lift an unrelated note into a one-word query's results.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
 
 from . import fuse
 
@@ -57,29 +60,41 @@ def window(
     return out
 
 
+def neighbour_rows(
+    keys: Sequence[str], neighbours: Mapping[str, Iterable[str]]
+) -> npt.NDArray[np.intp]:
+    """Each pool member's context window (see `window`) as rows of the pool, one row of the
+    result per member: OUTSIDE(keys) for a neighbour outside the pool, PADDING(keys) where a
+    window is shorter than the longest."""
+    position = {key: i for i, key in enumerate(keys)}
+    outside, padding = len(keys), len(keys) + 1
+    windows = [[position.get(n, outside) for n in neighbours.get(key, ())] for key in keys]
+    width = max(map(len, windows), default=0)
+    rows = np.full((len(keys), width), padding, dtype=np.intp)
+    for i, found in enumerate(windows):
+        rows[i, : len(found)] = found
+    return rows
+
+
 def borrow_context(
-    scores: Mapping[str, float], neighbours: Mapping[str, Iterable[str]], share: float
-) -> dict[str, float]:
-    """Each memory adds `share` x the best score among its neighbours."""
-    out = {}
-    score = scores.get
-    for key, value in scores.items():
-        best = None
-        for n in neighbours.get(key, ()):
-            found = score(n, 0.0)
-            if best is None or found > best:
-                best = found
-        out[key] = value + share * (0.0 if best is None else best)
-    return out
+    scores: npt.NDArray[np.float64], neighbours: npt.NDArray[np.intp], share: float
+) -> npt.NDArray[np.float64]:
+    """Each member adds `share` x the best score among its neighbours (`neighbour_rows`;
+    a neighbour outside the pool scores 0; no neighbour, nothing added)."""
+    if not neighbours.shape[1]:
+        return scores.copy()
+    padded = np.concatenate([scores, [0.0, -np.inf]])  # outside the pool, padding
+    best = padded[neighbours].max(axis=1)
+    best[best == -np.inf] = 0.0
+    result: npt.NDArray[np.float64] = scores + share * best
+    return result
 
 
 def with_context(
-    normalized: Mapping[str, Mapping[str, float]],
-    neighbours: Mapping[str, Iterable[str]],
-    share: float = CONTEXT_SHARE,
-) -> dict[str, Mapping[str, float]]:
+    normalized: fuse.Columns, neighbours: npt.NDArray[np.intp], share: float = CONTEXT_SHARE
+) -> dict[str, npt.NDArray[np.float64]]:
     """The normalized per-strategy scores with context borrowed, rescaled to 0..1.
-    `neighbours`: each memory's context window (see `window`)."""
+    `neighbours`: each member's context window (`neighbour_rows`)."""
     out = dict(normalized)
     for strategy in STRATEGIES:
         if strategy in out:

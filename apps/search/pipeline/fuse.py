@@ -3,16 +3,23 @@
 - `weighted_rrf`: sum over strategies of weight / (k + rank), k = 60 (SPEC).
 - `score_fusion`: sum of weight x min-max-normalized score over the candidate pool. Every pool
   member is scored by every strategy first (retrievers complete the missing scores), so a
-  memory ranked 150th by one strategy still carries that strategy's evidence.
+  memory ranked 150th by one strategy still carries that strategy's evidence. The scores are
+  columns (numpy, one value per pool member): a few hundred members, several strategies, per
+  search, where dictionaries cost a Python step per member and strategy.
 - `fuse_variants`: deep mode; RRF across the query variants plus a +0.10 bonus per extra
   variant that found the memory (convergence).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
 
 RRF_K = 60
+# strategy -> one score per member of the candidate pool, in the pool's order
+Columns = Mapping[str, npt.NDArray[np.float64]]
 CONVERGENCE_BONUS = 0.10
 
 
@@ -33,31 +40,28 @@ def weighted_rrf(
     return fused
 
 
-def minmax(scores: Mapping[str, float]) -> dict[str, float]:
-    if not scores:
-        return {}
-    low, high = min(scores.values()), max(scores.values())
+def minmax(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Scaled to 0..1 over the pool; when all are equal, 1 where they are positive, else 0."""
+    if not len(values):
+        return values
+    low, high = values.min(), values.max()
     span = high - low
     if span <= 1e-12:
-        return {key: 1.0 if high > 0 else 0.0 for key in scores}
-    return {key: (value - low) / span for key, value in scores.items()}
+        return np.full(len(values), 1.0 if high > 0 else 0.0)
+    result: npt.NDArray[np.float64] = (values - low) / span
+    return result
 
 
 def score_fusion(
-    normalized: Mapping[str, Mapping[str, float]],
-    weights: Mapping[str, float],
-    pool: Iterable[str],
-) -> dict[str, float]:
+    normalized: Columns, weights: Mapping[str, float], size: int
+) -> npt.NDArray[np.float64]:
+    """Each pool member's weighted mean of its normalized scores (`size` members)."""
     total = sum(float(weights.get(s, 0.0)) for s in normalized) or 1.0
-    keys = list(dict.fromkeys(pool))
-    sums = dict.fromkeys(keys, 0.0)
-    # Strategy by strategy over the pool: the same additions in the same order as a sum per
-    # memory, without a generator per memory.
+    sums = np.zeros(size)
     for strategy, scores in normalized.items():
-        weight, score = float(weights.get(strategy, 0.0)), scores.get
-        for key in keys:
-            sums[key] += weight * score(key, 0.0)
-    return {key: sums[key] / total for key in keys}
+        sums += float(weights.get(strategy, 0.0)) * scores
+    result: npt.NDArray[np.float64] = sums / total
+    return result
 
 
 def fuse_variants(
@@ -80,23 +84,23 @@ def fuse_variants(
 def fuse_pool(
     fusion: str,
     *,
-    normalized: Mapping[str, Mapping[str, float]],
+    normalized: Columns,
     lists: Mapping[str, list[tuple[str, float]]],
     weights: Mapping[str, float],
-    pool: Iterable[str],
+    pool: Sequence[str],
     vector_weight: float,
-) -> dict[str, float]:
-    """One fused score per pool member, by the configured fusion (SearchSettings.fusion_used):
-    "score" fuses the normalized scores with the adapted weights; "rrf" fuses the retrieved
-    ranks (weighted RRF, k = 60); "weighted_sum" is SPEC's plain mode, vector_weight x semantic
-    + the rest x keyword, with no adaptation."""
-    pool = list(pool)
+) -> npt.NDArray[np.float64]:
+    """One fused score per pool member, in the pool's order, by the configured fusion
+    (SearchSettings.fusion_used): "score" fuses the normalized scores with the adapted
+    weights; "rrf" fuses the retrieved ranks (weighted RRF, k = 60); "weighted_sum" is SPEC's
+    plain mode, vector_weight x semantic + the rest x keyword, with no adaptation."""
     if fusion == "weighted_sum":
         plain = {"semantic": vector_weight, "keyword": 1.0 - vector_weight}
-        return score_fusion({k: v for k, v in normalized.items() if k in plain}, plain, pool)
+        chosen = {k: v for k, v in normalized.items() if k in plain}
+        return score_fusion(chosen, plain, len(pool))
     active = {s: w for s, w in weights.items() if s in normalized}
     if fusion == "score":
-        return score_fusion(normalized, active, pool)
+        return score_fusion(normalized, active, len(pool))
     rankings = {s: {k: r for r, (k, _) in enumerate(hits, 1)} for s, hits in lists.items()}
     fused = weighted_rrf(rankings, active)
-    return {k: fused.get(k, 0.0) for k in pool}
+    return np.array([fused.get(k, 0.0) for k in pool], dtype=np.float64)
