@@ -1,9 +1,12 @@
-"""A small namespace's vectors kept in the process, for the exact semantic scans.
+"""A small namespace's vectors kept in the process, for the exact semantic scans and the row
+fetch's cosines.
 
 The exact scan of a namespace (reads/semantic.py) compares every memory and passage vector of
 it with the query in PostgreSQL, about a microsecond a vector of executor work, twice a search
 (the query, then the feedback vector). Here the same vectors are read once into numpy, and each
-scan is a matrix product in the process.
+scan is a matrix product in the process. The row fetch (reads/rows.py) then reads its
+candidates' cosines from the same products, and the feedback seeds' and MMR head's stored
+vectors from the kept rows (memories are kept as stored, beside their inverse lengths).
 
 A search must still see what any process wrote a moment before. Every statement that changes a
 namespace's memories (a column a search reads) or passages adds a row to a log, by triggers in
@@ -14,8 +17,8 @@ transactions commit, so the pair moved and the vectors are read again (the prune
 the log moves the namespace's newest row to a new id whenever it deletes others,
 apps/memories/namespace_changes.py). Within a transaction, each of its statements adds a row
 too. The pair is read before and after the vectors; when it moved in
-between, this search scans in SQL. Inside `checked_once()` (one search's retrieval) the
-namespace is checked once, at its first scan, and the feedback scan reads the same vectors.
+between, this search scans in SQL. Inside `checked_once()` (one search) the namespace is
+checked once, at its first use, and every later use reads the same vectors.
 A namespace that changes all the time (writers at work) is read again at most every
 RELOAD_MIN_S seconds by a process; in between its searches scan in SQL. A per-namespace counter
 would serialise a namespace's writers on one row until they commit; a fingerprint of the rows
