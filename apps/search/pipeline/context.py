@@ -63,9 +63,9 @@ def window(
 def neighbour_rows(
     keys: Sequence[str], neighbours: Mapping[str, Iterable[str]]
 ) -> npt.NDArray[np.intp]:
-    """Each pool member's context window (see `window`) as rows of the pool, one row of the
-    result per member: OUTSIDE(keys) for a neighbour outside the pool, PADDING(keys) where a
-    window is shorter than the longest."""
+    """Each pool member's context window (see `window`) as positions in the pool, one row of
+    the result per member: len(keys) stands for a neighbour outside the pool, len(keys) + 1
+    fills a window shorter than the longest."""
     position = {key: i for i, key in enumerate(keys)}
     outside, padding = len(keys), len(keys) + 1
     windows = [[position.get(n, outside) for n in neighbours.get(key, ())] for key in keys]
