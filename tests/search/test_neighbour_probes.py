@@ -14,6 +14,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from apps.memories.models import Memory, Namespace
 from apps.search.pipeline import retrieve
@@ -37,9 +38,8 @@ def _bulk(namespace: Namespace, count: int, per_session: int) -> list[Memory]:
     return bare_memories(namespace, count, fields)
 
 
-def _plan(sql: str, args: list, *, probe_settings: bool) -> str:
-    """The plan, with the settings sent in front as the search sends them (one execute)."""
-    settings = retrieve.PROBE_SETTINGS if probe_settings else ""
+def _plan(sql: str, args: list | None, *, settings: str = "") -> str:
+    """The plan, with `settings` sent in front as the search sends them (one execute)."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(settings + "EXPLAIN " + sql, args)
         return "\n".join(row[0] for row in walk_rows(cursor))
@@ -56,10 +56,15 @@ def test_probes_of_a_namespace_the_statistics_have_not_seen_walk_the_index():
     scope = Scope(namespace_id=new.id)
     times = [m.created_at for m in imported[::97]]
     sql, args = retrieve.window_query(scope, times, gap_seconds=2 * 86400)
-    stale = _plan(sql, args, probe_settings=False)
+    stale = _plan(sql, args)
     # The test reproduces the failure: left to itself the planner sorts inside the probes.
     assert "Sort Key: m_1.created_at" in stale or "Sort Key: m_2.created_at" in stale
-    planned = _plan(sql, args, probe_settings=True)
+    # Planned as the search sends it: the statement window_rows executes, settings in front.
+    with CaptureQueriesContext(connection) as captured:
+        retrieve.window_rows(scope, times, gap_seconds=2 * 86400)
+    settings, _, statement = captured.captured_queries[-1]["sql"].rpartition("; ")
+    assert settings + "; " == retrieve.PROBE_SETTINGS
+    planned = _plan(statement, None, settings=settings + "; ")
     assert "Sort Key: m_1.created_at" not in planned
     assert "Sort Key: m_2.created_at" not in planned
     # each probe is one index range over (namespace, created_at)

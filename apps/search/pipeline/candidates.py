@@ -21,7 +21,6 @@ from apps.search.timing import Timer
 from apps.search.types import CandidateRow, Evidence, Hit, QueryAnalysis, Ranked, unchecked
 
 from . import coactivate, context, feedback, fuse, graph, validity, wordforms
-from .reads import namespace_vectors
 from .reads.beside import beside
 from .reads.edges import Edge
 from .reads.exact import exact_search
@@ -141,17 +140,15 @@ def gather(
     timer = Timer()
     query = _query(text, vector, analysis, scope, weights, config, semantic_only)
     found = StrategyLists(lists={}, weights=dict(weights))
-    # The semantic and feedback scans and the row fetch's cosines: one check of the kept
-    # vectors.
-    with namespace_vectors.checked_once():
-        _first_lists(query, found, timer, keyword)
-        _seeded_lists(query, found, timer, graph_enabled)
-        cosines = {}
-        if found.feedback_vector is not None:
-            cosines["feedback"] = found.feedback_vector
-        if query_vector is not None and vector is not None and query_vector is not vector:
-            cosines["query_similarity"] = query_vector
-        done = _complete(query, found, cosines, timer)
+    # search() reads the kept vectors' check once for all of this (namespace_vectors).
+    _first_lists(query, found, timer, keyword)
+    _seeded_lists(query, found, timer, graph_enabled)
+    cosines = {}
+    if found.feedback_vector is not None:
+        cosines["feedback"] = found.feedback_vector
+    if query_vector is not None and vector is not None and query_vector is not vector:
+        cosines["query_similarity"] = query_vector
+    done = _complete(query, found, cosines, timer)
     with timer.span("fuse"):
         items = _fused(query, found, done, cosines)
     return Pool(

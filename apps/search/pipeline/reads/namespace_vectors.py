@@ -201,11 +201,9 @@ _search: ContextVar[_Search | None] = ContextVar("namespace_vectors_search", def
 
 @contextmanager
 def checked_once() -> Iterator[None]:
-    """The scans and row fetches inside read each namespace's fingerprint once, at the first
-    of them, and the fetches reuse the scans' cosines."""
-    if _search.get() is not None:  # inside a search's own: one check for the whole search
-        yield
-        return
+    """One search (services.search): its scans, row fetches and vector reads read each
+    namespace's fingerprint once, at the first of them, and the fetches reuse the scans'
+    cosines."""
     token = _search.set(_Search())
     try:
         yield
