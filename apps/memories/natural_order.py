@@ -9,8 +9,7 @@ from functools import lru_cache
 _DIGITS = re.compile(r"(\d+)")
 
 
-@lru_cache(maxsize=65536)  # external ids repeat from search to search; the split is not free
-@lru_cache(maxsize=65_536)
+@lru_cache(maxsize=65_536)  # external ids repeat from search to search; the split is not free
 def natural_key(text: str | None) -> tuple:
     """ "D1:9" before "D1:10": digits compare as numbers. Cached: the search's neighbour
     chains sort the same dialog ids on every search."""

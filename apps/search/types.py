@@ -8,17 +8,20 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+_set = object.__setattr__
 
 
-def unchecked(cls: type[T], *states: Mapping[str, Any]) -> T:
+def unchecked(cls: type[T], state: dict[str, Any], changes: Mapping[str, Any] | None = None) -> T:
     """An instance of a frozen dataclass from the value of every one of its fields, without
     running __init__: a frozen __init__ sets each field through object.__setattr__ (~4 us for
-    Ranked's nineteen), and a search builds a few hundred rows, evidences and items. `states`
-    are applied in order (an item's fields, then what changes) and together must name every
-    field (tests/search/test_retrieve.py checks the callers build what __init__ would)."""
+    Ranked's nineteen), and a search builds a few hundred rows, evidences and items. `state`
+    and then `changes` (an item's fields, then what changes) together must name every field
+    (tests/search/test_retrieve.py checks the callers build what __init__ would)."""
     new = object.__new__(cls)
-    for state in states:
-        new.__dict__.update(state)
+    values = state.copy()  # one block copy of a whole dict: no rehashing, no constructor call
+    if changes:
+        values.update(changes)
+    _set(new, "__dict__", values)
     return new
 
 
@@ -122,11 +125,15 @@ class Ranked:
         self, score: float, *boosts: tuple[str, float], reason: str | None = None
     ) -> Ranked:
         """A copy with a new score, recording the boosts and the reason that produced it."""
-        reasons = self.reasons
-        if reason and reason not in reasons:
-            reasons = (*reasons, reason)
-        changes = {"score": score, "boosts": self.boosts + boosts, "reasons": reasons}
-        return unchecked(Ranked, self.__dict__, changes)  # names known: no check as in copy()
+        # unchecked() written out: the stages rescore a few hundred items each, several times.
+        values = self.__dict__.copy()
+        values["score"] = score
+        values["boosts"] = self.boosts + boosts
+        if reason and reason not in self.reasons:
+            values["reasons"] = (*self.reasons, reason)
+        new = object.__new__(Ranked)
+        _set(new, "__dict__", values)
+        return new
 
     def copy(self, **changes: Any) -> Ranked:
         """`dataclasses.replace` without re-running __init__ over all fifteen fields: the

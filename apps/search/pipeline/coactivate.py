@@ -27,12 +27,14 @@ def temporal_neighbours(
 ) -> dict[str, tuple[str, ...]]:
     """rows: (id, created_at, external_id). Returns id -> (previous, next) ids that exist."""
     ordered = sorted(rows, key=lambda r: (r[1], natural_key(r[2]), str(r[0])))
-    neighbours: dict[str, list[str]] = {str(r[0]): [] for r in ordered}
-    for before, after in zip(ordered, ordered[1:], strict=False):
-        unordered_tie = after[1] == before[1] and not (before[2] and after[2])
-        if after[1] - before[1] <= max_gap and not unordered_tie:
-            neighbours[str(before[0])].append(str(after[0]))
-            neighbours[str(after[0])].append(str(before[0]))
+    ids = [str(r[0]) for r in ordered]
+    neighbours: dict[str, list[str]] = {key: [] for key in ids}
+    for n in range(len(ordered) - 1):
+        (_, made, external), (_, next_made, next_external) = ordered[n], ordered[n + 1]
+        unordered_tie = next_made == made and not (external and next_external)
+        if not unordered_tie and next_made - made <= max_gap:
+            neighbours[ids[n]].append(ids[n + 1])
+            neighbours[ids[n + 1]].append(ids[n])
     return {key: tuple(value) for key, value in neighbours.items()}
 
 
@@ -101,7 +103,12 @@ def spread(
 def reached_by_query(items: Sequence[Ranked]) -> set[str]:
     """Memories the query reaches on its own: a lexical match or a cosine at the semantic
     floor (not only fetched as some hit's neighbour)."""
-    return {r.id for r in items if reaches(r)}
+    # reaches() inlined: this runs over the whole pool three times a search.
+    return {
+        r.id
+        for r in items
+        if (e := r.evidence) is not None and (e.lexical > 0 or e.similarity >= SEMANTIC_MIN)
+    }
 
 
 def reaches(r: Ranked) -> bool:

@@ -36,6 +36,9 @@ ROW_COLUMNS = (
 )
 BY_ID = "m.id = ANY(%s::uuid[])"
 ASKS = "right(rtrim(m.content), 1) = '?'"  # the text ends with a question mark
+# A score column left to the kept vectors, or without a query: a float (a bare 0.0 is numeric, which
+# arrives as a Decimal, slower to read and convert).
+NO_SCORE = "0.0::float8"
 
 
 def fetch_rows(
@@ -58,18 +61,18 @@ def fetch_rows(
     PostgreSQL comparing a few hundred memory and passage vectors per fetch."""
     if not ids:
         return {}
-    score, score_params = plan.score_sql() if plan else ("0.0", [])
+    score, score_params = plan.score_sql() if plan else (NO_SCORE, [])
     named = cosines or {}
     kept = _kept_cosines(scope, ids, vector, named, passages)
     if kept is not None:
-        sql = f"SELECT {ROW_COLUMNS}, {score}, 0.0, {ASKS} FROM {MEMORY} m WHERE {BY_ID}"
+        sql = f"SELECT {ROW_COLUMNS}, {score}, {NO_SCORE}, {ASKS} FROM {MEMORY} m WHERE {BY_ID}"
         with connection.cursor() as cursor:
             cursor.execute(sql, score_params + [uuid_array(ids)])
             rows = cursor.fetchall()
         names = [name for name in kept if name != "similarity"]
         position = {memory_id: n for n, memory_id in enumerate(ids)}
         return {r[0]: _candidate_row(r, names, kept_at=position[r[0]], kept=kept) for r in rows}
-    sim, sim_params = ("0.0", [])
+    sim, sim_params = (NO_SCORE, [])
     if vector is not None:
         sim, sim_params = COSINE, [nearest.vector_literal(vector)]
     names = list(named)
@@ -122,15 +125,16 @@ def _candidate_row(
     else:
         similarity = kept["similarity"][kept_at]
         cosines = {name: kept[name][kept_at] for name in names}
+    _, created_at, external_id, file_path, tier, importance, stability, pagerank, tags = r[:9]
     state = {
-        "created_at": r[1],
-        "external_id": r[2],
-        "file_path": r[3],
-        "tier": r[4],
-        "importance": r[5],
-        "stability": r[6],
-        "pagerank": r[7],
-        "tags": tuple(r[8]),
+        "created_at": created_at,
+        "external_id": external_id,
+        "file_path": file_path,
+        "tier": tier,
+        "importance": importance,
+        "stability": stability,
+        "pagerank": pagerank,
+        "tags": tuple(tags),
         "lexical": _finite(r[9]),
         "similarity": similarity,
         "asks": bool(r[11]),  # the text ends with a question mark
