@@ -125,15 +125,11 @@ class Ranked:
         self, score: float, *boosts: tuple[str, float], reason: str | None = None
     ) -> Ranked:
         """A copy with a new score, recording the boosts and the reason that produced it."""
-        # unchecked() written out: the stages rescore a few hundred items each, several times.
-        values = self.__dict__.copy()
-        values["score"] = score
-        values["boosts"] = self.boosts + boosts
-        if reason and reason not in self.reasons:
-            values["reasons"] = (*self.reasons, reason)
-        new = object.__new__(Ranked)
-        _set(new, "__dict__", values)
-        return new
+        reasons = self.reasons
+        if reason and reason not in reasons:
+            reasons = (*reasons, reason)
+        changes = {"score": score, "boosts": self.boosts + boosts, "reasons": reasons}
+        return unchecked(Ranked, self.__dict__, changes)  # names known: no check as in copy()
 
     def copy(self, **changes: Any) -> Ranked:
         """`dataclasses.replace` without re-running __init__ over all fifteen fields: the

@@ -103,12 +103,7 @@ def spread(
 def reached_by_query(items: Sequence[Ranked]) -> set[str]:
     """Memories the query reaches on its own: a lexical match or a cosine at the semantic
     floor (not only fetched as some hit's neighbour)."""
-    # reaches() inlined: this runs over the whole pool three times a search.
-    return {
-        r.id
-        for r in items
-        if (e := r.evidence) is not None and (e.lexical > 0 or e.similarity >= SEMANTIC_MIN)
-    }
+    return {r.id for r in items if reaches(r)}
 
 
 def reaches(r: Ranked) -> bool:

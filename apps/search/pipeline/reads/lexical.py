@@ -53,7 +53,7 @@ class LexicalPlan:
         """BM25 over the query terms, in float arithmetic; a term's title and tag bonuses are
         only looked up in the memories that contain it."""
         if not self.lexemes:
-            return "0.0", []
+            return "0.0::float8", []  # a float, as the expression below (a bare 0.0 is numeric)
         sv = f"{alias}.search_vector"
         parts, params = [], []
         for lexeme, idf in zip(self.lexemes, self.idf, strict=True):

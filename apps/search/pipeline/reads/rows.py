@@ -36,8 +36,8 @@ ROW_COLUMNS = (
 )
 BY_ID = "m.id = ANY(%s::uuid[])"
 ASKS = "right(rtrim(m.content), 1) = '?'"  # the text ends with a question mark
-# A score column left to the kept vectors, or without a query: a float (a bare 0.0 is numeric, which
-# arrives as a Decimal, slower to read and convert).
+# A score column left to the kept vectors, or without a query: a float (a bare 0.0 is
+# numeric, which arrives as a Decimal, slower to read and convert).
 NO_SCORE = "0.0::float8"
 
 
