@@ -3,6 +3,7 @@ each honours the scope's filters inside its SQL and ranks what it finds."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import fields
 from datetime import timedelta
 
@@ -17,10 +18,12 @@ from apps.search.config import search_settings
 from apps.search.pipeline import retrieve
 from apps.search.pipeline.analyse import analyse_query
 from apps.search.pipeline.candidates import gather
+from apps.search.pipeline.reads import semantic
 from apps.search.pipeline.retrieve import apply_similarity_floor
 from apps.search.pipeline.scope import Scope
 from apps.search.pipeline.weights import BASE_WEIGHTS
 from apps.search.types import CandidateRow, Evidence, Ranked
+from apps.vectors import nearest
 from apps.vectors.embeddings import embed_query
 from tests.factories import BASE_TIME
 
@@ -173,13 +176,13 @@ def test_window_rows_with_a_tag_filter_skip_memories_outside_it(namespace, remem
     assert {r[0] for r in rows} == {str(untagged.id)}
 
 
-def test_a_tag_few_memories_carry_is_scanned_exactly_in_a_large_namespace(namespace, remember):
+def test_a_tag_few_memories_carry_is_scanned_exactly_in_a_large_namespace(
+    clean_vector_graph, namespace, remember
+):
     """Past exact_max memories the semantic scan walks the HNSW index, which reads memory
     vectors only; a tag filter that few memories pass is scanned exactly instead, so a tagged
     memory whose one sentence answers is ranked by that sentence (its passage), as in a small
     namespace."""
-    from apps.search.pipeline.reads import semantic
-
     semantic._tagged.clear()
     remember([f"Deployment note {i}: the staging cluster restarted." for i in range(12)])
     answer, _ = remember(
@@ -245,13 +248,11 @@ def test_rows_and_items_built_without_init_carry_every_field(namespace, remember
         assert item.boosts == () and "entity" not in item.reasons  # the original is unchanged
 
 
-def test_the_index_walk_reaches_a_namespace_behind_closer_rows_of_another_in_one_statement(
-    namespace, other_namespace, settings
-):
-    """The walk's settings (iterative scan, the candidate list size) travel with the walk in
-    one statement: without them, a walk of 40 candidates meets only the other namespace's 120
-    closer rows and comes back empty."""
-    rng = np.random.default_rng(11)
+def _probe_and_neighbours(
+    seed: int | None = None,
+) -> tuple[np.ndarray, Callable[[float], np.ndarray]]:
+    """A random unit vector, and a maker of unit vectors at a chosen cosine to it."""
+    rng = np.random.default_rng(seed)
     probe = rng.standard_normal(384)
     probe = (probe / np.linalg.norm(probe)).astype(np.float32)
 
@@ -261,17 +262,30 @@ def test_the_index_walk_reaches_a_namespace_behind_closer_rows_of_another_in_one
         noise /= np.linalg.norm(noise)
         return (cosine * probe + np.sqrt(1 - cosine**2) * noise).astype(np.float32)
 
-    def store(ns, vectors: list[np.ndarray], label: str) -> list[str]:
-        items = [{"content": f"{label} note {i}"} for i in range(len(vectors))]
-        results = memory_batch_create(
-            namespace=ns, items=items, vectors=np.stack(vectors),
-            check_near_duplicates=False, chunk=False, infer=False,
-        )  # fmt: skip
-        return [str(r.memory.id) for r in results]
+    return probe, at_cosine
 
+
+def _store_vectors(ns, vectors: list[np.ndarray], label: str) -> list[str]:
+    """Memories with the given vectors, each in the HNSW index as it is written (a batch
+    below VECTOR_INDEX_BEHIND_MIN, which the tests raise)."""
+    items = [{"content": f"{label} note {i}"} for i in range(len(vectors))]
+    results = memory_batch_create(
+        namespace=ns, items=items, vectors=np.stack(vectors),
+        check_near_duplicates=False, chunk=False, infer=False,
+    )  # fmt: skip
+    return [str(r.memory.id) for r in results]
+
+
+def test_the_index_walk_reaches_a_namespace_behind_closer_rows_of_another_in_one_statement(
+    clean_vector_graph, namespace, other_namespace, settings
+):
+    """The walk's settings (iterative scan, the candidate list size) travel with the walk in
+    one statement: without them, a walk of 40 candidates meets only the other namespace's 120
+    closer rows and comes back empty (and the exact scan must answer in a second statement)."""
+    probe, at_cosine = _probe_and_neighbours(11)
     settings.VECTOR_INDEX_BEHIND_MIN = 1_000  # every row goes into the index as it is written
-    store(other_namespace, [at_cosine(0.995) for _ in range(120)], "other")
-    own = store(namespace, [at_cosine(0.9), at_cosine(0.8), at_cosine(0.1)], "own")
+    _store_vectors(other_namespace, [at_cosine(0.995) for _ in range(120)], "other")
+    own = _store_vectors(namespace, [at_cosine(0.9), at_cosine(0.8), at_cosine(0.1)], "own")
     with connection.cursor() as cursor:  # walk the index, as the planner does on a large table
         cursor.execute("SET LOCAL enable_sort = off")
     with CaptureQueriesContext(connection) as captured:
@@ -279,3 +293,26 @@ def test_the_index_walk_reaches_a_namespace_behind_closer_rows_of_another_in_one
     assert [h.id for h in walked] == own
     (statement,) = [q["sql"] for q in captured.captured_queries if "UNION ALL" in q["sql"]]
     assert statement.startswith("SET LOCAL hnsw.ef_search")
+
+
+def test_a_walk_the_graph_cannot_lead_to_the_namespace_is_answered_by_the_exact_scan(
+    namespace, other_namespace, settings
+):
+    """HNSW links copies of one vector to each other: an index holding 400 copies of one text
+    (another namespace's, or dead rows a rollback or delete left until VACUUM) can leave a
+    namespace's rows where no walk from the entry point reaches them, and the iterative scan
+    ends with none. A walk that hands back a shorter page than the namespace holds is followed
+    by the exact scan: the page is never short, or empty, while the namespace has the rows."""
+    probe, at_cosine = _probe_and_neighbours()  # fresh each run: no dead copies of earlier runs'
+    settings.VECTOR_INDEX_BEHIND_MIN = 1_000
+    _store_vectors(other_namespace, [at_cosine(0.995)] * 400, "copied")
+    own = _store_vectors(namespace, [at_cosine(0.9), at_cosine(0.8), at_cosine(0.1)], "own")
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_sort = off")
+    scope = _scope(namespace)
+    assert semantic.hnsw_nearest(scope, nearest.vector_literal(probe), 3, 400) == []  # the walk
+    with CaptureQueriesContext(connection) as captured:
+        found, _ = retrieve.semantic_search(scope, probe, 3, -1.0, exact_max=0)
+    assert [h.id for h in found] == own
+    sent = [q["sql"] for q in captured.captured_queries]
+    assert any(s.startswith("SET LOCAL hnsw.ef_search") for s in sent)  # it walked first

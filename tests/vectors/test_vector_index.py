@@ -63,20 +63,21 @@ def _walk_finds_what_the_scan_finds(namespace, query: str) -> None:
 
 
 def _walk_plan(namespace) -> str:
-    """The plan of the statement search's semantic walk sends, seq scans discouraged as on a
-    large table: its first branch must be served by the partial HNSW index."""
+    """The plan of the statement search's semantic walk sends, seq scans and sorts discouraged
+    as on a large table: its first branch must be served by the partial HNSW index."""
     with CaptureQueriesContext(connection) as captured:
         _nearest(namespace, "where does staging run", walk=True)
     (sent,) = [q["sql"] for q in captured.captured_queries if "UNION ALL" in q["sql"]]
     walk = sent.rsplit("; ", 1)[-1]  # the walk, after the SET LOCAL settings sent with it
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_sort = off")
         cursor.execute(f"EXPLAIN {walk}")
         return "\n".join(r[0] for r in cursor.fetchall())
 
 
 def test_a_large_batch_is_found_before_the_index_holds_it_and_the_job_adds_it(
-    namespace, embedding_model, settings
+    clean_vector_graph, namespace, embedding_model, settings
 ):
     settings.VECTOR_INDEX_BEHIND_MIN = 8
     settings.SEARCH_EXACT_SCAN_MAX = 0  # every read below walks the index
@@ -152,7 +153,7 @@ def test_an_import_says_what_waits_for_the_index(embedding_model, settings, tmp_
 
 
 def test_the_near_duplicates_job_walks_the_index_and_meets_rows_outside_it(
-    namespace, embedding_model, settings, monkeypatch
+    clean_vector_graph, namespace, embedding_model, settings, monkeypatch
 ):
     """In a namespace past the job's exact-scan size, its pair search walks the index; a
     near-duplicate written in a large batch (outside the index yet) is still paired."""

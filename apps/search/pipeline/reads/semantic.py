@@ -71,9 +71,10 @@ def semantic_search(
     than walking a graph built over every namespace, and never misses); a larger one goes
     through the HNSW index with iterative scan, which keeps filtered queries full
     (apps/vectors/nearest.py; the size is the live count the keyword statistics keep, so
-    this costs no probe of its own). When a filter lets so few memories
-    through that the index scan gives up short of `limit`, those few are scanned exactly, so
-    a page is never short while matches exist. Returns hits at or above `min_similarity`;
+    this costs no probe of its own). When the walk gives up short of `limit` (a filter lets
+    few memories through, or the graph does not lead to the namespace's rows) while the scope
+    may hold more, the scope is scanned exactly, so a page is never short while matches
+    exist. Returns hits at or above `min_similarity`;
     when none reach it, the rows at or above the fallback threshold, and reports that it fell
     back. `passages` (PASSAGE_COSINE or SENTENCE_COSINE): the exact scan ranks a memory by
     the higher of its own cosine and its best passage's, the evidence the row fetch scores
@@ -88,7 +89,10 @@ def semantic_search(
         rows = exact_nearest(scope, literal, limit, passages) if kept is None else kept
     else:
         rows = hnsw_nearest(scope, literal, limit, ef_search_for(size, limit, ef_search))
-        if len(rows) < limit and scope.filtered:
+        if len(rows) < limit and (scope.filtered or len(rows) < size):
+            # A short page: a filter few rows pass, or a graph the walk could not lead into
+            # this namespace (copies of one vector link only to each other, and an index
+            # shared with other namespaces or holding dead rows can strand these rows).
             rows = exact_nearest(scope, literal, limit, passages)
     rows.sort(key=lambda r: -r[1])
     return apply_similarity_floor(rows, min_similarity)
