@@ -25,6 +25,22 @@ def test_entities_identifiers_paths_quotes_and_known_tags():
 
 
 @pytest.mark.parametrize(
+    ("query", "phrases"),
+    [
+        ("When is Melanie's daughter's birthday?", ()),
+        ("What are Melanie's pets' names?", ()),
+        ("Who wrote the 'staging freeze' note in Dana's wiki?", ("staging freeze",)),
+        ("Where did 'ops' and 'db' move?", ("ops", "db")),
+    ],
+)
+def test_apostrophes_inside_words_quote_nothing(query, phrases):
+    """A single quote opens or closes a phrase only at a word's edge: possessives are not
+    quotes (read as one, "Melanie's daughter's" made "s daughter" a phrase to match
+    verbatim)."""
+    assert find_entities(query, known_tags=[])["phrases"] == phrases
+
+
+@pytest.mark.parametrize(
     ("query", "intent"),
     [
         ("when did we move the servers to the new data center", "temporal"),

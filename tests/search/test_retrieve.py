@@ -96,6 +96,23 @@ def test_exact_matches_substrings_case_insensitively(namespace, remember):
     assert retrieve.exact_search(_scope(namespace), ["50%_off"], 10) == []
 
 
+def test_a_phrase_named_twice_counts_twice_and_is_compared_once(namespace, remember):
+    """A quoted phrase is also one of the query's entities, so the exact strategy is handed it
+    twice: it weighs twice against a phrase named once, and SQL compares it once per row."""
+    both, staging, freeze = remember(
+        ["The staging freeze starts in MAX_RETRIES week.", "The staging freeze.", "MAX_RETRIES"]
+    )
+    with CaptureQueriesContext(connection) as captured:
+        hits = retrieve.exact_search(
+            _scope(namespace), ["staging freeze", "max_retries", "staging freeze"], 10
+        )
+    # 3 (the phrase twice, the identifier once), 2, 1: counted once, the last two would tie
+    # and the one without the first phrase would come first.
+    assert [h.id for h in hits] == [str(both.id), str(staging.id), str(freeze.id)]
+    (sql,) = [q["sql"] for q in captured.captured_queries if "ILIKE" in q["sql"]]
+    assert sql.count("ILIKE '%staging freeze%'") == 4  # content and title, select and filter
+
+
 def test_browse_is_newest_first_within_the_filters(namespace, remember):
     a, b, c = remember(["first", {"content": "second", "category": "fact"}, "third"])
     assert [r.id for r in retrieve.browse(_scope(namespace), 2)] == [str(c.id), str(b.id)]
@@ -301,8 +318,9 @@ def test_a_walk_the_graph_cannot_lead_to_the_namespace_is_answered_by_the_exact_
     """HNSW links copies of one vector to each other: an index holding 400 copies of one text
     (another namespace's, or dead rows a rollback or delete left until VACUUM) can leave a
     namespace's rows where no walk from the entry point reaches them, and the iterative scan
-    ends with none. A walk that hands back a shorter page than the namespace holds is followed
-    by the exact scan: the page is never short, or empty, while the namespace has the rows."""
+    ends with few or none. A walk that hands back a shorter page than the namespace holds is
+    followed by the exact scan: the page is never short, or empty, while the namespace has
+    the rows."""
     probe, at_cosine = _probe_and_neighbours()  # fresh each run: no dead copies of earlier runs'
     settings.VECTOR_INDEX_BEHIND_MIN = 1_000
     _store_vectors(other_namespace, [at_cosine(0.995)] * 400, "copied")
@@ -310,7 +328,8 @@ def test_a_walk_the_graph_cannot_lead_to_the_namespace_is_answered_by_the_exact_
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_sort = off")
     scope = _scope(namespace)
-    assert semantic.hnsw_nearest(scope, nearest.vector_literal(probe), 3, 400) == []  # the walk
+    walked = semantic.hnsw_nearest(scope, nearest.vector_literal(probe), 3, 400)
+    assert len(walked) < len(own)  # the walk alone comes back short (most often empty)
     with CaptureQueriesContext(connection) as captured:
         found, _ = retrieve.semantic_search(scope, probe, 3, -1.0, exact_max=0)
     assert [h.id for h in found] == own

@@ -133,7 +133,9 @@ FILE_PATH = re.compile(
     r"(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.(?:py|js|ts|tsx|md|go|rs|java|rb|"
     r"yml|yaml|json|toml|sql|html|css|sh|c|h|cpp)\b"
 )
-QUOTED = re.compile(r"\"([^\"]{2,200})\"|'([^']{2,200})'")
+# A single quote opens and closes a phrase only outside a word: the apostrophes of "Melanie's
+# daughter's birthday" quote nothing (read as quotes, they made "s daughter" a phrase).
+QUOTED = re.compile(r"\"([^\"]{2,200})\"|(?<!\w)'([^']{2,200})'(?!\w)")
 WORD = re.compile(r"[A-Za-z0-9][\w.+-]*")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from apps.search.types import Hit
 
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
@@ -13,14 +15,19 @@ from ..scope import MEMORY, Scope
 def exact_search(scope: Scope, phrases: list[str], limit: int) -> list[Hit]:
     """Memories containing one of the phrases verbatim (case-insensitive) in content or title;
     earlier occurrences and more phrases rank higher."""
-    phrases = [p for p in phrases if p.strip()]
-    if not phrases:
+    # A phrase named twice (a quoted phrase is also one of the query's entities) counts
+    # twice, but is compared once per row.
+    counted = Counter(p for p in phrases if p.strip())
+    if not counted:
         return []
+    phrases = list(counted)
     where, params = scope.where()
     patterns = [
         "%" + p.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_") + "%" for p in phrases
     ]
-    matches = " + ".join("((m.content ILIKE %s) OR (m.title ILIKE %s))::int" for _ in patterns)
+    matches = " + ".join(
+        f"((m.content ILIKE %s) OR (m.title ILIKE %s))::int * {counted[p]}" for p in phrases
+    )
     match_params = [x for p in patterns for x in (p, p)]
     sql = (
         f"SELECT m.id::text, ({matches}) AS n, "
