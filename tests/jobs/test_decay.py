@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import timedelta
 
 import pytest
@@ -10,7 +11,7 @@ from django.utils import timezone
 from apps.jobs.models import Job
 from apps.jobs.services import job_execute
 from apps.memories.models import Memory, Tier
-from apps.search.jobs.decay import stability_value
+from apps.search.jobs.decay import STABILITY_STEP, stability_value
 
 
 def test_stability_by_tier_and_idle_time(namespace, memories_factory):
@@ -40,6 +41,31 @@ def test_stability_by_tier_and_idle_time(namespace, memories_factory):
 
     again = job_execute(Job.DECAY, namespace_id=namespace.pk, now=now)
     assert again.changes["memories_updated"] == 0
+
+
+def test_a_memory_is_rewritten_when_it_moved_a_step_or_crossed_the_stale_line(
+    namespace, memories_factory, settings
+):
+    """Each rewrite adds a row version to every index (the HNSW graph too): the hourly run
+    leaves a value that drifted less than STABILITY_STEP, unless it crossed into the stale
+    queue, which must show a fading memory on time."""
+    now = timezone.now()
+    halfway = memories_factory(namespace, 1, last_accessed_at=now - timedelta(days=30))[0]
+    # A scratch memory at 0.2003 now: under the 0.2 line within the hour.
+    idle = timedelta(days=10 * math.log2(1 / 0.2003))
+    fading = memories_factory(namespace, 1, tier=Tier.SCRATCH, last_accessed_at=now - idle)[0]
+    job_execute(Job.DECAY, namespace_id=namespace.pk, now=now)
+    assert settings.STALE_STABILITY_THRESHOLD == 0.2
+
+    hour = job_execute(Job.DECAY, namespace_id=namespace.pk, now=now + timedelta(hours=1))
+    assert hour.changes["memories_updated"] == 1
+    assert Memory.objects.get(pk=halfway.pk).stability == pytest.approx(0.5, abs=1e-5)
+    assert Memory.objects.get(pk=fading.pk).stability < 0.2
+
+    job_execute(Job.DECAY, namespace_id=namespace.pk, now=now + timedelta(days=1))
+    expected = stability_value(tier=Tier.NORMAL, days_idle=31)
+    assert 0.5 - expected > STABILITY_STEP  # a day's drift is more than a step
+    assert Memory.objects.get(pk=halfway.pk).stability == pytest.approx(expected, abs=1e-6)
 
 
 def test_never_accessed_counts_from_creation(namespace, memories_factory):

@@ -87,6 +87,7 @@ def test_recent_decay_counts_new_searches_and_leaves_other_memories_alone(
     namespace, memories_factory
 ):
     seen, other = memories_factory(namespace, 2)
+    Memory.objects.filter(pk=seen.pk).update(stability=0.5)  # faded; the access lifts it
     Memory.objects.filter(pk=other.pk).update(stability=0.123)
     log = QueryLog.objects.create(namespace=namespace, query="q", results=[{"id": str(seen.pk)}])
     QueryLog.objects.filter(pk=log.pk).update(created_at=timezone.now() - timedelta(minutes=2))

@@ -8,6 +8,12 @@ Tier scales: constitutional 0.1, core 0.5, normal 1.0, scratch 3.0, so a scratch
 its stability three times as fast as a normal one and a constitutional rule ten times slower.
 Each access stretches the half-life (a memory used often is remembered longer). The value is
 rounded to 6 decimals, which makes a re-run with the same clock a no-op.
+
+A stored value is rewritten only when it moved by STABILITY_STEP or crossed the stale
+threshold: at 6 decimals every memory moved every hour, and the hourly run rewrote the whole
+namespace. Each rewritten row is a new row version that PostgreSQL adds to every index of the
+table, the HNSW graph included (~2 ms a row at 100k memories), and until VACUUM the graph holds
+the old copies of the same vector beside the new.
 """
 
 from __future__ import annotations
@@ -23,6 +29,11 @@ from django.utils import timezone
 from apps.memories.models import Memory, Namespace, Tier
 
 from .access import accesses_record
+
+# The largest drift a stored stability may carry: search multiplies a score by
+# 1 - 0.2 * (1 - stability) (apps/search/pipeline/boost.py), so a score moves by 0.1% at most.
+# A normal-tier memory at half stability drifts this far in about ten hours.
+STABILITY_STEP = 0.005
 
 TIER_DECAY_SCALE: dict[str, float] = {
     Tier.CONSTITUTIONAL: 0.1,
@@ -49,7 +60,8 @@ def stability_value(
 def decay_update(
     *, namespace: Namespace, now: datetime | None = None, recent: bool = False, **_options: object
 ) -> dict[str, Any]:
-    """Set-based: one UPDATE over the namespace; only rows whose rounded value moved change.
+    """Set-based: one UPDATE over the namespace; only rows whose value moved by STABILITY_STEP
+    (or across the stale threshold) change.
 
     `recent`: fold the new accesses and recompute only the memories they touched (the
     in-server scheduler does this every minute, so usage counts follow searches closely; the
@@ -73,6 +85,8 @@ def decay_update(
         )
         UPDATE {table} AS m SET stability = fresh.value FROM fresh
         WHERE m.id = fresh.id AND m.stability IS DISTINCT FROM fresh.value
+          AND (abs(m.stability - fresh.value) >= %(step)s
+               OR (m.stability < %(stale)s) <> (fresh.value < %(stale)s))
     """
     with transaction.atomic(), connection.cursor() as cursor:
         params: dict[str, Any] = {
@@ -80,6 +94,8 @@ def decay_update(
             "half_life": half_life_days(),
             "ns": namespace.pk,
             "ids": touched,
+            "step": STABILITY_STEP,
+            "stale": settings.STALE_STABILITY_THRESHOLD,
         }
         cursor.execute(sql, params)
         updated = cursor.rowcount
