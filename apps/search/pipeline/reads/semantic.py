@@ -74,9 +74,8 @@ def semantic_search(
     this costs no probe of its own). When the walk gives up short of `limit` (a filter lets
     few memories through, or the graph does not lead to the namespace's rows) while the scope
     may hold more, the scope is scanned exactly, so a page is never short while matches
-    exist. Returns hits at or above `min_similarity`;
-    when none reach it, the rows at or above the fallback threshold, and reports that it fell
-    back. `passages` (PASSAGE_COSINE or SENTENCE_COSINE): the exact scan ranks a memory by
+    exist. Returns hits at or above `min_similarity`; when none reach it, the rows at or
+    above the fallback threshold, and reports that it fell back. `passages` (PASSAGE_COSINE or SENTENCE_COSINE): the exact scan ranks a memory by
     the higher of its own cosine and its best passage's, the evidence the row fetch scores
     it by, so a memory whose one sentence answers is found as well as rescored. The HNSW walk
     indexes memory vectors only: in a larger namespace passages rescore what it finds."""
