@@ -75,10 +75,11 @@ def semantic_search(
     few memories through, or the graph does not lead to the namespace's rows) while the scope
     may hold more, the scope is scanned exactly, so a page is never short while matches
     exist. Returns hits at or above `min_similarity`; when none reach it, the rows at or
-    above the fallback threshold, and reports that it fell back. `passages` (PASSAGE_COSINE or SENTENCE_COSINE): the exact scan ranks a memory by
-    the higher of its own cosine and its best passage's, the evidence the row fetch scores
-    it by, so a memory whose one sentence answers is found as well as rescored. The HNSW walk
-    indexes memory vectors only: in a larger namespace passages rescore what it finds."""
+    above the fallback threshold, and reports that it fell back. `passages` (PASSAGE_COSINE
+    or SENTENCE_COSINE): the exact scan ranks a memory by the higher of its own cosine and
+    its best passage's, the evidence the row fetch scores it by, so a memory whose one
+    sentence answers is found as well as rescored. The HNSW walk indexes memory vectors only:
+    in a larger namespace passages rescore what it finds."""
     literal = nearest.vector_literal(vector)
     size = namespace_size(scope.namespace_id)
     if size <= exact_max or few_tagged(scope.tags, TAGGED_EXACT_FACTOR * exact_max):
