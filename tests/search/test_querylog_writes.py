@@ -98,6 +98,9 @@ def test_the_writer_keeps_its_connection_through_a_burst_and_gives_it_back_when_
     querylog._ensure_thread()
     querylog._queue.put(None)  # the running writer stops; the next row starts a fresh one
     querylog.flush()
+    # flush() returns once the writer has taken the None; until the thread has ended, the
+    # next row would be queued for it and never written.
+    querylog._thread.join(timeout=10)
     burst = [search(namespace="log-ns", query=f"lunch {i}").query_log_id for i in range(5)]
     querylog.flush()
     assert checkouts == [True, False, False, False, False]
