@@ -49,13 +49,13 @@ def test_a_memory_is_rewritten_when_it_moved_a_step_or_crossed_the_stale_line(
     """Each rewrite adds a row version to every index (the HNSW graph too): the hourly run
     leaves a value that drifted less than STABILITY_STEP, unless it crossed into the stale
     queue, which must show a fading memory on time."""
+    settings.STALE_STABILITY_THRESHOLD = 0.2
     now = timezone.now()
     halfway = memories_factory(namespace, 1, last_accessed_at=now - timedelta(days=30))[0]
     # A scratch memory at 0.2003 now: under the 0.2 line within the hour.
     idle = timedelta(days=10 * math.log2(1 / 0.2003))
     fading = memories_factory(namespace, 1, tier=Tier.SCRATCH, last_accessed_at=now - idle)[0]
     job_execute(Job.DECAY, namespace_id=namespace.pk, now=now)
-    assert settings.STALE_STABILITY_THRESHOLD == 0.2
 
     hour = job_execute(Job.DECAY, namespace_id=namespace.pk, now=now + timedelta(hours=1))
     assert hour.changes["memories_updated"] == 1

@@ -84,7 +84,7 @@ def decay_update(
             FROM {table} WHERE namespace_id = %(ns)s {only}
         )
         UPDATE {table} AS m SET stability = fresh.value FROM fresh
-        WHERE m.id = fresh.id AND m.stability IS DISTINCT FROM fresh.value
+        WHERE m.id = fresh.id
           AND (abs(m.stability - fresh.value) >= %(step)s
                OR (m.stability < %(stale)s) <> (fresh.value < %(stale)s))
     """
