@@ -113,6 +113,23 @@ def test_a_phrase_named_twice_counts_twice_and_is_compared_once(namespace, remem
     assert sql.count("ILIKE '%staging freeze%'") == 4  # content and title, select and filter
 
 
+def test_a_memory_without_the_first_phrase_in_its_text_comes_after_one_with_it(namespace, remember):
+    """The place bonus is for where the first phrase stands in the text: a memory that holds
+    only another phrase, or the first one in its title alone, has no such place (it once
+    counted as the earliest)."""
+    late, other, titled = remember(
+        [
+            "After a long review of every option we chose the staging freeze.",
+            "Set MAX_RETRIES to 5.",
+            {"content": "Notes from Monday.", "title": "Staging freeze"},
+        ]
+    )
+    hits = retrieve.exact_search(_scope(namespace), ["staging freeze", "max_retries"], 10)
+    assert hits[0].id == str(late.id)
+    assert {h.id for h in hits[1:]} == {str(other.id), str(titled.id)}
+    assert hits[0].score > hits[1].score == hits[2].score == 1.0
+
+
 def test_browse_is_newest_first_within_the_filters(namespace, remember):
     a, b, c = remember(["first", {"content": "second", "category": "fact"}, "third"])
     assert [r.id for r in retrieve.browse(_scope(namespace), 2)] == [str(c.id), str(b.id)]
