@@ -13,7 +13,7 @@ from django.db import connection, connections
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from apps.memories.models import Memory, Namespace, NamespaceChange
+from apps.memories.models import Memory, Namespace, NamespaceChange, Tag
 from apps.memories.namespace_changes import namespace_changes_prune
 from apps.memories.services import memory_archive, memory_update
 from apps.search.pipeline.reads import namespace_vectors, semantic
@@ -90,7 +90,10 @@ def test_the_kept_vectors_rank_and_score_as_the_scan_in_postgresql(
 def test_the_row_fetch_reads_the_same_cosines_from_the_kept_vectors(
     namespace, embedding_model, passages
 ):
-    made = factories.memories(namespace, [*TURNS, "Short one."])  # the last has no passages
+    asking = {"content": "Is the grey cat still at the shelter?", "tags": ["pets", "cats"]}
+    tagged = {"content": TURNS[1], "tags": ["dogs"]}
+    # The last has no passages.
+    made = factories.memories(namespace, [*TURNS[2:], asking, tagged, "Short one."])
     ids = [str(m.id) for m in made]
     vector, others = (
         embed_query("a pet dog"),
@@ -111,9 +114,44 @@ def test_the_row_fetch_reads_the_same_cosines_from_the_kept_vectors(
         for name, value in row.cosines.items():
             assert kept[key].cosines[name] == pytest.approx(value, abs=1e-6), name
         assert kept[key].tags == row.tags and kept[key].asks == row.asks
+    assert set(kept[ids[-3]].tags) == {"pets", "cats"} and kept[ids[-3]].asks
+    assert kept[ids[-2]].tags == ("dogs",) and not kept[ids[-2]].asks
     if passages:  # a memory without passages scores 0 as in SQL; another's best passage counts
         assert kept[ids[-1]].cosines["passage"] == 0.0
         assert any(row.cosines["passage"] > row.similarity for row in kept.values())
+
+
+def test_a_tag_linked_unlinked_or_renamed_and_a_text_that_now_asks_reach_the_next_fetch(
+    namespace, embedding_model
+):
+    """The row fetch reads tag names and question marks from the kept rows: each change to
+    them moves the namespace's log, so the next fetch reads the rows again."""
+    cat, dog = factories.memories(namespace, [{"content": TURNS[4], "tags": ["pets"]}, TURNS[1]])
+    ids = [str(cat.id), str(dog.id)]
+    scope = Scope(namespace_id=namespace.id)
+    vector = embed_query("a pet")
+
+    def fetched() -> dict:
+        with namespace_vectors.checked_once():
+            assert namespace_vectors.facts(scope, ids) is not None  # from the kept rows
+            rows = fetch_rows(ids, None, vector, None, None, scope=scope)
+        in_sql = fetch_rows(ids, None, vector, None, None)
+        assert [(r.tags, r.asks) for r in rows.values()] == [
+            (r.tags, r.asks) for r in in_sql.values()
+        ]
+        return rows
+
+    assert fetched()[ids[0]].tags == ("pets",) and fetched()[ids[1]].tags == ()
+    dog.tags.add(Tag.objects.create(name="dogs"))
+    assert fetched()[ids[1]].tags == ("dogs",)
+    Tag.objects.filter(name="pets").update(name="animals")
+    assert fetched()[ids[0]].tags == ("animals",)
+    cat.tags.clear()
+    assert fetched()[ids[0]].tags == ()
+    assert not fetched()[ids[1]].asks
+    # The text alone (no new embedding): only the log's content column notices.
+    Memory.objects.filter(pk=dog.pk).update(content="Is Max still a golden retriever?")
+    assert fetched()[ids[1]].asks
 
 
 def test_the_row_fetch_computes_in_postgresql_what_the_process_does_not_keep(
@@ -217,6 +255,8 @@ def test_a_search_checks_the_namespace_once_for_its_semantic_and_feedback_scans(
     assert not any("::vector) AS sim FROM" in s or "AS sim, true AS own" in s for s in statements)
     assert not any("coalesce(1 - (m.embedding <=>" in s for s in statements)
     assert not any("p.embedding <=>" in s for s in statements)
+    # Nor the candidates' tag names and question marks.
+    assert not any("memories_memory_tags mt" in s or "rtrim(m.content)" in s for s in statements)
     # Nor are the feedback seeds' and the head's stored vectors read there.
     assert not any("vector_send(embedding)" in s for s in statements)
     assert "golden retriever" in found.memories[0]["content"]

@@ -5,12 +5,14 @@ The exact scan of a namespace (reads/semantic.py) compares every memory and pass
 it with the query in PostgreSQL, about a microsecond a vector of executor work, twice a search
 (the query, then the feedback vector). Here the same vectors are read once into numpy, and each
 scan is a matrix product in the process. The row fetch (reads/rows.py) then reads its
-candidates' cosines from the same products, and the feedback seeds' and MMR head's stored
-vectors from the kept rows (memories are kept as stored, beside their inverse lengths).
+candidates' cosines from the same products, their tag names and whether their text asks (a
+question mark at its end) from the kept rows, and the feedback seeds' and MMR head's stored
+vectors from there too (memories are kept as stored, beside their inverse lengths).
 
 A search must still see what any process wrote a moment before. Every statement that changes a
 namespace's memories (a column a search reads) or passages adds a row to a log, by triggers in
-the writer's own transaction (migration memories 0029, model NamespaceChange). Before each use,
+the writer's own transaction (migrations memories 0029 and 0030, model NamespaceChange; the
+text and the tag links and names count, the usage counts do not). Before each use,
 one statement reads the count and the largest id of the namespace's log rows, from an index.
 A change committed since the vectors were read has added a row, whatever the order in which
 transactions commit, so the pair moved and the vectors are read again (the prune that bounds
@@ -56,7 +58,7 @@ from apps.vectors.nearest import vector_from_binary
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
 from memoryhub.replica.routing import read_connection as connection
 
-from ..scope import MEMORY, PASSAGE, Scope
+from ..scope import ASKS, MEMORY, PASSAGE, TAG_NAMES, Scope
 
 Fingerprint = tuple[int, int]  # the namespace's log rows: count, largest id
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -85,8 +87,8 @@ _MICROS = (
 # of" are applied in numpy, per search, from the columns read here).
 MEMORIES_SQL = (
     f"SELECT m.id::text, vector_send(m.embedding), {_MICROS.format(column='m.valid_from')}, "
-    f"{_MICROS.format(column='m.valid_until')}, {_MICROS.format(column='m.created_at')} "
-    f"FROM {MEMORY} m WHERE {{where}} AND m.embedding IS NOT NULL"
+    f"{_MICROS.format(column='m.valid_until')}, {_MICROS.format(column='m.created_at')}, "
+    f"{TAG_NAMES}, {ASKS} FROM {MEMORY} m WHERE {{where}} AND m.embedding IS NOT NULL"
 )
 PASSAGES_SQL = (
     "SELECT p.memory_id::text, vector_send(p.embedding), p.previous_id IS NULL "
@@ -105,6 +107,16 @@ class Memories:
     valid_from: npt.NDArray[np.int64]  # microseconds; _NEVER_BEFORE when open
     valid_until: npt.NDArray[np.int64]  # _NEVER_AFTER when open
     created: npt.NDArray[np.int64]
+    tags: list[tuple[str, ...]]  # each memory's tag names (the row fetch reads them here)
+    asks: list[bool]  # whether its text ends with a question mark
+
+
+@dataclass(frozen=True)
+class Facts:
+    """The row fetch's tag names and question marks of some memories, in the order asked for."""
+
+    tags: list[tuple[str, ...]]
+    asks: list[bool]
 
 
 @dataclass(frozen=True)
@@ -257,6 +269,20 @@ def cosines(
     return out
 
 
+def facts(scope: Scope, ids: list[str]) -> Facts | None:
+    """The tag names and question marks of these memories from the kept rows (the row fetch's
+    columns, read with the vectors); None as for cosines()."""
+    kept = _kept_for(scope)
+    if kept is None:
+        return None
+    memories = kept.memories
+    row_of = memories.row_of
+    if any(i not in row_of for i in ids):
+        return None
+    rows = [row_of[i] for i in ids]
+    return Facts([memories.tags[i] for i in rows], [memories.asks[i] for i in rows])
+
+
 def embeddings(scope: Scope, ids: list[str]) -> dict[str, npt.NDArray[np.float32]] | None:
     """The stored vectors of those of these memories that the process keeps (copies: the
     caller may change them); None when the scope is left to SQL."""
@@ -399,6 +425,8 @@ def _read_memories(namespace_id: int) -> Memories:
         valid_from=np.array([_NEVER_BEFORE if r[2] is None else r[2] for r in rows], np.int64),
         valid_until=np.array([_NEVER_AFTER if r[3] is None else r[3] for r in rows], np.int64),
         created=np.array([r[4] for r in rows], np.int64),
+        tags=[tuple(r[5]) for r in rows],
+        asks=[bool(r[6]) for r in rows],
     )
 
 

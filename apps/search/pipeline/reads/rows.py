@@ -17,25 +17,19 @@ from apps.vectors import nearest
 from memoryhub.replica.routing import read_connection as connection
 
 from .. import timeexpr
-from ..scope import MEMORY, MEMORY_TAGS, TAG, Scope, uuid_array
+from ..scope import ASKS, MEMORY, TAG_NAMES, Scope, uuid_array
 from . import namespace_vectors
 from .lexical import LexicalPlan
 from .semantic import COSINE, SENTENCE_COSINE
 
-# A row's tag names, in the order of their ids: its links read from their index, each name by
-# the tag's key. (A join of the links to the tag table built a hash of the whole tag table
-# once per row, about a quarter of the row fetch's time.)
-TAG_NAMES = (
-    f"ARRAY(SELECT (SELECT t.name FROM {TAG} t WHERE t.id = mt.tag_id) FROM {MEMORY_TAGS} mt "
-    "WHERE mt.memory_id = m.id ORDER BY mt.tag_id)"
-)
-# The row fetch's first columns (then the keyword score, the cosine, ASKS and more cosines).
-ROW_COLUMNS = (
+# The row fetch's first columns (then the tag names, the keyword score, the cosine, ASKS and
+# more cosines; a namespace kept in the process has its tag names and ASKS read from there).
+KEPT_COLUMNS = (
     "m.id::text, m.created_at, m.external_id, m.file_path, m.tier, m.importance, m.stability, "
-    f"m.pagerank_score, {TAG_NAMES}"
+    "m.pagerank_score"
 )
+ROW_COLUMNS = f"{KEPT_COLUMNS}, {TAG_NAMES}"
 BY_ID = "m.id = ANY(%s::uuid[])"
-ASKS = "right(rtrim(m.content), 1) = '?'"  # the text ends with a question mark
 # A score column left to the kept vectors, or without a query: a float (a bare 0.0 is
 # numeric, which arrives as a Decimal, slower to read and convert).
 NO_SCORE = "0.0::float8"
@@ -58,20 +52,22 @@ def fetch_rows(
     carries "passage", the best cosine of those passages to `vector` (0 for a memory without
     passages). With the search's `scope`, the cosines come from the namespace's vectors kept
     in the process when it keeps them (namespace_vectors.cosines): the same values, without
-    PostgreSQL comparing a few hundred memory and passage vectors per fetch."""
+    PostgreSQL comparing a few hundred memory and passage vectors per fetch; so do the tag
+    names and whether the text asks (no probe of the tag links, no read of the text a row)."""
     if not ids:
         return {}
     score, score_params = plan.score_sql() if plan else (NO_SCORE, [])
     named = cosines or {}
-    kept = _kept_cosines(scope, ids, vector, named, passages)
-    if kept is not None:
-        sql = f"SELECT {ROW_COLUMNS}, {score}, {NO_SCORE}, {ASKS} FROM {MEMORY} m WHERE {BY_ID}"
+    facts = namespace_vectors.facts(scope, ids) if scope is not None else None
+    kept = _kept_cosines(scope, ids, vector, named, passages) if facts is not None else None
+    if kept is not None and facts is not None:
+        sql = f"SELECT {KEPT_COLUMNS}, {score} FROM {MEMORY} m WHERE {BY_ID}"
         with connection.cursor() as cursor:
             cursor.execute(sql, score_params + [uuid_array(ids)])
             rows = cursor.fetchall()
         names = [name for name in kept if name != "similarity"]
         position = {memory_id: n for n, memory_id in enumerate(ids)}
-        return {r[0]: _candidate_row(r, names, kept_at=position[r[0]], kept=kept) for r in rows}
+        return {r[0]: _kept_row(r, names, position[r[0]], kept, facts) for r in rows}
     sim, sim_params = (NO_SCORE, [])
     if vector is not None:
         sim, sim_params = COSINE, [nearest.vector_literal(vector)]
@@ -109,23 +105,48 @@ def _kept_cosines(
     )
 
 
-def _candidate_row(
+def _candidate_row(r: tuple[Any, ...], names: list[str]) -> CandidateRow:
+    """A fetched row as a CandidateRow: its cosines are the row's last columns, by `names`."""
+    return _row(
+        r,
+        tags=tuple(r[8]),
+        lexical=r[9],
+        # A stored zero vector (written by SQL or another tool) has a NaN cosine.
+        similarity=_finite(r[10]),
+        asks=bool(r[11]),
+        cosines={name: _finite(value) for name, value in zip(names, r[12:], strict=True)},
+    )
+
+
+def _kept_row(
     r: tuple[Any, ...],
     names: list[str],
-    kept_at: int = 0,
-    kept: Mapping[str, list[float]] | None = None,
+    at: int,
+    kept: Mapping[str, list[float]],
+    facts: namespace_vectors.Facts,
 ) -> CandidateRow:
-    """A fetched row as a CandidateRow: its cosines are the row's last columns, by `names`,
-    or with `kept`, the kept vectors' (at `kept_at`, the row's place in the ids asked for;
-    finite: a zero vector is kept as zeros)."""
-    if kept is None:
-        # A stored zero vector (written by SQL or another tool) has a NaN cosine.
-        similarity = _finite(r[10])
-        cosines = {name: _finite(value) for name, value in zip(names, r[12:], strict=True)}
-    else:
-        similarity = kept["similarity"][kept_at]
-        cosines = {name: kept[name][kept_at] for name in names}
-    _, created_at, external_id, file_path, tier, importance, stability, pagerank, tags = r[:9]
+    """A row of the kept fetch (KEPT_COLUMNS, the keyword score) with the kept values of the
+    memory at `at`, its place in the ids asked for (finite: a zero vector is kept as zeros)."""
+    return _row(
+        r,
+        tags=facts.tags[at],
+        lexical=r[8],
+        similarity=kept["similarity"][at],
+        asks=facts.asks[at],
+        cosines={name: kept[name][at] for name in names},
+    )
+
+
+def _row(
+    r: tuple[Any, ...],
+    *,
+    tags: tuple[str, ...],
+    lexical: Any,
+    similarity: float,
+    asks: bool,
+    cosines: dict[str, float],
+) -> CandidateRow:
+    _, created_at, external_id, file_path, tier, importance, stability, pagerank = r[:8]
     state = {
         "created_at": created_at,
         "external_id": external_id,
@@ -134,10 +155,10 @@ def _candidate_row(
         "importance": importance,
         "stability": stability,
         "pagerank": pagerank,
-        "tags": tuple(tags),
-        "lexical": _finite(r[9]),
+        "tags": tags,
+        "lexical": _finite(lexical),
         "similarity": similarity,
-        "asks": bool(r[11]),  # the text ends with a question mark
+        "asks": asks,  # the text ends with a question mark
         "cosines": cosines,
     }
     return unchecked(CandidateRow, state)
