@@ -58,8 +58,9 @@ def fetch_rows(
         return {}
     score, score_params = plan.score_sql() if plan else (NO_SCORE, [])
     named = cosines or {}
-    facts = namespace_vectors.facts(scope, ids) if scope is not None else None
-    kept = _kept_cosines(scope, ids, vector, named, passages) if facts is not None else None
+    kept = _kept_cosines(scope, ids, vector, named, passages)
+    # The same kept rows (checked once a search): both are there or neither.
+    facts = namespace_vectors.facts(scope, ids) if kept is not None and scope else None
     if kept is not None and facts is not None:
         sql = f"SELECT {KEPT_COLUMNS}, {score} FROM {MEMORY} m WHERE {BY_ID}"
         with connection.cursor() as cursor:
