@@ -252,12 +252,9 @@ def cosines(
     when the scope is left to SQL or one of the memories is not kept here (written since the
     check, archived, without an embedding): the row fetch then computes them itself."""
     kept = _kept_for(scope)
-    if kept is None:
+    rows = _rows_of(kept, ids) if kept is not None else None
+    if kept is None or rows is None:
         return None
-    found = [kept.memories.row_of.get(i) for i in ids]
-    if None in found:
-        return None
-    rows = np.array(found, dtype=np.intp)
     out = {
         name: _Products(scope.namespace_id, kept, vector).memories(rows).tolist()
         for name, vector in vectors.items()
@@ -273,14 +270,20 @@ def facts(scope: Scope, ids: list[str]) -> Facts | None:
     """The tag names and question marks of these memories from the kept rows (the row fetch's
     columns, read with the vectors); None as for cosines()."""
     kept = _kept_for(scope)
-    if kept is None:
+    rows = _rows_of(kept, ids) if kept is not None else None
+    if kept is None or rows is None:
         return None
     memories = kept.memories
-    row_of = memories.row_of
-    if any(i not in row_of for i in ids):
-        return None
-    rows = [row_of[i] for i in ids]
     return Facts([memories.tags[i] for i in rows], [memories.asks[i] for i in rows])
+
+
+def _rows_of(kept: _Kept, ids: list[str]) -> npt.NDArray[np.intp] | None:
+    """The kept rows of these memories, in their order; None when one of them is not kept
+    (written since the check, archived, without an embedding)."""
+    found = [kept.memories.row_of.get(i) for i in ids]
+    if None in found:
+        return None
+    return np.array(found, dtype=np.intp)
 
 
 def embeddings(scope: Scope, ids: list[str]) -> dict[str, npt.NDArray[np.float32]] | None:

@@ -60,7 +60,7 @@ def fetch_rows(
     named = cosines or {}
     kept = _kept_cosines(scope, ids, vector, named, passages)
     # The same kept rows (checked once a search): both are there or neither.
-    facts = namespace_vectors.facts(scope, ids) if kept is not None and scope else None
+    facts = namespace_vectors.facts(scope, ids) if scope is not None and kept is not None else None
     if kept is not None and facts is not None:
         sql = f"SELECT {KEPT_COLUMNS}, {score} FROM {MEMORY} m WHERE {BY_ID}"
         with connection.cursor() as cursor:
