@@ -16,7 +16,9 @@ from django.utils import timezone
 from apps.memories.models import Memory, Namespace, NamespaceChange, Tag
 from apps.memories.namespace_changes import namespace_changes_prune
 from apps.memories.services import memory_archive, memory_update
+from apps.search.pipeline import coactivate
 from apps.search.pipeline.reads import namespace_vectors, semantic
+from apps.search.pipeline.reads.neighbours import window_rows
 from apps.search.pipeline.reads.rows import fetch_embeddings, fetch_rows
 from apps.search.pipeline.scope import Scope
 from apps.search.services import search
@@ -154,6 +156,81 @@ def test_a_tag_linked_unlinked_or_renamed_and_a_text_that_now_asks_reach_the_nex
     assert fetched()[ids[1]].asks
 
 
+def _session(namespace) -> list[Memory]:
+    """A dialog session imported with one date (external ids give the order; "D1:10" after
+    "D1:9"), notes a minute apart around it, and memories no search may find."""
+    day = factories.BASE_TIME
+    turns = [
+        {"content": TURNS[i], "external_id": f"D1:{n}", "created_at": day}
+        for i, n in ((0, 10), (1, 2), (2, 9))
+    ]
+    notes = [
+        {"content": TURNS[3], "created_at": day - timedelta(minutes=30)},
+        {"content": TURNS[4], "created_at": day + timedelta(minutes=20)},
+        {"content": TURNS[5], "created_at": day + timedelta(hours=5)},  # past the gap
+    ]
+    made = factories.memories(namespace, turns + notes)
+    ended, archived = factories.memories(
+        namespace,
+        [
+            {"content": "An ended fact.", "created_at": day - timedelta(minutes=10)},
+            {"content": "An archived note.", "created_at": day + timedelta(minutes=10)},
+        ],
+    )
+    Memory.objects.filter(pk=ended.pk).update(valid_until=day)
+    memory_archive(memory=archived)
+    (unembedded,) = factories.bare_memories(
+        namespace, 1, lambda i: {"created_at": day + timedelta(hours=4, minutes=59)}
+    )
+    return [*made, ended, unembedded]
+
+
+def _neighbours_both_ways(scope: Scope, ids: list[str]) -> dict[str, tuple[str, ...]]:
+    """The temporal neighbours from the kept timeline, checked against the rows SQL reads."""
+    with namespace_vectors.checked_once():
+        kept = namespace_vectors.temporal_rows(scope, ids, coactivate.MAX_GAP)
+    assert kept is not None, "the namespace should be kept in the process"
+    sql = window_rows(scope, ids, coactivate.MAX_GAP.total_seconds(), by_id=True)
+    assert [r[0] for r in kept] == [r[0] for r in coactivate.in_order(sql)]
+    found = coactivate.chained(kept, coactivate.MAX_GAP // timedelta(microseconds=1))
+    assert found == coactivate.temporal_neighbours(sql)
+    return found
+
+
+def test_the_kept_timeline_gives_the_temporal_neighbours_sql_reads(namespace, embedding_model):
+    made = _session(namespace)
+    ten, two, nine, before, after, late, ended, unembedded = (str(m.id) for m in made)
+    now = timezone.now()
+    scope = Scope(namespace_id=namespace.id, valid_at=now)
+    every = _neighbours_both_ways(scope, [ten, before, late])
+    # The session in its natural order, the notes around it; the ended fact is out of scope,
+    # the archived note unseen; the memory without a vector is read as SQL reads it (the
+    # nearest before the late note, which is no neighbour of the note after the session).
+    assert every[before] == (two,) and every[two] == (before, nine) and every[nine] == (two, ten)
+    assert every[ten] == (nine, after)
+    assert every[unembedded] == ()
+    assert ended not in every
+    for ids in ([two], [ten, nine], [late, unembedded]):
+        _neighbours_both_ways(scope, ids)
+    # Before the note after the session: of the three turns at that moment, the one stored
+    # last, which SQL's index scan reads first.
+    assert list(_neighbours_both_ways(scope, [after])) == [nine]
+    # At any moment the ended fact is in scope: the nearest memory before the session.
+    at_any_time = _neighbours_both_ways(Scope(namespace_id=namespace.id), [two])
+    assert at_any_time[two] == (ended, nine)
+
+
+def test_a_turn_given_another_external_id_moves_in_the_next_kept_timeline(
+    namespace, embedding_model
+):
+    ten, two, nine, *_ = _session(namespace)
+    scope = Scope(namespace_id=namespace.id)
+    assert _neighbours_both_ways(scope, [str(two.id)])[str(two.id)][1] == str(nine.id)
+    # A bare UPDATE of the column alone: only the log's external_id column notices.
+    Memory.objects.filter(pk=ten.pk).update(external_id="D1:1")
+    assert _neighbours_both_ways(scope, [str(two.id)])[str(two.id)] == (str(ten.id), str(nine.id))
+
+
 def test_the_row_fetch_computes_in_postgresql_what_the_process_does_not_keep(
     namespace, embedding_model
 ):
@@ -259,6 +336,8 @@ def test_a_search_checks_the_namespace_once_for_its_semantic_and_feedback_scans(
     assert not any("memories_memory_tags mt" in s or "rtrim(m.content)" in s for s in statements)
     # Nor are the feedback seeds' and the head's stored vectors read there.
     assert not any("vector_send(embedding)" in s for s in statements)
+    # Nor the candidates' temporal neighbours (the context and co-activation stages).
+    assert not any("enable_sort = off" in s for s in statements)
     assert "golden retriever" in found.memories[0]["content"]
 
 

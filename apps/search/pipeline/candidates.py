@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ from .reads.beside import beside
 from .reads.edges import Edge
 from .reads.exact import exact_search
 from .reads.lexical import LexicalPlan, lexical_plan, lexical_search
+from .reads.namespace_vectors import temporal_rows
 from .reads.neighbours import window_rows
 from .reads.rows import fetch_embeddings, fetch_rows, in_scope
 from .reads.semantic import PASSAGE_COSINE, SENTENCE_COSINE, semantic_search
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
 POOL = 100  # candidates per strategy
 EXACT_POOL = 50
 GRAPH_SEEDS = 5
+_MICROSECOND = timedelta(microseconds=1)  # the kept rows' unit of time
 
 Hits = list[tuple[str, float]]  # (id, raw score), best first
 
@@ -286,18 +289,16 @@ def _complete(
     on = q.config.on
     pool = list(dict.fromkeys(k for hits in found.lists.values() for k, _ in hits))
     fetch = partial(fetch_rows, passages=q.passages, scope=q.scope)
-    neighbours = on("context") or on("coactivation")
-    gap = coactivate.MAX_GAP.total_seconds()
-    # The neighbours of the candidates are read beside their rows (two statements at once).
-    window_of = beside(window_rows, q.scope, pool, gap, by_id=True) if neighbours and pool else None
+    neighbours = (on("context") or on("coactivation")) and bool(pool)
+    window_of = _window_soon(q.scope, pool, timer) if neighbours else None
     done = FetchedCandidates(rows=timer("fetch", fetch, pool, found.plan, q.vector, cosines))
     if window_of is None:
         return done
-    window = timer("neighbours", window_of)
+    window, gap = timer("neighbours", window_of)
     if not done.rows:
         return done
     with timer.span("context"):
-        done.temporal = coactivate.temporal_neighbours(window)
+        done.temporal = coactivate.chained(window, gap)
         done.surrounding = done.temporal
         sessions = None
         if on("context"):  # beyond the adjacent turns only inside a session (fetched whole)
@@ -314,6 +315,20 @@ def _complete(
             with timer.span("context"):
                 done.surrounding.update(context.window(done.temporal, reach, sessions, extra))
     return done
+
+
+def _window_soon(
+    scope: Scope, pool: list[str], timer: Timer
+) -> Callable[[], tuple[list[tuple[str, Any, str | None]], Any]]:
+    """The candidates' temporal neighbours' rows in coactivate's order, and the largest gap
+    in the unit of their times: a kept namespace's from the process, now; any other's read
+    beside the candidates' rows (two statements at once). Calling the result waits for them."""
+    kept = timer("neighbours", temporal_rows, scope, pool, coactivate.MAX_GAP)
+    if kept is not None:
+        gap = coactivate.MAX_GAP // _MICROSECOND
+        return lambda: (kept, gap)
+    waiting = beside(window_rows, scope, pool, coactivate.MAX_GAP.total_seconds(), by_id=True)
+    return lambda: (coactivate.in_order(waiting()), coactivate.MAX_GAP)
 
 
 def _passage_cosine(on: Callable[[str], bool]) -> str:

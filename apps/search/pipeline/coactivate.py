@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from apps.memories.natural_order import natural_key
 from apps.search.types import Ranked
@@ -26,7 +27,21 @@ def temporal_neighbours(
     rows: Iterable[tuple[str, datetime, str | None]], max_gap: timedelta = MAX_GAP
 ) -> dict[str, tuple[str, ...]]:
     """rows: (id, created_at, external_id). Returns id -> (previous, next) ids that exist."""
-    ordered = sorted(rows, key=lambda r: (r[1], natural_key(r[2]), str(r[0])))
+    return chained(in_order(rows), max_gap)
+
+
+def in_order(
+    rows: Iterable[tuple[str, datetime, str | None]],
+) -> list[tuple[str, datetime, str | None]]:
+    """By time, a timestamp's rows by the natural order of their external ids, then by id."""
+    return sorted(rows, key=lambda r: (r[1], natural_key(r[2]), str(r[0])))
+
+
+def chained(
+    ordered: Sequence[tuple[str, Any, str | None]], max_gap: Any
+) -> dict[str, tuple[str, ...]]:
+    """temporal_neighbours of rows already in its order; `max_gap` in the unit of their
+    times (a timedelta beside datetimes, microseconds beside the kept rows' integers)."""
     ids = [str(r[0]) for r in ordered]
     neighbours: dict[str, list[str]] = {key: [] for key in ids}
     for n in range(len(ordered) - 1):

@@ -47,12 +47,14 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
 from django.conf import settings
 
 from apps.memories.models import NamespaceChange
+from apps.memories.natural_order import natural_key
 from apps.vectors.nearest import vector_from_binary
 
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
@@ -85,10 +87,15 @@ _MICROS = (
 )
 # The memories a whole namespace's search may find: the scope's own clause (validity and "as
 # of" are applied in numpy, per search, from the columns read here).
+# A row's place in the table (page, item), as one number: of several memories at one moment,
+# an index on created_at returns them in this order (the timeline's ties, below).
+_STORED = "(m.ctid::text::point)[0]::bigint * 65536 + (m.ctid::text::point)[1]::bigint"
+# Those without an embedding too: no scan finds them, but they are a candidate's temporal
+# neighbours (the timeline) as in SQL.
 MEMORIES_SQL = (
     f"SELECT m.id::text, vector_send(m.embedding), {_MICROS.format(column='m.valid_from')}, "
     f"{_MICROS.format(column='m.valid_until')}, {_MICROS.format(column='m.created_at')}, "
-    f"{TAG_NAMES}, {ASKS} FROM {MEMORY} m WHERE {{where}} AND m.embedding IS NOT NULL"
+    f"{TAG_NAMES}, {ASKS}, m.external_id, {_STORED} FROM {MEMORY} m WHERE {{where}}"
 )
 PASSAGES_SQL = (
     "SELECT p.memory_id::text, vector_send(p.embedding), p.previous_id IS NULL "
@@ -109,6 +116,58 @@ class Memories:
     created: npt.NDArray[np.int64]
     tags: list[tuple[str, ...]]  # each memory's tag names (the row fetch reads them here)
     asks: list[bool]  # whether its text ends with a question mark
+    # every memory a search may find, embedded or not: (id, created, valid_from, valid_until,
+    # external id, place in the table), for the timeline
+    every: list[tuple[str, int, int, int, str | None, int]]
+
+    @cached_property
+    def timeline(self) -> Timeline:
+        """Built at the first search that asks for temporal neighbours, once per read of the
+        namespace (a sort by natural keys: ~25 ms for 25,000 memories)."""
+        return Timeline.of(self.every)
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """Every memory a whole namespace's search may find (embedded or not) in coactivate's
+    order: created_at, then the natural order of external ids, then id. The temporal
+    neighbours' rows (reads/neighbours.py) are read from here: a range of it per timestamp."""
+
+    ids: list[str]
+    external_ids: list[str | None]
+    position: dict[str, int]  # id -> its place in this order
+    created: npt.NDArray[np.int64]  # ascending
+    valid_from: npt.NDArray[np.int64]
+    valid_until: npt.NDArray[np.int64]
+    external: npt.NDArray[np.bool_]  # an external id (tied rows without one have no order)
+    stored: npt.NDArray[np.int64]  # the row's place in the table when it was read
+
+    @classmethod
+    def of(cls, every: list[tuple[str, int, int, int, str | None, int]]) -> Timeline:
+        ordered = sorted(every, key=lambda r: (r[1], natural_key(r[4]), r[0]))
+        ids = [r[0] for r in ordered]
+        return cls(
+            ids=ids,
+            external_ids=[r[4] for r in ordered],
+            position={memory_id: i for i, memory_id in enumerate(ids)},
+            created=np.array([r[1] for r in ordered], np.int64),
+            valid_from=np.array([r[2] for r in ordered], np.int64),
+            valid_until=np.array([r[3] for r in ordered], np.int64),
+            external=np.array([r[4] is not None for r in ordered], np.bool_),
+            stored=np.array([r[5] for r in ordered], np.int64),
+        )
+
+    def stored_first(self, place: int, usable: npt.NDArray[np.bool_], *, last: bool = False) -> int:
+        """Of the usable memories at the moment of the one at `place`, the one stored first
+        (`last`: last) in the table, as an index on created_at returns them."""
+        moment = self.created[place]
+        start = int(np.searchsorted(self.created, moment, side="left"))
+        stop = int(np.searchsorted(self.created, moment, side="right"))
+        if stop - start == 1:
+            return place
+        tied = np.flatnonzero(usable[start:stop]) + start
+        stored = self.stored[tied]
+        return int(tied[np.argmax(stored) if last else np.argmin(stored)])
 
 
 @dataclass(frozen=True)
@@ -277,6 +336,56 @@ def facts(scope: Scope, ids: list[str]) -> Facts | None:
     return Facts([memories.tags[i] for i in rows], [memories.asks[i] for i in rows])
 
 
+def temporal_rows(
+    scope: Scope, ids: list[str], gap: timedelta
+) -> list[tuple[str, int, str | None]] | None:
+    """The rows reads/neighbours.window_rows reads by id, from the kept timeline and in its
+    order: (id, created_at in microseconds, external id) of every memory in scope that shares
+    a timestamp with one of these memories and has an external id, and of the nearest
+    earlier and later memory within `gap` of each timestamp (of several at that moment, the
+    one SQL's index scan meets first: the last and the first stored, by their places in the
+    table when the namespace was read; a row moved since by a write the log ignores, a usage
+    count, can make the two differ). None when the scope is left to SQL or one of the
+    memories is not kept (written since the check, archived)."""
+    kept = _kept_for(scope)
+    if kept is None:
+        return None
+    line = kept.memories.timeline
+    given = [line.position.get(i) for i in ids]
+    if None in given or not given:
+        return None
+    at = np.array(given, dtype=np.intp)
+    count, span = len(line.ids), _micros_of(gap)
+    created = line.created
+    stamps = np.unique(created[at])
+    first = np.searchsorted(created, stamps, side="left")
+    stop = np.searchsorted(created, stamps, side="right")
+    usable = _usable(line.valid_from, line.valid_until, created, scope)
+    chosen = np.zeros(count, dtype=np.bool_)
+    # The timestamps' own rows with an external id: a +1/-1 at each range's ends, summed.
+    edges = np.zeros(count + 1, dtype=np.int64)
+    np.add.at(edges, first, 1)
+    np.add.at(edges, stop, -1)
+    chosen |= (np.cumsum(edges[:count]) > 0) & line.external & usable
+    places = np.arange(count)
+    # The nearest usable row before each timestamp's range and after it, within the gap.
+    last_before = np.maximum.accumulate(np.where(usable, places, -1))
+    before = np.where(first > 0, last_before[np.maximum(first - 1, 0)], -1)
+    lowest = np.where(stamps < _NEVER_BEFORE + span, _NEVER_BEFORE, stamps - span)
+    near = before >= 0
+    near[near] &= created[before[near]] >= lowest[near]
+    for place in before[near]:  # of several at that moment, the one the index reads first
+        chosen[line.stored_first(int(place), usable, last=True)] = True
+    next_after = np.minimum.accumulate(np.where(usable, places, count)[::-1])[::-1]
+    after = np.where(stop < count, next_after[np.minimum(stop, count - 1)], count)
+    highest = np.where(stamps > _NEVER_AFTER - span, _NEVER_AFTER, stamps + span)
+    near = after < count
+    near[near] &= created[after[near]] <= highest[near]
+    for place in after[near]:
+        chosen[line.stored_first(int(place), usable)] = True
+    return [(line.ids[i], int(created[i]), line.external_ids[i]) for i in np.flatnonzero(chosen)]
+
+
 def _rows_of(kept: _Kept, ids: list[str]) -> npt.NDArray[np.intp] | None:
     """The kept rows of these memories, in their order; None when one of them is not kept
     (written since the check, archived, without an embedding)."""
@@ -418,6 +527,18 @@ def _read_memories(namespace_id: int) -> Memories:
         where, params = Scope(namespace_id=namespace_id).where()
         cursor.execute(MEMORIES_SQL.format(where=where), params)
         rows = cursor.fetchall()
+    every = [
+        (
+            r[0],
+            r[4],
+            _NEVER_BEFORE if r[2] is None else r[2],
+            _NEVER_AFTER if r[3] is None else r[3],
+            r[7],
+            r[8],
+        )
+        for r in rows
+    ]
+    rows = [r for r in rows if r[1] is not None]  # what the scans find: the embedded ones
     ids = [r[0] for r in rows]
     vectors = _stacked([r[1] for r in rows])
     return Memories(
@@ -430,6 +551,7 @@ def _read_memories(namespace_id: int) -> Memories:
         created=np.array([r[4] for r in rows], np.int64),
         tags=[tuple(r[5]) for r in rows],
         asks=[bool(r[6]) for r in rows],
+        every=every,
     )
 
 
@@ -494,18 +616,31 @@ def _unit_query(vector: np.ndarray) -> npt.NDArray[np.float32]:
 
 
 def _in_scope(memories: Memories, scope: Scope) -> npt.NDArray[np.bool_]:
+    return _usable(memories.valid_from, memories.valid_until, memories.created, scope)
+
+
+def _usable(
+    valid_from: npt.NDArray[np.int64],
+    valid_until: npt.NDArray[np.int64],
+    created: npt.NDArray[np.int64],
+    scope: Scope,
+) -> npt.NDArray[np.bool_]:
     """Validity at the search's moment and, for an "as of" search, stored by then."""
-    usable = np.ones(len(memories.ids), dtype=np.bool_)
+    usable = np.ones(len(created), dtype=np.bool_)
     if scope.valid_at is not None:
         at = _micros(scope.valid_at)
-        usable &= (memories.valid_until > at) & (memories.valid_from <= at)
+        usable &= (valid_until > at) & (valid_from <= at)
     if scope.learnt_by is not None:
-        usable &= memories.created <= _micros(scope.learnt_by)
+        usable &= created <= _micros(scope.learnt_by)
     return usable
 
 
 def _micros(moment: datetime) -> int:
     return (moment - _EPOCH) // _MICROSECOND
+
+
+def _micros_of(span: timedelta) -> int:
+    return span // _MICROSECOND
 
 
 def _best(
