@@ -383,7 +383,12 @@ def temporal_rows(
     near[near] &= created[after[near]] <= highest[near]
     for place in after[near]:
         chosen[line.stored_first(int(place), usable)] = True
-    return [(line.ids[i], int(created[i]), line.external_ids[i]) for i in np.flatnonzero(chosen)]
+    places = np.flatnonzero(chosen)
+    ids, externals = line.ids, line.external_ids
+    return [
+        (ids[i], at, externals[i])
+        for i, at in zip(places.tolist(), created[places].tolist(), strict=True)
+    ]
 
 
 def _rows_of(kept: _Kept, ids: list[str]) -> npt.NDArray[np.intp] | None:
