@@ -7,12 +7,14 @@ it with the query in PostgreSQL, about a microsecond a vector of executor work, 
 scan is a matrix product in the process. The row fetch (reads/rows.py) then reads its
 candidates' cosines from the same products, their tag names and whether their text asks (a
 question mark at its end) from the kept rows, and the feedback seeds' and MMR head's stored
-vectors from there too (memories are kept as stored, beside their inverse lengths).
+vectors from there too (memories are kept as stored, beside their inverse lengths). The
+context and co-activation stages read their candidates' temporal neighbours from the
+namespace's timeline, every memory in time order (temporal_rows).
 
 A search must still see what any process wrote a moment before. Every statement that changes a
 namespace's memories (a column a search reads) or passages adds a row to a log, by triggers in
-the writer's own transaction (migrations memories 0029 and 0030, model NamespaceChange; the
-text and the tag links and names count, the usage counts do not). Before each use,
+the writer's own transaction (migrations memories 0029 to 0031, model NamespaceChange; the
+text, the external id and the tag links and names count, the usage counts do not). Before each use,
 one statement reads the count and the largest id of the namespace's log rows, from an index.
 A change committed since the vectors were read has added a row, whatever the order in which
 transactions commit, so the pair moved and the vectors are read again (the prune that bounds
@@ -85,13 +87,13 @@ _MICROS = (
     "CASE WHEN {column} IS NOT NULL THEN least(greatest(extract(epoch FROM {column}) * 1000000, "
     "-9223372036854775807), 9223372036854775807)::bigint END"
 )
-# The memories a whole namespace's search may find: the scope's own clause (validity and "as
-# of" are applied in numpy, per search, from the columns read here).
 # A row's place in the table (page, item), as one number: of several memories at one moment,
 # an index on created_at returns them in this order (the timeline's ties, below).
 _STORED = "(m.ctid::text::point)[0]::bigint * 65536 + (m.ctid::text::point)[1]::bigint"
-# Those without an embedding too: no scan finds them, but they are a candidate's temporal
-# neighbours (the timeline) as in SQL.
+# The memories a whole namespace's search may find: the scope's own clause (validity and "as
+# of" are applied in numpy, per search, from the columns read here). Those without an
+# embedding too: no scan finds them, but they are candidates' temporal neighbours (the
+# timeline) as in SQL.
 MEMORIES_SQL = (
     f"SELECT m.id::text, vector_send(m.embedding), {_MICROS.format(column='m.valid_from')}, "
     f"{_MICROS.format(column='m.valid_until')}, {_MICROS.format(column='m.created_at')}, "
