@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from apps.search.pipeline.coactivate import coactivate, natural_key, spread, temporal_neighbours
-from apps.search.pipeline.context import borrow_context, neighbour_rows, with_context
+from apps.search.pipeline.context import Chain, borrow_context, with_context
 from apps.search.types import Evidence
 from tests.factories import ranked
 
@@ -58,15 +58,21 @@ def test_spread_lifts_only_what_the_query_reaches():
     assert out[2].score == pytest.approx(0.5 + 0.2 * 0.5) and "coactivation" in out[2].reasons
 
 
+def _line(*ids: str) -> Chain:
+    """Memories in a line, each linked to the next, each its own session."""
+    linked = np.array([True] * (len(ids) - 1) + [False])
+    return Chain(list(ids), {k: i for i, k in enumerate(ids)}, linked, np.arange(len(ids)))
+
+
 def test_context_borrows_from_the_best_neighbour_and_rescales():
-    rows = neighbour_rows(["a", "b"], {"b": ("a", "elsewhere")})  # one outside the pool
+    rows = _line("a", "b", "elsewhere").rows(["a", "b"], 2)  # one outside the pool
     assert borrow_context(np.array([1.0, 0.0]), rows, 0.3).tolist() == [1.0, 0.3]
     # a neighbour outside the pool counts 0, and a memory without neighbours borrows nothing
-    rows = neighbour_rows(["a", "b"], {"a": ("elsewhere",)})
+    rows = _line("elsewhere", "a").rows(["a", "b"], 2)
     assert borrow_context(np.array([-0.5, 0.2]), rows, 0.3).tolist() == [-0.5, 0.2]
     keys = ["a", "b", "c"]
     normalized = {"keyword": np.array([1.0, 0.1, 0.2]), "exact": np.array([0.0, 1.0, 0.0])}
-    out = with_context(normalized, neighbour_rows(keys, {"b": ("a",)}))
+    out = with_context(normalized, _line("a", "b").rows(keys, 2))
     # b (0.1 + 0.3 x 1.0) overtakes c; rescaled to 0..1; other strategies untouched
     assert out["keyword"][0] == 1.0 and out["keyword"][1] > out["keyword"][2] == 0.0
     assert out["exact"] is normalized["exact"] and normalized["keyword"][1] == 0.1

@@ -7,40 +7,67 @@ painting, with the other speaker's reaction in between.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from apps.search.pipeline import context
-from apps.search.pipeline.context import window
+from apps.search.pipeline.context import Chain
 from apps.search.services import search
 from apps.transfer.transfer import import_records
 
 pytestmark = pytest.mark.django_db
 
-CHAIN = {"a": ("b",), "b": ("a", "c"), "c": ("b", "d"), "d": ("c", "e"), "e": ("d",)}
+
+def _line(ids: str, *, breaks: str = "", sessions: str = "") -> Chain:
+    """A line of memories (one letter each), linked but after the letters in `breaks`; each
+    its own session unless `sessions` gives one digit each."""
+    linked = np.array([k not in breaks for k in ids[:-1]] + [False])
+    session = np.array([int(d) for d in sessions] if sessions else range(len(ids)))
+    return Chain(list(ids), {k: i for i, k in enumerate(ids)}, linked, session)
+
+
+def _windows(chain: Chain, reach: int = 2) -> dict[str, tuple[str, ...]]:
+    found = chain.windows(chain.ids, reach)
+    return {
+        k: tuple(chain.ids[i] for i in row if i >= 0)
+        for k, row in zip(chain.ids, found, strict=True)
+    }
+
+
+ADJACENT = {"a": ("b",), "b": ("a", "c"), "c": ("b", "d"), "d": ("c", "e"), "e": ("d",)}
 
 
 def test_window_reaches_two_turns_each_way_nearest_first():
-    out = window(CHAIN)
+    one_session = _line("abcde", sessions="00000")
+    out = _windows(one_session)
     assert out["c"] == ("b", "d", "a", "e")
     assert out["a"] == ("b", "c")
-    assert window(CHAIN, reach=1) == CHAIN
+    assert _windows(one_session, reach=1) == ADJACENT
 
 
 def test_beyond_the_adjacent_turns_the_window_stays_in_the_session():
     # notes written a minute apart (each its own timestamp): only the note before and after
-    notes = {key: n for n, key in enumerate(CHAIN)}
-    assert window(CHAIN, sessions=notes) == CHAIN
+    assert _windows(_line("abcde")) == ADJACENT
     # c, d, e are turns of one session, a and b of another an hour earlier
-    sessions = {"a": 1, "b": 1, "c": 2, "d": 2, "e": 2}
-    assert window(CHAIN, sessions=sessions)["c"] == ("b", "d", "e")
-    assert window(CHAIN, sessions=sessions)["b"] == ("a", "c")
+    sessions = _windows(_line("abcde", sessions="11222"))
+    assert sessions["c"] == ("b", "d", "e")
+    assert sessions["b"] == ("a", "c")
 
 
 def test_window_never_contains_the_memory_itself_or_crosses_a_break():
-    broken = {"a": ("b",), "b": ("a",), "c": ("d",), "d": ("c",)}  # two sessions
-    assert window(broken) == broken
-    assert all(key not in found for key, found in window(CHAIN, reach=4).items())
-    assert window(CHAIN, reach=4)["a"] == ("b", "c", "d", "e")
+    broken = _line("abcd", breaks="b", sessions="0000")  # two sessions' turns, hours apart
+    assert _windows(broken) == {"a": ("b",), "b": ("a",), "c": ("d",), "d": ("c",)}
+    far = _windows(_line("abcde", sessions="00000"), reach=4)
+    assert all(key not in found for key, found in far.items())
+    assert far["a"] == ("b", "c", "d", "e")
+
+
+def test_the_windows_as_positions_among_the_candidates():
+    chain = _line("abcde", sessions="00000")
+    # "x" is not on the line; "e" is on it but not a candidate: 3 = outside, 4 = none
+    rows = chain.rows(["c", "a", "x"], reach=2)
+    assert rows.tolist() == [[3, 3, 1, 3], [4, 3, 4, 0], [4, 4, 4, 4]]
+    assert chain.missing(["c", "x"], {"c": 1, "d": 1}, reach=2) == ["b", "a", "e"]
 
 
 SESSION = [

@@ -121,7 +121,8 @@ class FetchedCandidates:
 
     rows: dict[str, CandidateRow]
     temporal: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    surrounding: dict[str, tuple[str, ...]] = field(default_factory=dict)  # context windows
+    # the line the context windows are cut from, when a candidate is on it (context stage)
+    chain: context.Chain | None = None
 
 
 def gather(
@@ -181,10 +182,8 @@ def _fused(
     normalized = _complete_scores(
         keys, evidence, found.lists, query.use_lexical, query.use_semantic
     )
-    if config.on("context") and done.surrounding:
-        normalized = context.with_context(
-            normalized, context.neighbour_rows(keys, done.surrounding)
-        )
+    if config.on("context") and done.chain is not None:
+        normalized = context.with_context(normalized, done.chain.rows(keys, context.CONTEXT_REACH))
     fused = fuse.fuse_pool(
         config.fusion_used,
         normalized=normalized,
@@ -298,22 +297,17 @@ def _complete(
     if not done.rows:
         return done
     with timer.span("context"):
-        done.temporal = coactivate.chained(window, gap)
-        done.surrounding = done.temporal
-        sessions = None
-        if on("context"):  # beyond the adjacent turns only inside a session (fetched whole)
-            sessions = {i: created for i, created, _ in window}
-            reach = context.CONTEXT_REACH
-            done.surrounding = context.window(done.temporal, reach, sessions, pool)
-    extra = list(
-        dict.fromkeys(n for k in pool for n in done.surrounding.get(k, ()) if n not in done.rows)
-    )
+        linked = coactivate.links(window, gap)
+        chain = context.Chain.of(window, linked)
+        done.temporal = coactivate.neighbours_on_line(chain.ids, linked)
+        # The context turns (beyond the adjacent ones only inside a session, fetched whole)
+        # or, without the context stage, the adjacent memories join the pool.
+        reach = context.CONTEXT_REACH if on("context") else 1
+        extra = chain.missing(pool, done.rows, reach)
+        if on("context") and any(k in chain.position for k in pool):
+            done.chain = chain
     if extra:
         done.rows.update(timer("fetch", fetch, extra, found.plan, q.vector, cosines))
-        if sessions is not None:  # the context turns' own windows, for their scores
-            reach = context.CONTEXT_REACH
-            with timer.span("context"):
-                done.surrounding.update(context.window(done.temporal, reach, sessions, extra))
     return done
 
 

@@ -27,7 +27,8 @@ def temporal_neighbours(
     rows: Iterable[tuple[str, datetime, str | None]], max_gap: timedelta = MAX_GAP
 ) -> dict[str, tuple[str, ...]]:
     """rows: (id, created_at, external_id). Returns id -> (previous, next) ids that exist."""
-    return chained(in_order(rows), max_gap)
+    ordered = in_order(rows)
+    return neighbours_on_line([str(r[0]) for r in ordered], links(ordered, max_gap))
 
 
 def in_order(
@@ -37,20 +38,36 @@ def in_order(
     return sorted(rows, key=lambda r: (r[1], natural_key(r[2]), str(r[0])))
 
 
-def chained(
-    ordered: Sequence[tuple[str, Any, str | None]], max_gap: Any
-) -> dict[str, tuple[str, ...]]:
-    """temporal_neighbours of rows already in its order; `max_gap` in the unit of their
-    times (a timedelta beside datetimes, microseconds beside the kept rows' integers)."""
-    ids = [str(r[0]) for r in ordered]
-    neighbours: dict[str, list[str]] = {key: [] for key in ids}
-    for n in range(len(ordered) - 1):
-        (_, made, external), (_, next_made, next_external) = ordered[n], ordered[n + 1]
+def links(ordered: Sequence[tuple[str, Any, str | None]], max_gap: Any) -> list[bool]:
+    """Whether each row (id, time, external id; in temporal_neighbours' order) and the next
+    are neighbours: not an unordered tie (one timestamp, not both with an external id) and no
+    more than `max_gap` apart, in the unit of the times (a timedelta beside datetimes,
+    microseconds beside the kept rows' integers)."""
+    out = []
+    for (_, made, external), (_, next_made, next_external) in zip(
+        ordered, ordered[1:], strict=False
+    ):
         unordered_tie = next_made == made and not (external and next_external)
-        if not unordered_tie and next_made - made <= max_gap:
-            neighbours[ids[n]].append(ids[n + 1])
-            neighbours[ids[n + 1]].append(ids[n])
-    return {key: tuple(value) for key, value in neighbours.items()}
+        out.append(not unordered_tie and next_made - made <= max_gap)
+    return out
+
+
+def neighbours_on_line(ids: Sequence[str], linked: Sequence[bool]) -> dict[str, tuple[str, ...]]:
+    """id -> (previous, next) of those linked (`linked[k]`: ids[k] and ids[k + 1])."""
+    out: dict[str, tuple[str, ...]] = {}
+    last = len(ids) - 1
+    for k, key in enumerate(ids):
+        back = k > 0 and linked[k - 1]
+        ahead = k < last and linked[k]
+        if back and ahead:
+            out[key] = (ids[k - 1], ids[k + 1])
+        elif back:
+            out[key] = (ids[k - 1],)
+        elif ahead:
+            out[key] = (ids[k + 1],)
+        else:
+            out[key] = ()
+    return out
 
 
 def coactivate(
