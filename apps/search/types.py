@@ -25,6 +25,14 @@ def unchecked(cls: type[T], state: dict[str, Any], changes: Mapping[str, Any] | 
     return new
 
 
+def adopted(cls: type[T], state: dict[str, Any]) -> T:
+    """unchecked() for a dict built for this one instance (the row fetch's rows, the pool's
+    evidence and items): the instance takes it as its own, without the copy."""
+    new = object.__new__(cls)
+    _set(new, "__dict__", state)
+    return new
+
+
 @dataclass(frozen=True)
 class Hit:
     """One candidate as a single retriever saw it."""

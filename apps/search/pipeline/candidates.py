@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from apps.search.timing import Timer
-from apps.search.types import CandidateRow, Evidence, Hit, QueryAnalysis, Ranked, unchecked
+from apps.search.types import CandidateRow, Evidence, Hit, QueryAnalysis, Ranked, adopted
 
 from . import coactivate, context, feedback, fuse, graph, validity, wordforms
 from .reads.beside import beside
@@ -368,7 +368,7 @@ def _evidence(row: CandidateRow, *, passages: bool, own_vector_only: bool) -> Ev
         if own_vector_only:
             query_similarity = row.similarity
         similarity = max(row.similarity, row.cosines.get("passage", 0.0))
-    return unchecked(
+    return adopted(
         Evidence,
         {
             "lexical": row.lexical,
@@ -427,7 +427,7 @@ def _ranked(
         "asks": row.asks,
         "embedding": None,
     }
-    return unchecked(Ranked, state)
+    return adopted(Ranked, state)
 
 
 def _complete_scores(

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from apps.search.types import CandidateRow, Ranked, unchecked
+from apps.search.types import CandidateRow, Ranked, adopted
 from apps.vectors import nearest
 
 # Raw SQL reads go where the router sends reads (the replica, when one is configured).
@@ -162,7 +162,7 @@ def _row(
         "asks": asks,  # the text ends with a question mark
         "cosines": cosines,
     }
-    return unchecked(CandidateRow, state)
+    return adopted(CandidateRow, state)
 
 
 def _finite(value: float | None) -> float:
