@@ -6,31 +6,13 @@ session keep the natural order of their external ids there, so an UPDATE of that
 move the log as the other columns a search reads do.
 """
 
+from importlib import import_module
+
 from django.db import migrations
 
-LOG = "memories_namespacechange"
-WITH_CONTENT = (
-    "embedding, archived, review, valid_from, valid_until, created_at, namespace_id, content"
-)
-WITH_EXTERNAL_ID = WITH_CONTENT + ", external_id"
-
-
-def _changed_memories(columns: str) -> str:
-    new = ", ".join("n." + c for c in columns.split(", "))
-    old = ", ".join("o." + c for c in columns.split(", "))
-    return f"""
-CREATE OR REPLACE FUNCTION memoryhub_log_changed_memories() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO {LOG} (namespace_id)
-    SELECT n.namespace_id FROM new_rows n JOIN old_rows o ON o.id = n.id
-     WHERE ({new}) IS DISTINCT FROM ({old})
-    UNION
-    SELECT o.namespace_id FROM new_rows n JOIN old_rows o ON o.id = n.id
-     WHERE n.namespace_id IS DISTINCT FROM o.namespace_id;
-    RETURN NULL;
-END $$;
-"""
+# 0030's function, written for one more column (migrations are history: it stays as it is).
+previous = import_module("apps.memories.migrations.0030_namespace_changes_tags_content")
+WITH_EXTERNAL_ID = previous.WITH_CONTENT + ", external_id"
 
 
 class Migration(migrations.Migration):
@@ -39,5 +21,8 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunSQL(_changed_memories(WITH_EXTERNAL_ID), _changed_memories(WITH_CONTENT))
+        migrations.RunSQL(
+            previous._changed_memories(WITH_EXTERNAL_ID),
+            previous._changed_memories(previous.WITH_CONTENT),
+        )
     ]
