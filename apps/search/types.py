@@ -17,12 +17,10 @@ def unchecked(cls: type[T], state: dict[str, Any], changes: Mapping[str, Any] | 
     Ranked's nineteen), and a search builds a few hundred rows, evidences and items. `state`
     and then `changes` (an item's fields, then what changes) together must name every field
     (tests/search/test_retrieve.py checks the callers build what __init__ would)."""
-    new = object.__new__(cls)
     values = state.copy()  # one block copy of a whole dict: no rehashing, no constructor call
     if changes:
         values.update(changes)
-    _set(new, "__dict__", values)
-    return new
+    return adopted(cls, values)
 
 
 def adopted(cls: type[T], state: dict[str, Any]) -> T:

@@ -192,7 +192,7 @@ def _neighbours_both_ways(scope: Scope, ids: list[str]) -> dict[str, tuple[str, 
     assert kept is not None, "the namespace should be kept in the process"
     sql = window_rows(scope, ids, coactivate.MAX_GAP.total_seconds(), by_id=True)
     assert [r[0] for r in kept] == [r[0] for r in coactivate.in_order(sql)]
-    gap = coactivate.MAX_GAP // timedelta(microseconds=1)
+    gap = namespace_vectors.micros_of(coactivate.MAX_GAP)
     found = coactivate.neighbours_on_line([r[0] for r in kept], coactivate.links(kept, gap))
     assert found == coactivate.temporal_neighbours(sql)
     return found

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +25,7 @@ from .reads.beside import beside
 from .reads.edges import Edge
 from .reads.exact import exact_search
 from .reads.lexical import LexicalPlan, lexical_plan, lexical_search
-from .reads.namespace_vectors import temporal_rows
+from .reads.namespace_vectors import micros_of, temporal_rows
 from .reads.neighbours import window_rows
 from .reads.rows import fetch_embeddings, fetch_rows, in_scope
 from .reads.semantic import PASSAGE_COSINE, SENTENCE_COSINE, semantic_search
@@ -39,7 +38,6 @@ if TYPE_CHECKING:
 POOL = 100  # candidates per strategy
 EXACT_POOL = 50
 GRAPH_SEEDS = 5
-_MICROSECOND = timedelta(microseconds=1)  # the kept rows' unit of time
 
 Hits = list[tuple[str, float]]  # (id, raw score), best first
 
@@ -319,7 +317,7 @@ def _window_soon(
     beside the candidates' rows (two statements at once). Calling the result waits for them."""
     kept = timer("neighbours", temporal_rows, scope, pool, coactivate.MAX_GAP)
     if kept is not None:
-        gap = coactivate.MAX_GAP // _MICROSECOND
+        gap = micros_of(coactivate.MAX_GAP)
         return lambda: (kept, gap)
     waiting = beside(window_rows, scope, pool, coactivate.MAX_GAP.total_seconds(), by_id=True)
     return lambda: (coactivate.in_order(waiting()), coactivate.MAX_GAP)

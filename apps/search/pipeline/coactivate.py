@@ -134,14 +134,8 @@ def spread(
 
 def reached_by_query(items: Sequence[Ranked]) -> set[str]:
     """Memories the query reaches on its own: a lexical match or a cosine at the semantic
-    floor (not only fetched as some hit's neighbour). `reaches`, written out: three stages
-    ask it of every candidate of a search."""
-    return {
-        r.id
-        for r in items
-        if (found := r.evidence) is not None
-        and (found.lexical > 0 or found.similarity >= SEMANTIC_MIN)
-    }
+    floor (not only fetched as some hit's neighbour)."""
+    return {r.id for r in items if reaches(r)}
 
 
 def reaches(r: Ranked) -> bool:

@@ -357,7 +357,7 @@ def temporal_rows(
     if None in given or not given:
         return None
     at = np.array(given, dtype=np.intp)
-    count, span = len(line.ids), _micros_of(gap)
+    count, span = len(line.ids), micros_of(gap)
     created = line.created
     stamps = np.unique(created[at])
     first = np.searchsorted(created, stamps, side="left")
@@ -388,8 +388,8 @@ def temporal_rows(
     places = np.flatnonzero(chosen)
     ids, externals = line.ids, line.external_ids
     return [
-        (ids[i], at, externals[i])
-        for i, at in zip(places.tolist(), created[places].tolist(), strict=True)
+        (ids[i], made, externals[i])
+        for i, made in zip(places.tolist(), created[places].tolist(), strict=True)
     ]
 
 
@@ -646,7 +646,8 @@ def _micros(moment: datetime) -> int:
     return (moment - _EPOCH) // _MICROSECOND
 
 
-def _micros_of(span: timedelta) -> int:
+def micros_of(span: timedelta) -> int:
+    """A span in the kept rows' unit of time (their times are microseconds since the epoch)."""
     return span // _MICROSECOND
 
 
