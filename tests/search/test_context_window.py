@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
-from apps.search.pipeline import context
+from apps.search.pipeline import candidates, context
 from apps.search.pipeline.context import Chain
 from apps.search.services import search
 from apps.transfer.transfer import import_records
@@ -120,3 +122,35 @@ def test_the_speakers_next_turn_borrows_from_the_turn_two_back(embedding_model, 
     monkeypatch.setattr(context, "CONTEXT_REACH", 1)
     one_turn = _rank("dialog", query, "dialog:D1:4")
     assert answer <= 3 < one_turn
+
+
+def _searched(namespace: str, query: str) -> tuple[list[tuple[str, float]], int]:
+    """The results (text, score) and how many row fetches the search sent."""
+    with CaptureQueriesContext(connection) as captured:
+        response = search(namespace=namespace, query=query, limit=20, log=False)
+    fetches = sum(
+        q["sql"].startswith("SELECT m.id::text, m.created_at, m.external_id")
+        for q in captured.captured_queries
+    )
+    return [(m["content"], m["score"]) for m in response.memories], fetches
+
+
+def test_a_kept_namespace_reads_the_context_turns_with_the_candidates(
+    embedding_model, monkeypatch, settings
+):
+    # Two hits a strategy: the candidates' context turns lie outside the pool.
+    monkeypatch.setattr(candidates, "POOL", 2)
+    query = "What inspired the painting for the art show?"
+    _import("dialog-in-sql")
+    kept_rows = settings.SEARCH_VECTOR_CACHE_ROWS
+    settings.SEARCH_VECTOR_CACHE_ROWS = 1  # too large to keep: read in SQL from now on
+    in_sql, sql_fetches = _searched("dialog-in-sql", query)
+    settings.SEARCH_VECTOR_CACHE_ROWS = kept_rows
+    _import("dialog")
+    search(namespace="dialog", query=query, log=False)  # the process keeps the namespace now
+    kept, kept_fetches = _searched("dialog", query)
+    # In SQL the window is known after the candidates' rows, and its turns are a second fetch;
+    # a kept namespace knows it first and reads them in the same statement.
+    assert (kept_fetches, sql_fetches) == (1, 2)
+    assert [text for text, _ in kept] == [text for text, _ in in_sql]
+    assert [score for _, score in kept] == pytest.approx([score for _, score in in_sql], abs=1e-5)

@@ -9,9 +9,8 @@ otherwise)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -282,45 +281,63 @@ def _complete(
     q: Query, found: StrategyLists, cosines: Mapping[str, np.ndarray], timer: Timer
 ) -> FetchedCandidates:
     """The rows of every candidate, then (for the context and co-activation stages) their
-    temporal neighbours and the rows of the context turns not yet fetched."""
+    temporal neighbours and the rows of the context turns not yet fetched. A kept namespace
+    gives the neighbours before any row is read, so the context turns join the candidates'
+    row fetch: one statement, where any other namespace needs two."""
     on = q.config.on
     pool = list(dict.fromkeys(k for hits in found.lists.values() for k, _ in hits))
-    fetch = partial(fetch_rows, passages=q.passages, scope=q.scope)
-    neighbours = (on("context") or on("coactivation")) and bool(pool)
-    window_of = _window_soon(q.scope, pool, timer) if neighbours else None
-    done = FetchedCandidates(rows=timer("fetch", fetch, pool, found.plan, q.vector, cosines))
-    if window_of is None:
+
+    def fetch(ids: list[str]) -> dict[str, CandidateRow]:
+        return timer(
+            "fetch", fetch_rows, ids, found.plan, q.vector, cosines, q.passages, scope=q.scope
+        )
+
+    if not ((on("context") or on("coactivation")) and pool):
+        return FetchedCandidates(rows=fetch(pool))
+    kept = timer("neighbours", temporal_rows, q.scope, pool, coactivate.MAX_GAP)
+    if kept is not None:
+        done, extra = _windows(q, pool, kept, micros_of(coactivate.MAX_GAP), set(pool), timer)
+        rows = fetch(pool + extra)
+        if not any(k in rows for k in pool):  # as below: no candidate left, no window
+            return FetchedCandidates(rows={})
+        done.rows = rows
         return done
-    window, gap = timer("neighbours", window_of)
-    if not done.rows:
-        return done
+    waiting = beside(window_rows, q.scope, pool, coactivate.MAX_GAP.total_seconds(), by_id=True)
+    rows = fetch(pool)
+    window = timer("neighbours", lambda: coactivate.in_order(waiting()))
+    if not rows:
+        return FetchedCandidates(rows=rows)
+    done, extra = _windows(q, pool, window, coactivate.MAX_GAP, rows, timer)
+    done.rows = rows
+    if extra:
+        rows.update(fetch(extra))
+    return done
+
+
+def _windows(
+    q: Query,
+    pool: list[str],
+    window: list[tuple[str, Any, str | None]],
+    gap: Any,
+    known: Collection[str],
+    timer: Timer,
+) -> tuple[FetchedCandidates, list[str]]:
+    """The temporal neighbours and context chain read from the candidates' neighbours' rows
+    (in coactivate's order; `gap` the largest in their times' unit), and the context turns
+    not among `known` (beyond the adjacent ones only inside a session, fetched whole; without
+    the context stage, the adjacent memories), which join the pool. The rows are the
+    caller's to fill in."""
+    on = q.config.on
+    done = FetchedCandidates(rows={})
     with timer.span("context"):
         linked = coactivate.links(window, gap)
         chain = context.Chain.of(window, linked)
         done.temporal = coactivate.neighbours_on_line(chain.ids, linked)
-        # The context turns (beyond the adjacent ones only inside a session, fetched whole)
-        # or, without the context stage, the adjacent memories join the pool.
         reach = context.CONTEXT_REACH if on("context") else 1
-        extra = chain.missing(pool, done.rows, reach)
+        extra = chain.missing(pool, known, reach)
         if on("context") and any(k in chain.position for k in pool):
             done.chain = chain
-    if extra:
-        done.rows.update(timer("fetch", fetch, extra, found.plan, q.vector, cosines))
-    return done
-
-
-def _window_soon(
-    scope: Scope, pool: list[str], timer: Timer
-) -> Callable[[], tuple[list[tuple[str, Any, str | None]], Any]]:
-    """The candidates' temporal neighbours' rows in coactivate's order, and the largest gap
-    in the unit of their times: a kept namespace's from the process, now; any other's read
-    beside the candidates' rows (two statements at once). Calling the result waits for them."""
-    kept = timer("neighbours", temporal_rows, scope, pool, coactivate.MAX_GAP)
-    if kept is not None:
-        gap = micros_of(coactivate.MAX_GAP)
-        return lambda: (kept, gap)
-    waiting = beside(window_rows, scope, pool, coactivate.MAX_GAP.total_seconds(), by_id=True)
-    return lambda: (coactivate.in_order(waiting()), coactivate.MAX_GAP)
+    return done, extra
 
 
 def _passage_cosine(on: Callable[[str], bool]) -> str:

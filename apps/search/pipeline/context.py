@@ -13,7 +13,7 @@ it borrow would lift an unrelated note into a one-word query's results.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,7 +85,7 @@ class Chain:
             ok &= self.session[np.where(ok, nxt, 0)] == self.session[np.where(ok, keys, 0)]
         return np.where(ok, nxt, -1)
 
-    def missing(self, keys: Sequence[str], known: Mapping[str, object], reach: int) -> list[str]:
+    def missing(self, keys: Sequence[str], known: Collection[str], reach: int) -> list[str]:
         """The memories in the keys' windows that `known` lacks, in the keys' order, each once."""
         places = self.windows(keys, reach).ravel().tolist()
         ids = self.ids
