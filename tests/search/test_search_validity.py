@@ -4,6 +4,8 @@ better-matching superseded fact, include_superseded, and as_of with the content 
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from apps.core.exceptions import ValidationFailed
 from apps.memories.services import memory_create, memory_update
@@ -109,3 +111,28 @@ def test_a_memory_with_no_validity_change_searches_as_before(namespace, embeddin
     assert item["id"] == str(memory.pk)
     assert item["valid_until"] is None and item["supersedes"] == []
     assert item["valid_from"] == item["created_at"]
+
+
+def _successor_reads(namespace) -> tuple[int, dict]:
+    """How many statements looked for the successors of ended memories, and the top result."""
+    with CaptureQueriesContext(connection) as captured:
+        response = search(namespace=namespace, query=QUERY, log=False)
+    reads = sum("WITH ended AS MATERIALIZED" in q["sql"] for q in captured.captured_queries)
+    return reads, response.memories[0]
+
+
+def test_a_kept_namespace_where_nothing_ended_sends_no_successor_read(namespace, embedding_model):
+    old = memory_create(
+        namespace=namespace, content="Our CI runs on Jenkins.", created_at="2025-03-01"
+    ).memory
+    memory_create(namespace=namespace, content="Unit tests run on every pull request.")
+    search(namespace=namespace, query=QUERY, log=False)  # the process keeps the namespace now
+    assert _successor_reads(namespace)[0] == 0
+    new = memory_create(
+        namespace=namespace,
+        content="CI was migrated from Jenkins to GitHub Actions.",
+        supersedes=[str(old.pk)],
+    ).memory
+    reads, top = _successor_reads(namespace)  # the old fact has ended: its successor is read
+    assert reads == 1
+    assert top["id"] == str(new.pk) and "successor" in top["why"]
