@@ -25,7 +25,16 @@ from .types import QueryAnalysis, Ranked
 if TYPE_CHECKING:
     from .params import SearchRequest
 
-__all__ = ["SearchResponse", "Trace", "chain_text", "explain", "payload", "render_markdown"]
+__all__ = [
+    "SearchResponse",
+    "Trace",
+    "chain_text",
+    "contradicting_pairs",
+    "explain",
+    "payload",
+    "payload_rows",
+    "render_markdown",
+]
 
 # Reasons that also show in a result's `why` next to the per-strategy ranks.
 WHY_REASONS = ("coactivation", "entity")
@@ -80,25 +89,47 @@ def render_markdown(response: SearchResponse, token_budget: int | None = None) -
     return budget.render(response.to_dict(), limit)
 
 
+def payload_rows(
+    ranked: Sequence[Ranked], *, as_of: datetime | None = None
+) -> dict[str, dict[str, Any]]:
+    """The results' stored fields by id (PAYLOAD_COLUMNS), each memory's title and content as
+    they were at `as_of` when given. One statement; it also reads the `contradicts` edges
+    among the results (contradicting_pairs), which stage 11 flags."""
+    if not ranked:
+        return {}
+    ids = uuid_array(r.id for r in ranked)
+    # Plain SQL (runs on every search; the ORM's query building cost more than the query).
+    with connection.cursor() as cursor:
+        cursor.execute(PAYLOAD_SQL, [as_of, as_of, as_of, as_of, ids, ids])
+        rows = {row[0]: dict(zip(PAYLOAD_COLUMNS, row, strict=True)) for row in cursor}
+    if as_of is not None:
+        _content_as_of(rows, as_of)
+    return rows
+
+
+def contradicting_pairs(rows: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
+    """The `contradicts` edges among the results (payload_rows), newest first."""
+    found = [
+        (-created, source, str(target))
+        for source, row in rows.items()
+        for target, created in row["contradicts"] or ()
+    ]
+    return [(source, target) for _, source, target in sorted(found, key=lambda x: x[0])]
+
+
 def payload(
     ranked: Sequence[Ranked],
+    rows: dict[str, dict[str, Any]],
     pairs: Sequence[tuple[str, str]],
     *,
     as_of: datetime | None = None,
     now: datetime | None = None,
 ) -> list[dict[str, Any]]:
-    """The results as returned: stored fields, validity (valid_from, valid_until, what
-    superseded it and what it replaced), final score, why (ranks and boosts), flags. `as_of`:
-    the content each memory had then, and only successors learnt by then."""
-    if not ranked:
-        return []
+    """The results as returned, from their `rows` (payload_rows): stored fields, validity
+    (valid_from, valid_until, what superseded it and what it replaced), final score, why
+    (ranks and boosts), flags. `as_of`: the content each memory had then (read into the
+    rows), and only successors learnt by then."""
     moment = as_of or now
-    # Plain SQL (runs on every search; the ORM's query building cost more than the query).
-    with connection.cursor() as cursor:
-        cursor.execute(PAYLOAD_SQL, [as_of, as_of, as_of, as_of, uuid_array(r.id for r in ranked)])
-        rows = {row[0]: dict(zip(PAYLOAD_COLUMNS, row, strict=True)) for row in cursor}
-    if as_of is not None:
-        _content_as_of(rows, as_of)
     out = []
     for r in ranked:
         row = rows.get(r.id)
@@ -167,10 +198,12 @@ PAYLOAD_COLUMNS = (
     "review",
     "reviewed_by",
     "risk",
+    "contradicts",
 )
 # Successors and predecessors through `supersedes` links (index probes on the edge's two
 # unique indexes), each only when learnt by as_of if one is given; the latest re-check mark
-# (apps/memories/recheck.py: what the memory rests on changed), by the mark's unique index.
+# (apps/memories/recheck.py: what the memory rests on changed), by the mark's unique index;
+# the `contradicts` edges from each result to another, with their times (stage 11's flags).
 PAYLOAD_SQL = f"""
 SELECT m.id::text, m.content, m.title, m.category, m.file_path, m.created_at,
        coalesce(m.valid_from, m.created_at), m.valid_until,
@@ -189,7 +222,11 @@ SELECT m.id::text, m.content, m.title, m.category, m.file_path, m.created_at,
                                  'reason', r.reason, 'on', r.marked_at)
           FROM {RECHECK} r WHERE r.memory_id = m.id ORDER BY r.marked_at DESC LIMIT 1),
        m.origin_door, m.origin_person, m.origin_credential, m.origin_client, m.provenance,
-       m.review, m.reviewed_by, m.risk
+       m.review, m.reviewed_by, m.risk,
+       (SELECT json_agg(json_build_array(e.target_id, extract(epoch FROM e.created_at)))
+          FROM {EDGE} e
+         WHERE e.source_id = m.id AND e.relation = 'contradicts'
+           AND e.target_id = ANY(%s::uuid[]))
   FROM {MEMORY} m WHERE m.id = ANY(%s::uuid[])
 """
 

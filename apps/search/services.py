@@ -55,7 +55,16 @@ from .pipeline.weights import (
     apply_multipliers,
     intent_profile,
 )
-from .response import SearchResponse, Trace, explain, log_fields, payload, render_markdown
+from .response import (
+    SearchResponse,
+    Trace,
+    contradicting_pairs,
+    explain,
+    log_fields,
+    payload,
+    payload_rows,
+    render_markdown,
+)
 from .timing import Timer, elapsed_ms
 from .types import QueryAnalysis, Ranked
 
@@ -116,9 +125,11 @@ def search(
         with namespace_vectors.checked_once():
             outcome = _rank(params, cfg, scope, timer, trace, causal)
     ranked, verdict, pool = outcome.ranked, outcome.verdict, outcome.pool
+    with timer.span("payload"):
+        rows = payload_rows(ranked, as_of=params.as_of)
     with timer.span("contradictions"):
         pairs = (
-            contradictions.find(params.namespace.id, ranked)
+            contradictions.find(ranked, contradicting_pairs(rows))
             if _checks_contradictions(cfg, ranked)
             else []
         )
@@ -129,7 +140,7 @@ def search(
     }
     with timer.span("payload"):
         now = scope.valid_at or timezone.now()
-        memories = payload(ranked, pairs, as_of=params.as_of, now=now)
+        memories = payload(ranked, rows, pairs, as_of=params.as_of, now=now)
         path = _path(outcome.chain, memories)
     latency = elapsed_ms(started)
     debug = _debug(params, cfg, outcome, trace, timer.timings, latency, path)

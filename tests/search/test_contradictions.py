@@ -9,18 +9,27 @@ import pytest
 from apps.memories.services import edge_create
 from apps.search.pipeline import contradictions, retrieve
 from apps.search.pipeline.scope import Scope
+from apps.search.response import contradicting_pairs, payload_rows
 
 pytestmark = pytest.mark.django_db
 
 
-def test_edge_pairs_only_among_the_results(namespace, remember):
+def _results(namespace, *memories) -> list:
+    scope = Scope(namespace_id=namespace.id)
+    return [r for r in retrieve.browse(scope, 10) if r.id in {str(m.id) for m in memories}]
+
+
+def test_the_payload_reads_the_contradicts_edges_among_the_results_newest_first(
+    namespace, remember
+):
     a, b, c = remember(["Deploys go out on Fridays.", "Never deploy on Fridays.", "Unrelated."])
     edge_create(source=a, target=b, relation="contradicts")
     edge_create(source=a, target=c, relation="caused")
-    assert contradictions.edge_pairs(namespace.id, [str(a.id), str(b.id), str(c.id)]) == [
-        (str(a.id), str(b.id))
-    ]
-    assert contradictions.edge_pairs(namespace.id, [str(a.id), str(c.id)]) == []
+    edge_create(source=c, target=a, relation="contradicts")  # the newer edge
+    rows = payload_rows(_results(namespace, a, b, c))
+    assert contradicting_pairs(rows) == [(str(c.id), str(a.id)), (str(a.id), str(b.id))]
+    assert contradicting_pairs(payload_rows(_results(namespace, a, b))) == [(str(a.id), str(b.id))]
+    assert contradicting_pairs(payload_rows(_results(namespace, b, c))) == []
 
 
 def test_tier_pairs_need_similar_meaning_and_opposite_negation():
@@ -44,4 +53,4 @@ def test_find_uses_texts_and_vectors_of_the_results(namespace, remember):
         ]
     )
     items = retrieve.with_embeddings(retrieve.browse(Scope(namespace_id=namespace.id), 10), 10)
-    assert (str(rule.id), str(loose.id)) in contradictions.find(namespace.id, items)
+    assert (str(rule.id), str(loose.id)) in contradictions.find(items, [])

@@ -12,17 +12,10 @@ import numpy as np
 from apps.memories.models import Memory
 from apps.search.types import Ranked
 
-from .reads.edges import contradicting_pairs
-
 NEGATION = re.compile(
     r"\b(?:not|never|no|don't|do not|doesn't|avoid|stop|must not|shouldn't)\b", re.IGNORECASE
 )
 SIMILAR = 0.75
-
-
-def edge_pairs(namespace_id: int, ids: Sequence[str]) -> list[tuple[str, str]]:
-    """`contradicts` edges among `ids`."""
-    return contradicting_pairs(namespace_id, ids)
 
 
 def tier_pairs(items: Sequence[tuple[str, str, str, object]]) -> list[tuple[str, str]]:
@@ -39,11 +32,12 @@ def tier_pairs(items: Sequence[tuple[str, str, str, object]]) -> list[tuple[str,
     return pairs
 
 
-def find(namespace_id: int, items: Sequence[Ranked]) -> list[tuple[str, str]]:
-    """Contradicting pairs among the final results: `contradicts` edges first, then the
-    constitutional-tier check (which needs the texts, fetched only when a rule is present)."""
+def find(items: Sequence[Ranked], edge_pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Contradicting pairs among the final results: the `contradicts` edges among them (read
+    with their payload, response.contradicting_pairs) first, then the constitutional-tier
+    check (which needs the texts, fetched only when a rule is present)."""
     ids = [r.id for r in items]
-    pairs = edge_pairs(namespace_id, ids)
+    pairs = list(edge_pairs)
     if any(r.tier == "constitutional" for r in items):
         texts = {
             str(k): v for k, v in Memory.objects.filter(id__in=ids).values_list("id", "content")

@@ -1,12 +1,13 @@
-"""Reads of the causal edges a search follows: the graph walk's edges, the `contradicts`
-edges among the results, and the successors of ended memories that match the query.
+"""Reads of the causal edges a search follows: the graph walk's edges and the successors of
+ended memories that match the query (the `contradicts` edges among the results come with
+their payload, apps/search/response.py).
 
 Plain SQL rather than the ORM: these run on every search, and building the queryset cost
 more CPU than PostgreSQL spent answering it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -49,22 +50,6 @@ def fetch_edges(namespace_id: int, ids: Iterable[str], depth: int) -> list[Edge]
             edges[(s, t, rel)] = (s, t, rel, float(strength))
             frontier |= {s, t} - seen
     return list(edges.values())
-
-
-def contradicting_pairs(namespace_id: int, ids: Sequence[str]) -> list[tuple[str, str]]:
-    """`contradicts` edges among `ids`, newest first."""
-    if not ids:
-        return []
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT source_id, target_id FROM {EDGE} "
-            "WHERE namespace_id = %s AND relation = 'contradicts' "
-            "AND source_id = ANY(%s::uuid[]) AND target_id = ANY(%s::uuid[]) "
-            "ORDER BY created_at DESC",
-            [namespace_id, list(ids), list(ids)],
-        )
-        rows = cursor.fetchall()
-    return [(str(a), str(b)) for a, b in rows]
 
 
 def successors_of_ended(
