@@ -80,14 +80,17 @@ def semantic_search(
     its best passage's, the evidence the row fetch scores it by, so a memory whose one
     sentence answers is found as well as rescored. The HNSW walk indexes memory vectors only:
     in a larger namespace passages rescore what it finds."""
-    literal = nearest.vector_literal(vector)
     size = namespace_size(scope.namespace_id)
     if size <= exact_max or few_tagged(scope.tags, TAGGED_EXACT_FACTOR * exact_max):
         # A whole namespace's vectors kept in the process, checked fresh; else in SQL.
         sentence_only = passages == SENTENCE_COSINE
         kept = namespace_vectors.nearest(scope, vector, limit, passages, sentence_only)
-        rows = exact_nearest(scope, literal, limit, passages) if kept is None else kept
+        if kept is not None:
+            rows = kept
+        else:  # the vector as ~400 numbers of text: for SQL only
+            rows = exact_nearest(scope, nearest.vector_literal(vector), limit, passages)
     else:
+        literal = nearest.vector_literal(vector)
         rows = hnsw_nearest(scope, literal, limit, ef_search_for(size, limit, ef_search))
         if len(rows) < limit and (scope.filtered or len(rows) < size):
             # A short page: a filter few rows pass, or a graph the walk could not lead into
