@@ -8,7 +8,10 @@ continues ("Check out my painting for the art show!" ... "I painted this after I
 LGBTQ center."), and the turn two ahead is the speaker's next one; a turn one away is usually
 the other speaker's question or reply. Elsewhere (notes written minutes apart) the window is
 the memory before and after: a note two away is another note, not a continuation, and letting
-it borrow would lift an unrelated note into a one-word query's results.
+it borrow would lift an unrelated note into a one-word query's results. A memory without an
+external id (a note) is not on the line itself, though: the neighbours' read takes a moment's
+own rows only when they have one (reads/neighbours.py), so a note borrows nothing, while the
+memories before and after it are on the line.
 """
 
 from __future__ import annotations
