@@ -112,7 +112,7 @@ def contradicting_pairs(rows: dict[str, dict[str, Any]]) -> list[tuple[str, str]
     found = [
         (-created, source, str(target))
         for source, row in rows.items()
-        for target, created in row["contradicts"] or ()
+        for target, created in _loaded(row["contradicts"]) or ()
     ]
     return [(source, target) for _, source, target in sorted(found, key=lambda x: x[0])]
 
