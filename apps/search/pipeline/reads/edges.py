@@ -19,6 +19,7 @@ from apps.vectors.nearest import vector_literal
 from memoryhub.replica.routing import read_connection as connection
 
 from ..scope import MEMORY, Scope
+from . import namespace_vectors
 
 EDGE = CausalEdge._meta.db_table
 
@@ -56,7 +57,10 @@ def successors_of_ended(
     scope: Scope, vector: np.ndarray, limit: int, min_similarity: float
 ) -> list[tuple[str, float]]:
     """(successor id, best cosine of a memory it superseded), best first, over the memories of
-    the namespace that ended by the scope's moment and match at `min_similarity` or more."""
+    the namespace that ended by the scope's moment and match at `min_similarity` or more. A
+    namespace the process keeps says whether any has ended: none, no statement."""
+    if namespace_vectors.any_ended(scope) is False:
+        return []
     with connection.cursor() as cursor:
         # The ended memories first (the partial index memory_ns_ended), then their links
         # through the edge_target index: never a scan of every namespace's links.
