@@ -140,6 +140,11 @@ def test_a_kept_namespace_reads_the_context_turns_with_the_candidates(
 ):
     # Two hits a strategy: the candidates' context turns lie outside the pool.
     monkeypatch.setattr(candidates, "POOL", 2)
+    reads: list[int] = []  # the row fetch's calls, by how many rows each asked for
+    fetch = candidates.fetch_rows
+    monkeypatch.setattr(
+        candidates, "fetch_rows", lambda ids, *a, **k: reads.append(len(ids)) or fetch(ids, *a, **k)
+    )
     query = "What inspired the painting for the art show?"
     _import("dialog-in-sql")
     kept_rows = settings.SEARCH_VECTOR_CACHE_ROWS
@@ -148,9 +153,12 @@ def test_a_kept_namespace_reads_the_context_turns_with_the_candidates(
     settings.SEARCH_VECTOR_CACHE_ROWS = kept_rows
     _import("dialog")
     search(namespace="dialog", query=query, log=False)  # the process keeps the namespace now
+    reads.clear()
     kept, kept_fetches = _searched("dialog", query)
     # In SQL the window is known after the candidates' rows, and its turns are a second fetch;
-    # a kept namespace knows it first and reads them in the same statement.
-    assert (kept_fetches, sql_fetches) == (1, 2)
+    # a kept namespace knows it first and reads them with the candidates, in one call, from
+    # the process (no statement).
+    assert (kept_fetches, sql_fetches) == (0, 2)
+    assert len(reads) == 1 and reads[0] > 2 * 2
     assert [text for text, _ in kept] == [text for text, _ in in_sql]
     assert [score for _, score in kept] == pytest.approx([score for _, score in in_sql], abs=1e-5)

@@ -18,6 +18,7 @@ from apps.memories.namespace_changes import namespace_changes_prune
 from apps.memories.services import memory_archive, memory_update
 from apps.search.pipeline import coactivate
 from apps.search.pipeline.reads import namespace_vectors, semantic
+from apps.search.pipeline.reads.lexical import lexical_plan
 from apps.search.pipeline.reads.neighbours import window_rows
 from apps.search.pipeline.reads.rows import fetch_embeddings, fetch_rows
 from apps.search.pipeline.scope import Scope
@@ -135,12 +136,12 @@ def test_a_tag_linked_unlinked_or_renamed_and_a_text_that_now_asks_reach_the_nex
 
     def fetched() -> dict:
         with namespace_vectors.checked_once():
-            assert namespace_vectors.facts(scope, ids) is not None  # from the kept rows
+            assert namespace_vectors.facts(scope, ids, None) is not None  # from the kept rows
             rows = fetch_rows(ids, None, vector, None, None, scope=scope)
         in_sql = fetch_rows(ids, None, vector, None, None)
-        assert [(r.tags, r.asks) for r in rows.values()] == [
-            (r.tags, r.asks) for r in in_sql.values()
-        ]
+        assert {k: (r.tags, r.asks) for k, r in rows.items()} == {
+            k: (r.tags, r.asks) for k, r in in_sql.items()
+        }
         return rows
 
     assert fetched()[ids[0]].tags == ("pets",) and fetched()[ids[1]].tags == ()
@@ -154,6 +155,97 @@ def test_a_tag_linked_unlinked_or_renamed_and_a_text_that_now_asks_reach_the_nex
     # The text alone (no new embedding): only the log's content column notices.
     Memory.objects.filter(pk=dog.pk).update(content="Is Max still a golden retriever?")
     assert fetched()[ids[1]].asks
+
+
+ROW_FIELDS = (
+    "created_at",
+    "external_id",
+    "file_path",
+    "tier",
+    "importance",
+    "stability",
+    "pagerank",
+    "tags",
+    "asks",
+    "lexical",
+)
+KEYWORD_QUERIES = [
+    "where is the staging cluster",  # a title word (weight A) and body words
+    "the lake and the shelter",  # body words (C) only
+    "marathon pets dogs",  # a tag (B) and a trigger phrase (B)
+    "deploy notes",  # a word of a file path (D)
+    "nothing here matches",
+]
+
+
+def _both_fetches(namespace, ids: list[str], query: str) -> tuple[dict, dict]:
+    """The row fetch of `ids` under `query`'s keyword plan: from the kept rows, then in SQL."""
+    plan = lexical_plan(query, namespace.id)
+    vector = embed_query(query)
+    scope = Scope(namespace_id=namespace.id)
+    with namespace_vectors.checked_once():
+        assert namespace_vectors.facts(scope, ids, plan) is not None  # from the kept rows
+        with CaptureQueriesContext(connection) as captured:
+            kept = fetch_rows(ids, plan, vector, None, None, scope=scope)
+    assert not [q for q in captured.captured_queries if "pagerank_score" in q["sql"]]
+    return kept, fetch_rows(ids, plan, vector, None, None)
+
+
+def _rows_equal(kept: dict, in_sql: dict) -> None:
+    assert kept.keys() == in_sql.keys()
+    for key, row in in_sql.items():
+        for name in ROW_FIELDS:  # the same values, the keyword score to the last bit
+            assert getattr(kept[key], name) == getattr(row, name), name
+
+
+def test_the_kept_rows_give_the_row_fetch_its_columns_and_keyword_scores(
+    namespace, embedding_model
+):
+    made = factories.memories(
+        namespace,
+        [
+            {"content": TURNS[2], "title": "Staging cluster", "file_path": "ops/deploy-notes.md"},
+            {"content": TURNS[3], "tags": ["marathon"], "tier": "constitutional"},
+            {"content": TURNS[4], "trigger_phrases": ["pets and dogs"], "importance": 0.9},
+            {"content": TURNS[0], "external_id": "D1:3"},
+            {"content": TURNS[1]},
+        ],
+    )
+    ids = [str(m.id) for m in made]
+    for query in KEYWORD_QUERIES:
+        kept, in_sql = _both_fetches(namespace, ids, query)
+        _rows_equal(kept, in_sql)
+    kept, _ = _both_fetches(namespace, ids, "where is the staging cluster")
+    titled, plain = kept[ids[0]].lexical, kept[ids[4]].lexical
+    assert titled > 0 and plain == 0.0  # the title's words count; a memory without them: 0
+    assert kept[ids[1]].tier == "constitutional" and kept[ids[2]].importance == 0.9
+
+
+def test_an_edit_of_a_column_the_row_fetch_reads_reaches_the_next_kept_fetch(
+    namespace, embedding_model
+):
+    """Each column the kept rows give the row fetch moves the namespace's log when it
+    changes (migration memories 0032), so the next fetch reads the rows again."""
+    made = factories.memories(namespace, TURNS[:3])
+    ids = [str(m.id) for m in made]
+    query = "where is the staging cluster"
+    first, _ = _both_fetches(namespace, ids, query)
+    assert first[ids[0]].lexical == 0.0
+    changes = [
+        {"title": "The staging cluster"},  # the full-text vector: a title word now matches
+        {"tier": "scratch"},
+        {"file_path": "notes/staging.md"},
+        {"importance": 0.1},
+        {"stability": 0.3},
+        {"pagerank_score": 0.25},
+    ]
+    for change in changes:
+        Memory.objects.filter(pk=made[0].pk).update(**change)
+        kept, in_sql = _both_fetches(namespace, ids, query)
+        _rows_equal(kept, in_sql)
+    row = kept[ids[0]]
+    assert row.lexical > 0 and row.tier == "scratch" and row.file_path == "notes/staging.md"
+    assert (row.importance, row.stability, row.pagerank) == (0.1, 0.3, 0.25)
 
 
 def _session(namespace) -> list[Memory]:

@@ -11,9 +11,13 @@ tsvector and are OR-ed (websearch AND-semantics would drop most questions).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from apps.search.types import Hit
 
@@ -30,6 +34,19 @@ TAG_BONUS = 0.1
 MAX_QUERY_TERMS = 32
 # a long query's remaining terms pair up rarest first, this many pairs at most
 MAX_PAIRS = 32
+
+
+@dataclass(frozen=True)
+class Postings:
+    """The kept memories (their rows in the kept namespace, ascending) that hold one term, and
+    whether it occurs in each one's title and in its tags or trigger phrases."""
+
+    rows: npt.NDArray[np.intp]
+    title: npt.NDArray[np.bool_]
+    tags: npt.NDArray[np.bool_]
+
+
+Lexicon = Mapping[str, Postings]
 
 
 @dataclass(frozen=True)
@@ -71,6 +88,32 @@ class LexicalPlan:
         )
         params.append(max(self.avgdl, 1.0))
         return f"(({' + '.join(parts)}) * {norm})", params
+
+    def kept_scores(
+        self, lexicon: Lexicon, rows: npt.NDArray[np.intp], lengths: npt.NDArray[np.float64]
+    ) -> npt.NDArray[np.float64]:
+        """score_sql's value for some memories of a namespace kept in the process
+        (reads/namespace_vectors.py): `rows` index its memories, `lengths` their full-text
+        vectors' lengths (NaN: none, which scores 0 as SQL's null does). The same float
+        operations in the same order as the SQL expression, so the same doubles."""
+        if not self.lexemes:
+            return np.zeros(len(rows))
+        total: npt.NDArray[np.float64] | None = None
+        for lexeme, idf in zip(self.lexemes, self.idf, strict=True):
+            part = np.zeros(len(rows))
+            postings = lexicon.get(lexeme)
+            if postings is not None and len(postings.rows):
+                at = np.minimum(np.searchsorted(postings.rows, rows), len(postings.rows) - 1)
+                hit = postings.rows[at] == rows
+                title = np.where(postings.title[at], TITLE_BONUS * idf, 0.0)
+                tags = np.where(postings.tags[at], TAG_BONUS * idf, 0.0)
+                part = np.where(hit, (idf + title) + tags, 0.0)
+            total = part if total is None else total + part
+        assert total is not None  # lexemes is not empty
+        chosen = lengths[rows]
+        norm = (K1 + 1) / (1 + K1 * ((1 - B) + B * chosen / max(self.avgdl, 1.0)))
+        scores: npt.NDArray[np.float64] = total * norm
+        return np.where(np.isnan(chosen), 0.0, scores)
 
     def any_query(self) -> str:
         """The tsquery of the memories to score (besides the sampled term's); may be empty."""

@@ -44,7 +44,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -63,6 +63,7 @@ from apps.vectors.nearest import vector_from_binary
 from memoryhub.replica.routing import read_connection as connection
 
 from ..scope import ASKS, MEMORY, PASSAGE, TAG_NAMES, Scope
+from .lexical import LexicalPlan, Lexicon, Postings
 
 Fingerprint = tuple[int, int]  # the namespace's log rows: count, largest id
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -94,10 +95,19 @@ _STORED = "(m.ctid::text::point)[0]::bigint * 65536 + (m.ctid::text::point)[1]::
 # of" are applied in numpy, per search, from the columns read here). Those without an
 # embedding too: no scan finds them, but they are candidates' temporal neighbours (the
 # timeline) as in SQL.
+# Then the row fetch's columns (reads/rows.py: its KEPT_COLUMNS after the id), the full-text
+# vector's length and its terms, each with whether it occurs in the title (A) and in the tags
+# or trigger phrases (B): what the keyword score reads (LexicalPlan.kept_scores). A term
+# without positions matches a weighted query term, as PostgreSQL's @@ has it.
 MEMORIES_SQL = (
     f"SELECT m.id::text, vector_send(m.embedding), {_MICROS.format(column='m.valid_from')}, "
     f"{_MICROS.format(column='m.valid_until')}, {_MICROS.format(column='m.created_at')}, "
-    f"{TAG_NAMES}, {ASKS}, m.external_id, {_STORED} FROM {MEMORY} m WHERE {{where}}"
+    f"{TAG_NAMES}, {ASKS}, m.external_id, {_STORED}, m.created_at, m.file_path, m.tier, "
+    "m.importance, m.stability, m.pagerank_score, length(m.search_vector), t.lexemes, t.flags "
+    f"FROM {MEMORY} m LEFT JOIN LATERAL (SELECT array_agg(u.lexeme) AS lexemes, "
+    "array_agg(CASE WHEN u.weights IS NULL THEN 3 ELSE ('A' = ANY(u.weights))::int "
+    "+ 2 * ('B' = ANY(u.weights))::int END) AS flags FROM unnest(m.search_vector) u) t ON true "
+    "WHERE {where}"
 )
 PASSAGES_SQL = (
     "SELECT p.memory_id::text, vector_send(p.embedding), p.previous_id IS NULL "
@@ -118,6 +128,11 @@ class Memories:
     created: npt.NDArray[np.int64]
     tags: list[tuple[str, ...]]  # each memory's tag names (the row fetch reads them here)
     asks: list[bool]  # whether its text ends with a question mark
+    # each memory's row fetch columns: created_at, external id, file path, tier, importance,
+    # stability, PageRank score
+    columns: list[RowColumns]
+    lengths: npt.NDArray[np.float64]  # its full-text vector's length (NaN: none)
+    lexicon: Lexicon  # the memories holding each term, for the keyword score
     # every memory a search may find, embedded or not: (id, created, valid_from, valid_until,
     # external id, place in the table), for the timeline
     every: list[tuple[str, int, int, int, str | None, int]]
@@ -177,12 +192,18 @@ class Timeline:
         return int(tied[np.argmax(stored) if last else np.argmin(stored)])
 
 
+RowColumns = tuple[datetime, str | None, str, str, float, float, float]
+
+
 @dataclass(frozen=True)
 class Facts:
-    """The row fetch's tag names and question marks of some memories, in the order asked for."""
+    """The row fetch's columns of some memories, in the order asked for: the kept ones, the
+    tag names, the question marks and the keyword score."""
 
+    columns: list[RowColumns]
     tags: list[tuple[str, ...]]
     asks: list[bool]
+    lexical: list[float]
 
 
 @dataclass(frozen=True)
@@ -332,15 +353,27 @@ def cosines(
     return out
 
 
-def facts(scope: Scope, ids: list[str]) -> Facts | None:
-    """The tag names and question marks of these memories from the kept rows (the row fetch's
-    columns, read with the vectors); None as for cosines()."""
+def facts(scope: Scope, ids: list[str], plan: LexicalPlan | None) -> Facts | None:
+    """The row fetch's columns of these memories from the kept rows (read with the vectors),
+    and their keyword scores under `plan` (0 without one), as the fetch's SQL computes them;
+    None as for cosines()."""
     kept = _kept_for(scope)
     rows = _rows_of(kept, ids) if kept is not None else None
     if kept is None or rows is None:
         return None
     memories = kept.memories
-    return Facts([memories.tags[i] for i in rows], [memories.asks[i] for i in rows])
+    at = rows.tolist()
+    lexical = (
+        plan.kept_scores(memories.lexicon, rows, memories.lengths).tolist()
+        if plan is not None
+        else [0.0] * len(at)
+    )
+    return Facts(
+        [memories.columns[i] for i in at],
+        [memories.tags[i] for i in at],
+        [memories.asks[i] for i in at],
+        lexical,
+    )
 
 
 def temporal_rows(
@@ -563,6 +596,7 @@ def _read_memories(namespace_id: int) -> Memories:
     rows = [r for r in rows if r[1] is not None]  # what the scans find: the embedded ones
     ids = [r[0] for r in rows]
     vectors = _stacked([r[1] for r in rows])
+    lengths = [np.nan if r[15] is None else float(r[15]) for r in rows]
     return Memories(
         ids=ids,
         row_of={memory_id: i for i, memory_id in enumerate(ids)},
@@ -573,8 +607,28 @@ def _read_memories(namespace_id: int) -> Memories:
         created=np.array([r[4] for r in rows], np.int64),
         tags=[tuple(r[5]) for r in rows],
         asks=[bool(r[6]) for r in rows],
+        columns=[(r[9], r[7], *r[10:15]) for r in rows],
+        lengths=np.array(lengths, dtype=np.float64),
+        lexicon=_lexicon([(r[16] or (), r[17] or ()) for r in rows]),
         every=every,
     )
+
+
+def _lexicon(terms: list[tuple[Sequence[str], Sequence[int]]]) -> Lexicon:
+    """Each term's postings from every kept memory's (terms, flags): 1 title, 2 tags."""
+    found: dict[str, list[tuple[int, int]]] = {}
+    for row, (lexemes, flags) in enumerate(terms):
+        for lexeme, flag in zip(lexemes, flags, strict=True):
+            found.setdefault(lexeme, []).append((row, flag))
+    lexicon: dict[str, Postings] = {}
+    for lexeme, postings in found.items():  # rows ascending: they were read in order
+        bits = np.array([f for _, f in postings], dtype=np.int64)
+        lexicon[lexeme] = Postings(
+            rows=np.array([r for r, _ in postings], dtype=np.intp),
+            title=(bits & 1).astype(np.bool_),
+            tags=(bits & 2).astype(np.bool_),
+        )
+    return lexicon
 
 
 def _read_passages(namespace_id: int, memories: Memories) -> Passages:

@@ -5,7 +5,7 @@ embeddings, and browsing (no query text)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,7 +23,7 @@ from .lexical import LexicalPlan
 from .semantic import COSINE, SENTENCE_COSINE
 
 # The row fetch's first columns (then the tag names, the keyword score, the cosine, ASKS and
-# more cosines; a namespace kept in the process has its tag names and ASKS read from there).
+# more cosines; a namespace kept in the process has them all read from there).
 KEPT_COLUMNS = (
     "m.id::text, m.created_at, m.external_id, m.file_path, m.tier, m.importance, m.stability, "
     "m.pagerank_score"
@@ -52,23 +52,22 @@ def fetch_rows(
     carries "passage", the best cosine of those passages to `vector` (0 for a memory without
     passages). With the search's `scope`, the cosines come from the namespace's vectors kept
     in the process when it keeps them (namespace_vectors.cosines): the same values, without
-    PostgreSQL comparing a few hundred memory and passage vectors per fetch; so do the tag
-    names and whether the text asks (no probe of the tag links, no read of the text a row)."""
+    PostgreSQL comparing a few hundred memory and passage vectors per fetch; so do the other
+    columns and the keyword score (namespace_vectors.facts): no statement at all."""
     if not ids:
         return {}
-    score, score_params = plan.score_sql() if plan else (NO_SCORE, [])
     named = cosines or {}
     kept = _kept_cosines(scope, ids, vector, named, passages)
     # The same kept rows (checked once a search): both are there or neither.
-    facts = namespace_vectors.facts(scope, ids) if scope is not None and kept is not None else None
+    facts = (
+        namespace_vectors.facts(scope, ids, plan)
+        if scope is not None and kept is not None
+        else None
+    )
     if kept is not None and facts is not None:
-        sql = f"SELECT {KEPT_COLUMNS}, {score} FROM {MEMORY} m WHERE {BY_ID}"
-        with connection.cursor() as cursor:
-            cursor.execute(sql, score_params + [uuid_array(ids)])
-            rows = cursor.fetchall()
         names = [name for name in kept if name != "similarity"]
-        position = {memory_id: n for n, memory_id in enumerate(ids)}
-        return {r[0]: _kept_row(r, names, position[r[0]], kept, facts) for r in rows}
+        return {memory_id: _kept_row(at, names, kept, facts) for at, memory_id in enumerate(ids)}
+    score, score_params = plan.score_sql() if plan else (NO_SCORE, [])
     sim, sim_params = (NO_SCORE, [])
     if vector is not None:
         sim, sim_params = COSINE, [nearest.vector_literal(vector)]
@@ -109,7 +108,7 @@ def _kept_cosines(
 def _candidate_row(r: tuple[Any, ...], names: list[str]) -> CandidateRow:
     """A fetched row as a CandidateRow: its cosines are the row's last columns, by `names`."""
     return _row(
-        r,
+        r[1:8],
         tags=tuple(r[8]),
         lexical=r[9],
         # A stored zero vector (written by SQL or another tool) has a NaN cosine.
@@ -120,18 +119,14 @@ def _candidate_row(r: tuple[Any, ...], names: list[str]) -> CandidateRow:
 
 
 def _kept_row(
-    r: tuple[Any, ...],
-    names: list[str],
-    at: int,
-    kept: Mapping[str, list[float]],
-    facts: namespace_vectors.Facts,
+    at: int, names: list[str], kept: Mapping[str, list[float]], facts: namespace_vectors.Facts
 ) -> CandidateRow:
-    """A row of the kept fetch (KEPT_COLUMNS, the keyword score) with the kept values of the
-    memory at `at`, its place in the ids asked for (finite: a zero vector is kept as zeros)."""
+    """The kept values of the memory at `at`, its place in the ids asked for (finite: a zero
+    vector is kept as zeros)."""
     return _row(
-        r,
+        facts.columns[at],
         tags=facts.tags[at],
-        lexical=r[8],
+        lexical=facts.lexical[at],
         similarity=kept["similarity"][at],
         asks=facts.asks[at],
         cosines={name: kept[name][at] for name in names},
@@ -139,7 +134,7 @@ def _kept_row(
 
 
 def _row(
-    r: tuple[Any, ...],
+    r: Sequence[Any],
     *,
     tags: tuple[str, ...],
     lexical: Any,
@@ -147,7 +142,8 @@ def _row(
     asks: bool,
     cosines: dict[str, float],
 ) -> CandidateRow:
-    _, created_at, external_id, file_path, tier, importance, stability, pagerank = r[:8]
+    """A CandidateRow from the row fetch's columns (KEPT_COLUMNS after the id)."""
+    created_at, external_id, file_path, tier, importance, stability, pagerank = r[:7]
     state = {
         "created_at": created_at,
         "external_id": external_id,
