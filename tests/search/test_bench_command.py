@@ -106,7 +106,7 @@ def test_a_kept_namespace_is_measured_again_without_a_fill_with_its_stage_profil
     profile = again["profile"]
     assert profile["searches"] == 3 and profile["sql_per_search"] > 0
     stages = profile["stages"]
-    assert stages["payload"]["sql"] >= 1 and stages["semantic"]["sql"] >= 1
+    assert stages["payload"]["sql"] >= 1 and stages["lexical"]["sql"] >= 1
     # CPU is told per thread: the query encoder works on a thread of its own.
     assert profile["threads"]["searching thread"] > 0 and "embedding-batcher" in profile["threads"]
     assert "| fetch |" in printed and "| thread | CPU ms per search |" in printed

@@ -13,12 +13,12 @@ from django.db import connection, connections
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from apps.memories.models import Memory, Namespace, NamespaceChange, Tag
+from apps.memories.models import Memory, Namespace, NamespaceChange, Review, Tag
 from apps.memories.namespace_changes import namespace_changes_prune
 from apps.memories.services import memory_archive, memory_update
 from apps.search.pipeline import coactivate
 from apps.search.pipeline.reads import namespace_vectors, semantic
-from apps.search.pipeline.reads.lexical import lexical_plan
+from apps.search.pipeline.reads.lexical import lexical_plan, lexical_search
 from apps.search.pipeline.reads.neighbours import window_rows
 from apps.search.pipeline.reads.rows import fetch_embeddings, fetch_rows
 from apps.search.pipeline.scope import Scope
@@ -246,6 +246,77 @@ def test_an_edit_of_a_column_the_row_fetch_reads_reaches_the_next_kept_fetch(
     row = kept[ids[0]]
     assert row.lexical > 0 and row.tier == "scratch" and row.file_path == "notes/staging.md"
     assert (row.importance, row.stability, row.pagerank) == (0.1, 0.3, 0.25)
+
+
+def _keyword_both_ways(namespace, query: str, settings, **plan) -> tuple[list, list]:
+    """The keyword strategy's hits (id, score) with its plan: from the kept rows (the terms'
+    counts too), then in SQL."""
+    scope = Scope(namespace_id=namespace.id, valid_at=timezone.now())
+    with namespace_vectors.checked_once():
+        kept_plan = lexical_plan(query, namespace.id, scope=scope, **plan)
+        assert namespace_vectors.keyword(scope, kept_plan, 10) is not None  # from the kept rows
+        with CaptureQueriesContext(connection) as captured:
+            kept = lexical_search(scope, kept_plan, 10)
+    assert not captured.captured_queries
+    kept_rows = settings.SEARCH_VECTOR_CACHE_ROWS
+    settings.SEARCH_VECTOR_CACHE_ROWS = 0  # nothing kept: SQL
+    try:
+        sql_plan = lexical_plan(query, namespace.id, scope=scope, **plan)
+        in_sql = lexical_search(scope, sql_plan, 10)
+    finally:
+        settings.SEARCH_VECTOR_CACHE_ROWS = kept_rows
+    assert kept_plan == sql_plan  # the same counts, so the same weights
+    return [(h.id, h.score) for h in kept], [(h.id, h.score) for h in in_sql]
+
+
+def test_the_kept_rows_find_the_keyword_hits_sql_finds(namespace, embedding_model, settings):
+    made = factories.memories(
+        namespace,
+        [
+            {"content": TURNS[2], "title": "Staging cluster", "file_path": "ops/deploy-notes.md"},
+            {"content": "The staging cluster moved to Paris.", "tags": ["staging"]},
+            {"content": TURNS[4], "trigger_phrases": ["pets and dogs"]},
+            {"content": "Her dogs and the cat share one basket."},
+            *TURNS[:2],
+        ],
+    )
+    ended = factories.memories(namespace, ["The staging cluster once ran in Dublin."])[0]
+    Memory.objects.filter(pk=ended.pk).update(valid_until=timezone.now() - timedelta(days=1))
+    pending = factories.memories(namespace, ["A staging note waiting for review."])[0]
+    Memory.objects.filter(pk=pending.pk).update(review=Review.PENDING)
+    for query in [*KEYWORD_QUERIES, "staging cluster in Dublin", "dogs and cats"]:
+        kept, in_sql = _keyword_both_ways(namespace, query, settings)
+        assert kept == in_sql  # the same memories, scores and order
+    kept, _ = _keyword_both_ways(namespace, "staging cluster", settings)
+    assert [i for i, _ in kept][:2] == [str(made[0].id), str(made[1].id)]  # title, then tag
+    assert str(ended.id) not in {i for i, _ in kept} and str(pending.id) not in {i for i, _ in kept}
+    # Ties (one moment, the same score) come by id, from both.
+    moment = timezone.now() - timedelta(hours=1)
+    tied = factories.memories(
+        namespace,
+        [{"content": f"The hounds {verb}.", "created_at": moment} for verb in ("slept", "ran")],
+    )
+    kept, in_sql = _keyword_both_ways(namespace, "hounds", settings)
+    assert kept == in_sql and [i for i, _ in kept] == sorted(str(m.id) for m in tied)
+    # Over the row budget, a memory with two of the common terms is a candidate (pairs).
+    budget = {"row_budget": 2, "pool": 1}
+    kept, in_sql = _keyword_both_ways(namespace, "staging cluster dogs cat", settings, **budget)
+    assert kept == in_sql and kept
+    plan = lexical_plan("staging cluster dogs cat", namespace.id, **budget)
+    assert plan.pairs and not plan.sample
+
+
+def test_a_memory_without_an_embedding_leaves_the_keyword_strategy_to_sql(
+    namespace, embedding_model
+):
+    factories.memories(namespace, TURNS[:2])
+    bare = factories.bare_memories(namespace, 1, lambda i: {"content": "hiking by the lake"})[0]
+    scope = Scope(namespace_id=namespace.id)
+    with namespace_vectors.checked_once():
+        plan = lexical_plan("hiking lake", namespace.id, scope=scope)
+        assert namespace_vectors.keyword(scope, plan, 10) is None
+        hits = lexical_search(scope, plan, 10)
+    assert str(bare.id) in {h.id for h in hits}  # found in SQL, where the kept rows lack it
 
 
 def _session(namespace) -> list[Memory]:

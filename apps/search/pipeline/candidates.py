@@ -79,6 +79,7 @@ def keyword_hits(text: str, scope: Scope, config: SearchSettings) -> KeywordHits
         row_budget=budget,
         pool=POOL,
         forms=forms,
+        scope=scope,
     )
     return KeywordHits(plan, lexical_search(scope, plan, POOL))
 

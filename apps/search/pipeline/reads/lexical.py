@@ -11,7 +11,6 @@ tsvector and are OR-ed (websearch AND-semantics would drop most questions).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -25,7 +24,9 @@ from apps.search.types import Hit
 from memoryhub.replica.routing import read_connection as connection
 
 from ..scope import MEMORY, Scope, tsquery_literal
-from .stats import document_frequencies, namespace_stats
+from . import namespace_vectors
+from .namespace_vectors import Lexicon
+from .stats import ESTIMATED_FROM_ROWS, document_frequencies, namespace_stats
 
 K1 = 1.2
 B = 0.4
@@ -34,19 +35,6 @@ TAG_BONUS = 0.1
 MAX_QUERY_TERMS = 32
 # a long query's remaining terms pair up rarest first, this many pairs at most
 MAX_PAIRS = 32
-
-
-@dataclass(frozen=True)
-class Postings:
-    """The kept memories (their rows in the kept namespace, ascending) that hold one term, and
-    whether it occurs in each one's title and in its tags or trigger phrases."""
-
-    rows: npt.NDArray[np.intp]
-    title: npt.NDArray[np.bool_]
-    tags: npt.NDArray[np.bool_]
-
-
-Lexicon = Mapping[str, Postings]
 
 
 @dataclass(frozen=True)
@@ -115,6 +103,20 @@ class LexicalPlan:
         scores: npt.NDArray[np.float64] = total * norm
         return np.where(np.isnan(chosen), 0.0, scores)
 
+    def kept_matches(self, lexicon: Lexicon) -> npt.NDArray[np.intp] | None:
+        """The kept rows any_query() matches, ascending; None with a sampled term (SQL takes
+        some of its memories, in no order)."""
+        if self.sample:
+            return None
+        singles = self.match if (self.match or self.pairs) else self.lexemes
+        parts = [lexicon[x].rows for x in singles if x in lexicon]
+        parts += [
+            np.intersect1d(lexicon[a].rows, lexicon[b].rows)
+            for a, b in self.pairs
+            if a in lexicon and b in lexicon
+        ]
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.intp)
+
     def any_query(self) -> str:
         """The tsquery of the memories to score (besides the sampled term's); may be empty."""
         budgeted = self.match or self.pairs or self.sample
@@ -130,6 +132,7 @@ def lexical_plan(
     row_budget: int = 0,
     pool: int = 100,
     forms: str = "",
+    scope: Scope | None = None,
 ) -> LexicalPlan:
     """Stem the query like the stored vectors, then weigh each term by its namespace idf.
     With `common_rows`, a term found in more memories than that is left out of what a
@@ -142,13 +145,14 @@ def lexical_plan(
     scored. If the taken terms' memories cannot fill the `pool`, up to the rest of the budget
     of the next term's are scored too (`sample`). `forms`: other forms of the query's words
     that the stemmer does not join (pipeline/wordforms.py), matched too; they do not count in
-    what the confidence estimate reads (query_idf, missing_idf)."""
+    what the confidence estimate reads (query_idf, missing_idf). With the search's `scope`,
+    a namespace kept in the process gives the terms' counts (_frequencies)."""
     lexemes = stemmed_terms(text)
     total, avgdl = namespace_stats(namespace_id)
     if not lexemes:
         return LexicalPlan((), (), avgdl)
     extra = tuple(x for x in stemmed_terms(forms) if x not in lexemes) if forms else ()
-    dfs = document_frequencies(namespace_id, lexemes + extra, common_rows, total)
+    dfs = _frequencies(namespace_id, lexemes + extra, common_rows, total, scope)
     idf = tuple(math.log(1 + (max(total - df, 0) + 0.5) / (df + 0.5)) for df in dfs)
     kept = [(lex, w, df) for lex, w, df in zip(lexemes + extra, idf, dfs, strict=True) if df > 0]
     own_idf, own_dfs = idf[: len(lexemes)], dfs[: len(lexemes)]
@@ -172,6 +176,21 @@ def lexical_plan(
         sample=sample,
         sample_rows=sample_rows,
     )
+
+
+def _frequencies(
+    namespace_id: int, terms: tuple[str, ...], cap: int, total: int, scope: Scope | None
+) -> list[int]:
+    """document_frequencies' counts; from a namespace kept in the process where they are the
+    same numbers (exact counts up to `cap`, in a namespace too small for the table statistics'
+    estimates), with no statement."""
+    kept = namespace_vectors.document_frequencies(scope, terms) if scope is not None else None
+    if kept is None or (cap and total >= ESTIMATED_FROM_ROWS):
+        return document_frequencies(namespace_id, terms, cap, total)
+    over = tuple(x for x in terms if cap and kept[x] > cap)  # SQL's capped count, estimated
+    if over:
+        kept.update(zip(over, document_frequencies(namespace_id, over, cap, total), strict=True))
+    return [kept[x] for x in terms]
 
 
 def _within_budget(
@@ -217,15 +236,21 @@ def stemmed_terms(text: str) -> tuple[str, ...]:
 
 
 def lexical_search(scope: Scope, plan: LexicalPlan, limit: int) -> list[Hit]:
+    """The best `limit` memories in scope by the plan's score (above 0), then the newest, then
+    by id (ties are many in a dialog session: one timestamp, one or two matching words), from a
+    namespace kept in the process when it keeps this scope (namespace_vectors.keyword)."""
     if not plan.lexemes:
         return []
+    kept = namespace_vectors.keyword(scope, plan, limit)
+    if kept is not None:
+        return [Hit(memory_id, score) for memory_id, score in kept]
     where, params = scope.where()
     score, score_params = plan.score_sql()
     matched = plan.any_query()
     if not plan.sample:
         sql = (
             f"SELECT m.id::text, {score} AS s FROM {MEMORY} m WHERE {where} "
-            "AND m.search_vector @@ %s::tsquery ORDER BY s DESC, m.created_at DESC LIMIT %s"
+            "AND m.search_vector @@ %s::tsquery ORDER BY s DESC, m.created_at DESC, m.id LIMIT %s"
         )
         args = score_params + params + [matched, limit]
     else:
@@ -240,7 +265,7 @@ def lexical_search(scope: Scope, plan: LexicalPlan, limit: int) -> list[Hit]:
         if matched:
             sql = f"({branch}AND m.search_vector @@ %s::tsquery) UNION ALL {sql}"
             args = score_params + params + [matched] + args
-        sql = f"SELECT * FROM ({sql}) c ORDER BY 2 DESC, 3 DESC LIMIT %s"
+        sql = f"SELECT * FROM ({sql}) c ORDER BY 2 DESC, 3 DESC, c.id::uuid LIMIT %s"
         args.append(limit)
     with connection.cursor() as cursor:
         cursor.execute(sql, args)

@@ -50,6 +50,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -63,7 +64,10 @@ from apps.vectors.nearest import vector_from_binary
 from memoryhub.replica.routing import read_connection as connection
 
 from ..scope import ASKS, MEMORY, PASSAGE, TAG_NAMES, Scope
-from .lexical import LexicalPlan, Lexicon, Postings
+
+# The keyword plan scores the kept rows itself (LexicalPlan.kept_scores).
+if TYPE_CHECKING:
+    from .lexical import LexicalPlan
 
 Fingerprint = tuple[int, int]  # the namespace's log rows: count, largest id
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -109,10 +113,29 @@ MEMORIES_SQL = (
     "+ 2 * ('B' = ANY(u.weights))::int END) AS flags FROM unnest(m.search_vector) u) t ON true "
     "WHERE {where}"
 )
+# How many memories of the namespace hold each term: the keyword plan's document frequencies
+# (reads/stats.py counts the same rows: not archived, whatever their review or validity).
+FREQUENCIES_SQL = (
+    f"SELECT u.lexeme, count(*) FROM {MEMORY} m CROSS JOIN LATERAL unnest(m.search_vector) u "
+    "WHERE m.namespace_id = %s AND NOT m.archived GROUP BY u.lexeme"
+)
 PASSAGES_SQL = (
     "SELECT p.memory_id::text, vector_send(p.embedding), p.previous_id IS NULL "
     f"FROM {PASSAGE} p WHERE p.namespace_id = %s"
 )
+
+
+@dataclass(frozen=True)
+class Postings:
+    """The kept memories (their rows in Memories, ascending) that hold one term, and whether it
+    occurs in each one's title and in its tags or trigger phrases."""
+
+    rows: npt.NDArray[np.intp]
+    title: npt.NDArray[np.bool_]
+    tags: npt.NDArray[np.bool_]
+
+
+Lexicon = Mapping[str, Postings]
 
 
 @dataclass(frozen=True)
@@ -133,6 +156,7 @@ class Memories:
     columns: list[RowColumns]
     lengths: npt.NDArray[np.float64]  # its full-text vector's length (NaN: none)
     lexicon: Lexicon  # the memories holding each term, for the keyword score
+    frequencies: dict[str, int]  # each term's count of memories holding it (FREQUENCIES_SQL)
     # every memory a search may find, embedded or not: (id, created, valid_from, valid_until,
     # external id, place in the table), for the timeline
     every: list[tuple[str, int, int, int, str | None, int]]
@@ -141,6 +165,13 @@ class Memories:
     def first_end(self) -> int:
         """The earliest end of validity among them (_NEVER_AFTER when none ends)."""
         return int(self.valid_until.min()) if len(self.valid_until) else _NEVER_AFTER
+
+    @cached_property
+    def id_order(self) -> npt.NDArray[np.intp]:
+        """Each memory's place among them by id (a uuid's text sorts as the uuid does)."""
+        order = np.empty(len(self.ids), dtype=np.intp)
+        order[sorted(range(len(self.ids)), key=self.ids.__getitem__)] = np.arange(len(self.ids))
+        return order
 
     @cached_property
     def timeline(self) -> Timeline:
@@ -376,6 +407,39 @@ def facts(scope: Scope, ids: list[str], plan: LexicalPlan | None) -> Facts | Non
     )
 
 
+def keyword(scope: Scope, plan: LexicalPlan, limit: int) -> list[tuple[str, float]] | None:
+    """reads/lexical.lexical_search's rows (id, score) from the kept rows: of the memories in
+    scope that the plan matches, the best `limit` by score, then the newest, then by id, those
+    scoring above 0. None when the scope is left to SQL, the plan samples a term, or a memory
+    without an embedding (not kept) could match."""
+    kept = _kept_for(scope)
+    if kept is None:
+        return None
+    memories = kept.memories
+    rows = plan.kept_matches(memories.lexicon)
+    if rows is None or len(memories.every) != len(memories.ids):
+        return None
+    rows = rows[_in_scope(memories, scope)[rows]]
+    scores = plan.kept_scores(memories.lexicon, rows, memories.lengths)
+    best = np.lexsort((memories.id_order[rows], -memories.created[rows], -scores))[:limit]
+    ids = memories.ids
+    return [
+        (ids[row], score)
+        for row, score in zip(rows[best].tolist(), scores[best].tolist(), strict=True)
+        if score > 0
+    ]
+
+
+def document_frequencies(scope: Scope, terms: tuple[str, ...]) -> dict[str, int] | None:
+    """How many memories of the namespace hold each term (not archived, whatever their review
+    or validity: reads/stats.py's count); None when the scope is left to SQL."""
+    kept = _kept_for(scope)
+    if kept is None:
+        return None
+    frequencies = kept.memories.frequencies
+    return {x: frequencies.get(x, 0) for x in terms}
+
+
 def temporal_rows(
     scope: Scope, ids: list[str], gap: timedelta
 ) -> list[tuple[str, int, str | None]] | None:
@@ -582,6 +646,8 @@ def _read_memories(namespace_id: int) -> Memories:
         where, params = Scope(namespace_id=namespace_id).where()
         cursor.execute(MEMORIES_SQL.format(where=where), params)
         rows = cursor.fetchall()
+        cursor.execute(FREQUENCIES_SQL, [namespace_id])
+        frequencies = {lexeme: int(count) for lexeme, count in cursor.fetchall()}
     every = [
         (
             r[0],
@@ -610,6 +676,7 @@ def _read_memories(namespace_id: int) -> Memories:
         columns=[(r[9], r[7], *r[10:15]) for r in rows],
         lengths=np.array(lengths, dtype=np.float64),
         lexicon=_lexicon([(r[16] or (), r[17] or ()) for r in rows]),
+        frequencies=frequencies,
         every=every,
     )
 
