@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from apps.history.models import MemoryRevision
-from apps.memories.models import CausalEdge, Memory, RecheckMark
+from apps.memories.models import CausalEdge, Memory, RecheckMark, Relation
 from apps.memories.provenance import provenance_dict
 from memoryhub.replica.routing import read_connection as connection
 
@@ -90,17 +90,27 @@ def render_markdown(response: SearchResponse, token_budget: int | None = None) -
 
 
 def payload_rows(
-    ranked: Sequence[Ranked], *, as_of: datetime | None = None
+    ranked: Sequence[Ranked],
+    *,
+    as_of: datetime | None = None,
+    relations: Collection[str] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """The results' stored fields by id (PAYLOAD_COLUMNS), each memory's title and content as
     they were at `as_of` when given. One statement; it also reads the `contradicts` edges
-    among the results (contradicting_pairs), which stage 11 flags."""
+    among the results (contradicting_pairs), which stage 11 flags. `relations`: those the
+    namespace's links have, when known (a kept namespace): the statement leaves out the
+    successors and older versions without a `supersedes` link, the contradictions without a
+    `contradicts` one."""
     if not ranked:
         return {}
     ids = uuid_array(r.id for r in ranked)
+    supersedes = relations is None or Relation.SUPERSEDES.value in relations
+    contradicts = relations is None or Relation.CONTRADICTS.value in relations
+    params: list[Any] = [as_of] * 4 if supersedes else []
+    params += [ids, ids] if contradicts else [ids]
     # Plain SQL (runs on every search; the ORM's query building cost more than the query).
     with connection.cursor() as cursor:
-        cursor.execute(PAYLOAD_SQL, [as_of, as_of, as_of, as_of, ids, ids])
+        cursor.execute(PAYLOAD_SQL[supersedes, contradicts], params)
         rows = {row[0]: dict(zip(PAYLOAD_COLUMNS, row, strict=True)) for row in cursor}
     if as_of is not None:
         _content_as_of(rows, as_of)
@@ -204,31 +214,46 @@ PAYLOAD_COLUMNS = (
 # unique indexes), each only when learnt by as_of if one is given; the latest re-check mark
 # (apps/memories/recheck.py: what the memory rests on changed), by the mark's unique index;
 # the `contradicts` edges from each result to another, with their times (stage 11's flags).
-PAYLOAD_SQL = f"""
-SELECT m.id::text, m.content, m.title, m.category, m.file_path, m.created_at,
-       coalesce(m.valid_from, m.created_at), m.valid_until,
-       (SELECT e.source_id::text FROM {EDGE} e JOIN {MEMORY} s ON s.id = e.source_id
+_SUCCESSOR = f"""(SELECT e.source_id::text FROM {EDGE} e JOIN {MEMORY} s ON s.id = e.source_id
          WHERE e.target_id = m.id AND e.relation = 'supersedes'
            AND (%s::timestamptz IS NULL OR s.created_at <= %s)
-         ORDER BY s.created_at DESC LIMIT 1),
-       (SELECT json_agg(json_build_object(
+         ORDER BY s.created_at DESC LIMIT 1)"""
+_OLDER = f"""(SELECT json_agg(json_build_object(
                    'id', o.id, 'title', o.title, 'content', left(o.content, 300),
                    'valid_from', coalesce(o.valid_from, o.created_at),
                    'valid_until', o.valid_until) ORDER BY o.created_at)
           FROM {EDGE} e JOIN {MEMORY} o ON o.id = e.target_id
          WHERE e.source_id = m.id AND e.relation = 'supersedes'
-           AND (%s::timestamptz IS NULL OR o.created_at <= %s)),
+           AND (%s::timestamptz IS NULL OR o.created_at <= %s))"""
+_CONTRADICTED = f"""(SELECT json_agg(json_build_array(e.target_id,
+                                              extract(epoch FROM e.created_at)))
+          FROM {EDGE} e
+         WHERE e.source_id = m.id AND e.relation = 'contradicts'
+           AND e.target_id = ANY(%s::uuid[]))"""
+
+
+def _payload_sql(supersedes: bool, contradicts: bool) -> str:
+    """The payload's statement; without the `supersedes` or the `contradicts` subselects (null
+    columns, none of their parameters) where the namespace holds no such link."""
+    successor, older = (_SUCCESSOR, _OLDER) if supersedes else ("NULL::text", "NULL::json")
+    contradicted = _CONTRADICTED if contradicts else "NULL::json"
+    return f"""
+SELECT m.id::text, m.content, m.title, m.category, m.file_path, m.created_at,
+       coalesce(m.valid_from, m.created_at), m.valid_until,
+       {successor},
+       {older},
        (SELECT json_build_object('basis', r.basis_id, 'basis_title', r.basis_title,
                                  'reason', r.reason, 'on', r.marked_at)
           FROM {RECHECK} r WHERE r.memory_id = m.id ORDER BY r.marked_at DESC LIMIT 1),
        m.origin_door, m.origin_person, m.origin_credential, m.origin_client, m.provenance,
        m.review, m.reviewed_by, m.risk,
-       (SELECT json_agg(json_build_array(e.target_id, extract(epoch FROM e.created_at)))
-          FROM {EDGE} e
-         WHERE e.source_id = m.id AND e.relation = 'contradicts'
-           AND e.target_id = ANY(%s::uuid[]))
+       {contradicted}
   FROM {MEMORY} m WHERE m.id = ANY(%s::uuid[])
 """
+
+
+# By (any `supersedes` link, any `contradicts` link): the four statements.
+PAYLOAD_SQL = {(a, b): _payload_sql(a, b) for a in (True, False) for b in (True, False)}
 
 
 def _loaded(value: Any) -> Any:

@@ -118,15 +118,17 @@ def search(
     scope = _scope(params)
     timer = Timer()
     trace = Trace() if params.include_debug else None
+    relations = None  # those of the namespace's links, when the process keeps them
     if not params.query:  # filters only: newest first, nothing to rank or judge
         outcome = SearchDecisions(ranked=browse(scope, params.limit))
     else:
         # Every read of the namespace's kept vectors in this search: one check of them.
         with namespace_vectors.checked_once():
             outcome = _rank(params, cfg, scope, timer, trace, causal)
+            relations = namespace_vectors.edge_relations(scope)
     ranked, verdict, pool = outcome.ranked, outcome.verdict, outcome.pool
     with timer.span("payload"):
-        rows = payload_rows(ranked, as_of=params.as_of)
+        rows = payload_rows(ranked, as_of=params.as_of, relations=relations)
     with timer.span("contradictions"):
         pairs = (
             contradictions.find(ranked, contradicting_pairs(rows))

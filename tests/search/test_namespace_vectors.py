@@ -13,15 +13,17 @@ from django.db import connection, connections
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from apps.memories.models import Memory, Namespace, NamespaceChange, Review, Tag
+from apps.memories.models import CausalEdge, Memory, Namespace, NamespaceChange, Review, Tag
 from apps.memories.namespace_changes import namespace_changes_prune
-from apps.memories.services import memory_archive, memory_update
-from apps.search.pipeline import coactivate
+from apps.memories.services import edge_create, memory_archive, memory_delete, memory_update
+from apps.search.pipeline import coactivate, retrieve
 from apps.search.pipeline.reads import namespace_vectors, semantic
+from apps.search.pipeline.reads.edges import EDGES_TOUCHING, fetch_edges
 from apps.search.pipeline.reads.lexical import lexical_plan, lexical_search
 from apps.search.pipeline.reads.neighbours import window_rows
 from apps.search.pipeline.reads.rows import fetch_embeddings, fetch_rows
 from apps.search.pipeline.scope import Scope
+from apps.search.response import PAYLOAD_SQL, payload_rows
 from apps.search.services import search
 from apps.vectors import nearest
 from apps.vectors.embeddings import embed_query
@@ -317,6 +319,70 @@ def test_a_memory_without_an_embedding_leaves_the_keyword_strategy_to_sql(
         assert namespace_vectors.keyword(scope, plan, 10) is None
         hits = lexical_search(scope, plan, 10)
     assert str(bare.id) in {h.id for h in hits}  # found in SQL, where the kept rows lack it
+
+
+def _edges_both_ways(namespace, ids: list[str]) -> list:
+    """The graph walk's edges within two hops of `ids`: from the kept links, then in SQL."""
+    scope = Scope(namespace_id=namespace.id)
+    with namespace_vectors.checked_once():
+        assert namespace_vectors.edges_touching(scope, ids) is not None  # from the kept links
+        with CaptureQueriesContext(connection) as captured:
+            kept = fetch_edges(namespace.id, ids, 2, scope)
+    assert not [q for q in captured.captured_queries if q["sql"] == EDGES_TOUCHING]
+    in_sql = fetch_edges(namespace.id, ids, 2)
+    assert kept == in_sql  # the same links, in the same order (newest first, hop by hop)
+    return kept
+
+
+def test_the_kept_links_give_the_graph_walk_its_edges_and_follow_every_change(
+    namespace, embedding_model
+):
+    a, b, c, d = factories.memories(namespace, TURNS[:4])
+    assert _edges_both_ways(namespace, [str(a.id)]) == []
+    edge_create(source=a, target=b, relation="caused", strength=0.7)
+    edge_create(source=c, target=b, relation="supersedes")
+    edge_create(source=d, target=c, relation="contradicts")  # three hops from a
+    edges = _edges_both_ways(namespace, [str(a.id)])
+    assert {(s, t) for s, t, _, _ in edges} == {(str(a.id), str(b.id)), (str(c.id), str(b.id))}
+    CausalEdge.objects.filter(source=a).update(strength=0.6)  # SQL's own write: no service
+    assert (str(a.id), str(b.id), "caused", 0.6) in _edges_both_ways(namespace, [str(a.id)])
+    memory_delete(memory=c)  # its links go with it (a cascade): the log moves all the same
+    assert _edges_both_ways(namespace, [str(a.id)]) == [(str(a.id), str(b.id), "caused", 0.6)]
+
+
+def test_the_payload_asks_only_for_the_links_a_kept_namespace_holds(namespace, embedding_model):
+    a, b, _ = factories.memories(
+        namespace, ["Deploys go out on Fridays.", "Never deploy on a Friday.", TURNS[0]]
+    )
+    scope = Scope(namespace_id=namespace.id)
+
+    def searched() -> tuple[dict, list[str]]:
+        with CaptureQueriesContext(connection) as captured:
+            response = search(namespace=namespace, query="deploys on Fridays", log=False)
+        sent = [q["sql"] for q in captured.captured_queries if "m.origin_door" in q["sql"]]
+        return response.flags, sent
+
+    def relations() -> frozenset:
+        with namespace_vectors.checked_once():
+            found = namespace_vectors.edge_relations(scope)
+        assert found is not None
+        return found
+
+    flags, sent = searched()
+    assert relations() == frozenset() and flags["contradictions"] == []
+    assert "supersedes" not in sent[0] and "contradicts" not in sent[0]
+    edge_create(source=a, target=b, relation="contradicts")
+    flags, sent = searched()
+    assert relations() == {"contradicts"} and "contradicts" in sent[0]
+    assert [str(a.id), str(b.id)] in flags["contradictions"]
+    # The leaner statements read the same rows as the whole one, where no link is left out.
+    ranked = retrieve.browse(scope, 10)
+    whole = payload_rows(ranked)
+    assert payload_rows(ranked, relations={"contradicts"}) == whole
+    assert payload_rows(ranked, relations=frozenset()) == {
+        k: {**row, "contradicts": None} for k, row in whole.items()
+    }
+    assert len(PAYLOAD_SQL) == 4
 
 
 def _session(namespace) -> list[Memory]:

@@ -256,13 +256,13 @@ def _seeded_lists(q: Query, found: StrategyLists, timer: Timer, graph_enabled: b
         semantic_weight = found.weights.get("semantic", 0.0)
         found.weights[feedback.STRATEGY] = config.feedback_share * semantic_weight
     if on("graph") and graph_enabled and not q.semantic_only and seeds:
-        found.edges = timer("graph", graph.fetch_edges, q.scope.namespace_id, seeds)
+        found.edges = timer("graph", graph.fetch_edges, q.scope.namespace_id, seeds, scope=q.scope)
         reached = graph.walk(seeds, found.edges)
         allowed = in_scope(q.scope, list(reached))  # graph hits pass the filters too
         ranked = sorted(((k, v) for k, v in reached.items() if k in allowed), key=lambda kv: -kv[1])
         found.lists["graph"] = ranked[:POOL]
     elif on("coactivation") and seeds:
-        found.edges = timer("graph", graph.fetch_edges, q.scope.namespace_id, seeds, 1)
+        found.edges = timer("graph", graph.fetch_edges, q.scope.namespace_id, seeds, 1, q.scope)
 
 
 def _semantic(

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 
 from .reads import edges as edge_reads
 from .reads.edges import Edge
+from .scope import Scope
 
 RELATION_MULTIPLIER = {"supersedes": 1.5, "caused": 1.3, "contradicts": 0.8}
 MAX_DEPTH = 2
@@ -42,9 +43,11 @@ def walk(
     return best
 
 
-def fetch_edges(namespace_id: int, ids: Iterable[str], depth: int = MAX_DEPTH) -> list[Edge]:
-    """Edges within `depth` hops of `ids` (one query per hop)."""
-    return edge_reads.fetch_edges(namespace_id, ids, depth)
+def fetch_edges(
+    namespace_id: int, ids: Iterable[str], depth: int = MAX_DEPTH, scope: Scope | None = None
+) -> list[Edge]:
+    """Edges within `depth` hops of `ids` (one query per hop, none from a kept namespace)."""
+    return edge_reads.fetch_edges(namespace_id, ids, depth, scope)
 
 
 def neighbours_from_edges(edges: Iterable[Edge]) -> dict[str, list[tuple[str, float]]]:

@@ -20,10 +20,11 @@ from memoryhub.replica.routing import read_connection as connection
 
 from ..scope import MEMORY, Scope
 from . import namespace_vectors
+from .namespace_vectors import Edge
+
+__all__ = ["EDGES_TOUCHING", "Edge", "fetch_edges", "successors_of_ended"]
 
 EDGE = CausalEdge._meta.db_table
-
-Edge = tuple[str, str, str, float]  # source, target, relation, strength
 
 # Same rows and order as CausalEdge.objects.filter(namespace_id=...).touching(ids).
 EDGES_TOUCHING = (
@@ -33,17 +34,22 @@ EDGES_TOUCHING = (
 )
 
 
-def fetch_edges(namespace_id: int, ids: Iterable[str], depth: int) -> list[Edge]:
-    """Edges within `depth` hops of `ids` (one query per hop)."""
+def fetch_edges(
+    namespace_id: int, ids: Iterable[str], depth: int, scope: Scope | None = None
+) -> list[Edge]:
+    """Edges within `depth` hops of `ids` (one query per hop; none for the search's `scope`
+    when the process keeps its namespace: namespace_vectors.edges_touching)."""
     seen: set[str] = set()
     frontier = set(map(str, ids))
     edges: dict[tuple[Any, ...], Edge] = {}
     for _ in range(depth):
         if not frontier:
             break
-        with connection.cursor() as cursor:
-            cursor.execute(EDGES_TOUCHING, [namespace_id, list(frontier), list(frontier)])
-            rows = cursor.fetchall()
+        rows = namespace_vectors.edges_touching(scope, frontier) if scope is not None else None
+        if rows is None:
+            with connection.cursor() as cursor:
+                cursor.execute(EDGES_TOUCHING, [namespace_id, list(frontier), list(frontier)])
+                rows = cursor.fetchall()
         seen |= frontier
         frontier = set()
         for s, t, rel, strength in rows:

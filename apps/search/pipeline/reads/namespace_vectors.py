@@ -44,7 +44,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -56,7 +56,7 @@ import numpy as np
 import numpy.typing as npt
 from django.conf import settings
 
-from apps.memories.models import NamespaceChange
+from apps.memories.models import CausalEdge, NamespaceChange
 from apps.memories.natural_order import natural_key
 from apps.vectors.nearest import vector_from_binary
 
@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from .lexical import LexicalPlan
 
 Fingerprint = tuple[int, int]  # the namespace's log rows: count, largest id
+Edge = tuple[str, str, str, float]  # source, target, relation, strength
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 _NEVER_BEFORE = np.iinfo(np.int64).min  # an open validity, below even '-infinity'
@@ -119,6 +120,11 @@ FREQUENCIES_SQL = (
     f"SELECT u.lexeme, count(*) FROM {MEMORY} m CROSS JOIN LATERAL unnest(m.search_vector) u "
     "WHERE m.namespace_id = %s AND NOT m.archived GROUP BY u.lexeme"
 )
+# The namespace's links between memories, newest first (reads/edges.py reads them so).
+EDGES_SQL = (
+    "SELECT source_id::text, target_id::text, relation, strength "
+    f"FROM {CausalEdge._meta.db_table} WHERE namespace_id = %s ORDER BY created_at DESC"
+)
 PASSAGES_SQL = (
     "SELECT p.memory_id::text, vector_send(p.embedding), p.previous_id IS NULL "
     f"FROM {PASSAGE} p WHERE p.namespace_id = %s"
@@ -157,6 +163,7 @@ class Memories:
     lengths: npt.NDArray[np.float64]  # its full-text vector's length (NaN: none)
     lexicon: Lexicon  # the memories holding each term, for the keyword score
     frequencies: dict[str, int]  # each term's count of memories holding it (FREQUENCIES_SQL)
+    edges: list[Edge]  # every link of the namespace, newest first (EDGES_SQL)
     # every memory a search may find, embedded or not: (id, created, valid_from, valid_until,
     # external id, place in the table), for the timeline
     every: list[tuple[str, int, int, int, str | None, int]]
@@ -165,6 +172,20 @@ class Memories:
     def first_end(self) -> int:
         """The earliest end of validity among them (_NEVER_AFTER when none ends)."""
         return int(self.valid_until.min()) if len(self.valid_until) else _NEVER_AFTER
+
+    @cached_property
+    def edges_of(self) -> dict[str, list[int]]:
+        """Each memory's links (their places in `edges`, newest first), either way."""
+        found: dict[str, list[int]] = {}
+        for at, (source, target, _, _) in enumerate(self.edges):
+            found.setdefault(source, []).append(at)
+            found.setdefault(target, []).append(at)
+        return found
+
+    @cached_property
+    def relations(self) -> frozenset[str]:
+        """The relations the namespace's links have."""
+        return frozenset(relation for _, _, relation, _ in self.edges)
 
     @cached_property
     def id_order(self) -> npt.NDArray[np.intp]:
@@ -440,6 +461,26 @@ def document_frequencies(scope: Scope, terms: tuple[str, ...]) -> dict[str, int]
     return {x: frequencies.get(x, 0) for x in terms}
 
 
+def edges_touching(scope: Scope, ids: Iterable[str]) -> list[Edge] | None:
+    """reads/edges.py's EDGES_TOUCHING from the kept links: those with an end among `ids`,
+    newest first; None when the scope is left to SQL."""
+    kept = _kept_for(scope)
+    if kept is None:
+        return None
+    memories = kept.memories
+    places: set[int] = set()
+    for memory_id in ids:
+        places.update(memories.edges_of.get(memory_id, ()))
+    return [memories.edges[at] for at in sorted(places)]
+
+
+def edge_relations(scope: Scope) -> frozenset[str] | None:
+    """The relations of the namespace's links (an empty set: it has none); None when the
+    scope is left to SQL."""
+    kept = _kept_for(scope)
+    return kept.memories.relations if kept is not None else None
+
+
 def temporal_rows(
     scope: Scope, ids: list[str], gap: timedelta
 ) -> list[tuple[str, int, str | None]] | None:
@@ -648,6 +689,8 @@ def _read_memories(namespace_id: int) -> Memories:
         rows = cursor.fetchall()
         cursor.execute(FREQUENCIES_SQL, [namespace_id])
         frequencies = {lexeme: int(count) for lexeme, count in cursor.fetchall()}
+        cursor.execute(EDGES_SQL, [namespace_id])
+        edges = [(s, t, relation, float(strength)) for s, t, relation, strength in cursor]
     every = [
         (
             r[0],
@@ -677,6 +720,7 @@ def _read_memories(namespace_id: int) -> Memories:
         lengths=np.array(lengths, dtype=np.float64),
         lexicon=_lexicon([(r[16] or (), r[17] or ()) for r in rows]),
         frequencies=frequencies,
+        edges=edges,
         every=every,
     )
 
