@@ -109,12 +109,12 @@ class LexicalPlan:
         if self.sample:
             return None
         singles = self.match if (self.match or self.pairs) else self.lexemes
-        parts = [lexicon[x].rows for x in singles if x in lexicon]
-        parts += [
-            np.intersect1d(lexicon[a].rows, lexicon[b].rows)
-            for a, b in self.pairs
-            if a in lexicon and b in lexicon
-        ]
+        found = {x: lexicon.get(x) for x in {*singles, *(x for pair in self.pairs for x in pair)}}
+        parts = [p.rows for p in (found[x] for x in singles) if p is not None]
+        for a, b in self.pairs:
+            first, second = found[a], found[b]
+            if first is not None and second is not None:
+                parts.append(np.intersect1d(first.rows, second.rows))
         return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.intp)
 
     def any_query(self) -> str:

@@ -44,7 +44,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -100,25 +100,25 @@ _STORED = "(m.ctid::text::point)[0]::bigint * 65536 + (m.ctid::text::point)[1]::
 # of" are applied in numpy, per search, from the columns read here). Those without an
 # embedding too: no scan finds them, but they are candidates' temporal neighbours (the
 # timeline) as in SQL.
-# Then the row fetch's columns (reads/rows.py: its KEPT_COLUMNS after the id), the full-text
-# vector's length and its terms, each with whether it occurs in the title (A) and in the tags
-# or trigger phrases (B): what the keyword score reads (LexicalPlan.kept_scores). A term
-# without positions matches a weighted query term, as PostgreSQL's @@ has it.
+# Then the row fetch's columns (reads/rows.py: its KEPT_COLUMNS after the id), and the full-text
+# vector's length, its terms, those of them in the title (weight A) and those in the tags or
+# trigger phrases (B): what the keyword score reads (LexicalPlan.kept_scores). The stored
+# vectors always have positions (migration memories 0003 writes them), so weights are known.
 MEMORIES_SQL = (
     f"SELECT m.id::text, vector_send(m.embedding), {_MICROS.format(column='m.valid_from')}, "
     f"{_MICROS.format(column='m.valid_until')}, {_MICROS.format(column='m.created_at')}, "
     f"{TAG_NAMES}, {ASKS}, m.external_id, {_STORED}, m.created_at, m.file_path, m.tier, "
-    "m.importance, m.stability, m.pagerank_score, length(m.search_vector), t.lexemes, t.flags "
-    f"FROM {MEMORY} m LEFT JOIN LATERAL (SELECT array_agg(u.lexeme) AS lexemes, "
-    "array_agg(CASE WHEN u.weights IS NULL THEN 3 ELSE ('A' = ANY(u.weights))::int "
-    "+ 2 * ('B' = ANY(u.weights))::int END) AS flags FROM unnest(m.search_vector) u) t ON true "
-    "WHERE {where}"
+    "m.importance, m.stability, m.pagerank_score, length(m.search_vector), "
+    "tsvector_to_array(m.search_vector), tsvector_to_array(ts_filter(m.search_vector, '{{a}}')), "
+    "tsvector_to_array(ts_filter(m.search_vector, '{{b}}')) "
+    f"FROM {MEMORY} m WHERE {{where}}"
 )
 # How many memories of the namespace hold each term: the keyword plan's document frequencies
 # (reads/stats.py counts the same rows: not archived, whatever their review or validity).
+# ts_stat takes its rows' query as text: the namespace's id is an integer, written in.
 FREQUENCIES_SQL = (
-    f"SELECT u.lexeme, count(*) FROM {MEMORY} m CROSS JOIN LATERAL unnest(m.search_vector) u "
-    "WHERE m.namespace_id = %s AND NOT m.archived GROUP BY u.lexeme"
+    "SELECT word, ndoc FROM ts_stat('SELECT search_vector FROM " + MEMORY + " "
+    "WHERE namespace_id = {namespace_id:d} AND NOT archived')"
 )
 # The namespace's links between memories, newest first (reads/edges.py reads them so).
 EDGES_SQL = (
@@ -141,7 +141,48 @@ class Postings:
     tags: npt.NDArray[np.bool_]
 
 
-Lexicon = Mapping[str, Postings]
+@dataclass(frozen=True)
+class Lexicon:
+    """Every term of the kept memories with its postings: one run of the arrays per term, in
+    order of its code (built in numpy: a namespace holds a few hundred thousand of them)."""
+
+    codes: dict[str, int]
+    starts: npt.NDArray[np.intp]  # each code's first place in the arrays; one more at the end
+    rows: npt.NDArray[np.intp]
+    title: npt.NDArray[np.bool_]
+    tags: npt.NDArray[np.bool_]
+
+    def get(self, lexeme: str) -> Postings | None:
+        code = self.codes.get(lexeme)
+        if code is None:
+            return None
+        run = slice(int(self.starts[code]), int(self.starts[code + 1]))
+        return Postings(self.rows[run], self.title[run], self.tags[run])
+
+    @classmethod
+    def of(cls, terms: list[tuple[list[str], list[str], list[str]]]) -> Lexicon:
+        """From each kept memory's (terms, title terms, tag terms), in the memories' order."""
+        every = [x for lexemes, _, _ in terms for x in lexemes]
+        codes = {x: code for code, x in enumerate(dict.fromkeys(every))}
+        flat = np.fromiter(map(codes.__getitem__, every), np.intp, len(every))
+        owner = np.repeat(
+            np.arange(len(terms), dtype=np.intp),
+            np.fromiter((len(lexemes) for lexemes, _, _ in terms), np.intp, len(terms)),
+        )
+        # A term is in a memory's title (tags) when (memory, term) is among the title's pairs.
+        keys = owner.astype(np.int64) * max(len(codes), 1) + flat
+        title = np.isin(keys, _pairs(codes, [(row, t[1]) for row, t in enumerate(terms) if t[1]]))
+        tags = np.isin(keys, _pairs(codes, [(row, t[2]) for row, t in enumerate(terms) if t[2]]))
+        order = np.argsort(flat, kind="stable")  # each term's rows stay ascending
+        starts = np.zeros(len(codes) + 1, dtype=np.intp)
+        np.cumsum(np.bincount(flat, minlength=len(codes)), out=starts[1:])
+        return cls(codes, starts, owner[order], title[order], tags[order])
+
+
+def _pairs(codes: dict[str, int], chosen: list[tuple[int, list[str]]]) -> npt.NDArray[np.int64]:
+    """(memory, term) pairs as Lexicon.of's keys: memory x the number of terms + the term."""
+    width = max(len(codes), 1)
+    return np.array([row * width + codes[x] for row, xs in chosen for x in xs], dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -687,7 +728,7 @@ def _read_memories(namespace_id: int) -> Memories:
         where, params = Scope(namespace_id=namespace_id).where()
         cursor.execute(MEMORIES_SQL.format(where=where), params)
         rows = cursor.fetchall()
-        cursor.execute(FREQUENCIES_SQL, [namespace_id])
+        cursor.execute(FREQUENCIES_SQL.format(namespace_id=namespace_id))
         frequencies = {lexeme: int(count) for lexeme, count in cursor.fetchall()}
         cursor.execute(EDGES_SQL, [namespace_id])
         edges = [(s, t, relation, float(strength)) for s, t, relation, strength in cursor]
@@ -718,28 +759,11 @@ def _read_memories(namespace_id: int) -> Memories:
         asks=[bool(r[6]) for r in rows],
         columns=[(r[9], r[7], *r[10:15]) for r in rows],
         lengths=np.array(lengths, dtype=np.float64),
-        lexicon=_lexicon([(r[16] or (), r[17] or ()) for r in rows]),
+        lexicon=Lexicon.of([(r[16] or [], r[17] or [], r[18] or []) for r in rows]),
         frequencies=frequencies,
         edges=edges,
         every=every,
     )
-
-
-def _lexicon(terms: list[tuple[Sequence[str], Sequence[int]]]) -> Lexicon:
-    """Each term's postings from every kept memory's (terms, flags): 1 title, 2 tags."""
-    found: dict[str, list[tuple[int, int]]] = {}
-    for row, (lexemes, flags) in enumerate(terms):
-        for lexeme, flag in zip(lexemes, flags, strict=True):
-            found.setdefault(lexeme, []).append((row, flag))
-    lexicon: dict[str, Postings] = {}
-    for lexeme, postings in found.items():  # rows ascending: they were read in order
-        bits = np.array([f for _, f in postings], dtype=np.int64)
-        lexicon[lexeme] = Postings(
-            rows=np.array([r for r, _ in postings], dtype=np.intp),
-            title=(bits & 1).astype(np.bool_),
-            tags=(bits & 2).astype(np.bool_),
-        )
-    return lexicon
 
 
 def _read_passages(namespace_id: int, memories: Memories) -> Passages:
