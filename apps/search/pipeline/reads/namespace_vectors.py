@@ -1,20 +1,26 @@
-"""A small namespace's vectors kept in the process, for the exact semantic scans and the row
-fetch's cosines.
+"""A small namespace's vectors, rows, terms and links kept in the process, for the exact
+semantic scans and most other reads of a search.
 
 The exact scan of a namespace (reads/semantic.py) compares every memory and passage vector of
 it with the query in PostgreSQL, about a microsecond a vector of executor work, twice a search
 (the query, then the feedback vector). Here the same vectors are read once into numpy, and each
 scan is a matrix product in the process. The row fetch (reads/rows.py) then reads its
-candidates' cosines from the same products, their tag names and whether their text asks (a
-question mark at its end) from the kept rows, and the feedback seeds' and MMR head's stored
-vectors from there too (memories are kept as stored, beside their inverse lengths). The
-context and co-activation stages read their candidates' temporal neighbours from the
-namespace's timeline, every memory in time order (temporal_rows).
+candidates' cosines from the same products and the rest of their rows from the kept rows: the
+columns the re-rankers read, tag names, whether their text asks (a question mark at its end),
+and the keyword score, from each memory's stemmed terms (Lexicon; LexicalPlan.kept_scores
+computes the SQL expression's doubles). The keyword strategy finds its hits and the plan its
+terms' counts there too (keyword, document_frequencies), the graph walk its links
+(edges_touching), the payload which kinds of link the namespace holds (edge_relations), and
+the feedback seeds' and MMR head's stored vectors come from there (memories are kept as
+stored, beside their inverse lengths). The context and co-activation stages read their
+candidates' temporal neighbours from the namespace's timeline, every memory in time order
+(temporal_rows).
 
 A search must still see what any process wrote a moment before. Every statement that changes a
-namespace's memories (a column a search reads) or passages adds a row to a log, by triggers in
-the writer's own transaction (migrations memories 0029 to 0031, model NamespaceChange; the
-text, the external id and the tag links and names count, the usage counts do not). Before each use,
+namespace's memories (a column a search reads), passages or links adds a row to a log, by
+triggers in the writer's own transaction (migrations memories 0029 to 0033, model
+NamespaceChange; the text, the full-text vector, the external id, the row fetch's columns, the
+tag links and names and the links count, the usage counts do not). Before each use,
 one statement reads the count and the largest id of the namespace's log rows, from an index.
 A change committed since the vectors were read has added a row, whatever the order in which
 transactions commit, so the pair moved and the vectors are read again (the prune that bounds
