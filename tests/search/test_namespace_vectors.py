@@ -364,6 +364,8 @@ def test_the_payload_asks_only_for_the_links_a_kept_namespace_holds(namespace, e
 
     def relations() -> frozenset:
         with namespace_vectors.checked_once():
+            assert namespace_vectors.edge_relations(scope) is None  # not read in this search yet
+            namespace_vectors.edges_touching(scope, [])  # now it is
             found = namespace_vectors.edge_relations(scope)
         assert found is not None
         return found
@@ -383,6 +385,17 @@ def test_the_payload_asks_only_for_the_links_a_kept_namespace_holds(namespace, e
         k: {**row, "contradicts": None} for k, row in whole.items()
     }
     assert len(PAYLOAD_SQL) == 4
+
+
+def test_an_exact_search_does_not_check_the_namespace_for_its_links(namespace, embedding_model):
+    factories.memories(namespace, ["Deploys go out on Fridays.", TURNS[0]])
+    search(namespace=namespace, query="deploys", log=False)  # the process keeps the namespace
+    with CaptureQueriesContext(connection) as captured:
+        response = search(namespace=namespace, query="Fridays", mode="exact", log=False)
+    assert [m["content"] for m in response.memories] == ["Deploys go out on Fridays."]
+    sent = [q["sql"] for q in captured.captured_queries]
+    assert not [q for q in sent if "memories_namespacechange" in q]
+    assert [q for q in sent if "m.origin_door" in q and "supersedes" in q]  # the whole payload
 
 
 def _session(namespace) -> list[Memory]:

@@ -522,8 +522,12 @@ def edges_touching(scope: Scope, ids: Iterable[str]) -> list[Edge] | None:
 
 
 def edge_relations(scope: Scope) -> frozenset[str] | None:
-    """The relations of the namespace's links (an empty set: it has none); None when the
-    scope is left to SQL."""
+    """The relations of the namespace's links (an empty set: it has none), when this search
+    has read the namespace already (no check for this alone: an exact-mode search reads none);
+    None otherwise, or when the scope is left to SQL."""
+    search = _search.get()
+    if search is None or scope.namespace_id not in search.checked:
+        return None
     kept = _kept_for(scope)
     return kept.memories.relations if kept is not None else None
 
