@@ -90,7 +90,7 @@ class LexicalPlan:
         for lexeme, idf in zip(self.lexemes, self.idf, strict=True):
             part = np.zeros(len(rows))
             postings = lexicon.get(lexeme)
-            if postings is not None and len(postings.rows):
+            if postings is not None:  # a term the lexicon holds has at least one memory
                 at = np.minimum(np.searchsorted(postings.rows, rows), len(postings.rows) - 1)
                 hit = postings.rows[at] == rows
                 title = np.where(postings.title[at], TITLE_BONUS * idf, 0.0)

@@ -487,9 +487,11 @@ def keyword(scope: Scope, plan: LexicalPlan, limit: int) -> list[tuple[str, floa
     rows = plan.kept_matches(memories.lexicon)
     if rows is None or len(memories.every) != len(memories.ids):
         return None
-    rows = rows[_in_scope(memories, scope)[rows]]
+    created = memories.created[rows]
+    usable = _usable(memories.valid_from[rows], memories.valid_until[rows], created, scope)
+    rows, created = rows[usable], created[usable]
     scores = plan.kept_scores(memories.lexicon, rows, memories.lengths)
-    best = np.lexsort((memories.id_order[rows], -memories.created[rows], -scores))[:limit]
+    best = np.lexsort((memories.id_order[rows], -created, -scores))[:limit]
     ids = memories.ids
     return [
         (ids[row], score)
