@@ -332,23 +332,27 @@ def test_the_index_walk_reaches_a_namespace_behind_closer_rows_of_another_in_one
 def test_a_walk_the_graph_cannot_lead_to_the_namespace_is_answered_by_the_exact_scan(
     namespace, other_namespace, settings
 ):
-    """HNSW links copies of one vector to each other: an index holding 400 copies of one text
-    (another namespace's, or dead rows a rollback or delete left until VACUUM) can leave a
-    namespace's rows where no walk from the entry point reaches them, and the iterative scan
-    ends with few or none. A walk that hands back a shorter page than the namespace holds is
-    followed by the exact scan: the page is never short, or empty, while the namespace has
-    the rows. Whether a given graph strands the rows is chance (CI once met a walk that found
-    them all), so here the walk ends where a stranded one does, after the closer copies, by
-    the iterative scan's own budget (hnsw.max_scan_tuples): the same short page, every run."""
+    """A walk visits the rows linked from the rows nearest the query. A namespace whose rows no
+    such row links to (copies of one vector link only to each other; an index shared with other
+    namespaces, or holding dead rows until VACUUM, can strand rows so) comes back short, or
+    empty, and is then scanned exactly: the page is never short while the namespace has the
+    rows. Here the stranding is built, not left to chance (CI met graphs that linked copies to
+    the namespace's rows): the namespace's rows lie opposite the query, behind 200 rows of other
+    directions, so none of the 400 closer rows takes them among its nearest when linked; and
+    the iterative scan's budget (hnsw.max_scan_tuples) ends the walk after its first pass, which
+    those 400 fill (the search's candidate list is 100 for a namespace this small)."""
     probe, at_cosine = _probe_and_neighbours()  # fresh each run: no dead copies of earlier runs'
     settings.VECTOR_INDEX_BEHIND_MIN = 1_000
-    _store_vectors(other_namespace, [at_cosine(0.995)] * 400, "copied")
-    own = _store_vectors(namespace, [at_cosine(0.9), at_cosine(0.8), at_cosine(0.1)], "own")
+    _store_vectors(other_namespace, [at_cosine(0.0) for _ in range(200)], "elsewhere")
+    _store_vectors(other_namespace, [at_cosine(0.995) for _ in range(400)], "closer")
+    own = _store_vectors(namespace, [at_cosine(-0.5), at_cosine(-0.6), at_cosine(-0.7)], "own")
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_sort = off")
         cursor.execute("SET LOCAL hnsw.max_scan_tuples = 1")  # no scan past the first pass
     scope = _scope(namespace)
-    walked = semantic.hnsw_nearest(scope, nearest.vector_literal(probe), 3, 400)
+    candidates = semantic.ef_search_for(len(own), len(own))
+    assert candidates <= 400 // 2  # the closer rows fill the first pass, with room to spare
+    walked = semantic.hnsw_nearest(scope, nearest.vector_literal(probe), 3, candidates)
     assert len(walked) < len(own)  # the walk alone comes back short
     with CaptureQueriesContext(connection) as captured:
         found, _ = retrieve.semantic_search(scope, probe, 3, -1.0, exact_max=0)
