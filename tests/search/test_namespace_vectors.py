@@ -19,7 +19,7 @@ from apps.memories.services import edge_create, memory_archive, memory_delete, m
 from apps.search.pipeline import coactivate, retrieve
 from apps.search.pipeline.reads import namespace_vectors, semantic
 from apps.search.pipeline.reads.edges import EDGES_TOUCHING, fetch_edges
-from apps.search.pipeline.reads.lexical import lexical_plan, lexical_search
+from apps.search.pipeline.reads.lexical import forget_stems, lexical_plan, lexical_search
 from apps.search.pipeline.reads.neighbours import window_rows
 from apps.search.pipeline.reads.rows import fetch_embeddings, fetch_rows
 from apps.search.pipeline.scope import Scope
@@ -582,6 +582,27 @@ def test_a_search_checks_the_namespace_once_for_its_semantic_and_feedback_scans(
     # Nor the candidates' temporal neighbours (the context and co-activation stages).
     assert not any("enable_sort = off" in s for s in statements)
     assert "golden retriever" in found.memories[0]["content"]
+
+
+def test_a_new_query_is_stemmed_by_the_statement_that_checks_the_namespace(
+    namespace, embedding_model
+):
+    """A query text not stemmed before brings the namespace's check along: one statement, and
+    the check still sees what was written since the namespace was read."""
+    factories.memories(namespace, TURNS)
+    search(namespace=namespace, query="what breed is the dog", log=False)  # loads the vectors
+    forget_stems()
+    with CaptureQueriesContext(connection) as captured:
+        search(namespace=namespace, query="where did they camp", log=False)
+    checks = [q["sql"] for q in captured.captured_queries if "memories_namespacechange" in q["sql"]]
+    assert len(checks) == 1 and "to_tsvector" in checks[0]
+    (violin,) = factories.memories(namespace, ["She takes violin lessons on Saturday mornings."])
+    found = search(namespace=namespace, query="who takes violin lessons", log=False)
+    assert found.memories[0]["id"] == str(violin.id)
+    with CaptureQueriesContext(connection) as again:  # a stemmed query: the check alone
+        search(namespace=namespace, query="who takes violin lessons", log=False)
+    checks = [q["sql"] for q in again.captured_queries if "memories_namespacechange" in q["sql"]]
+    assert len(checks) == 1 and "to_tsvector" not in checks[0]
 
 
 @pytest.mark.django_db(transaction=True)

@@ -10,14 +10,14 @@ from django.test.utils import CaptureQueriesContext
 
 from apps.memories.natural_order import natural_key
 from apps.search.models import StrategyWeights
-from apps.search.pipeline.reads.lexical import stemmed_terms
+from apps.search.pipeline.reads.lexical import STEMS_KEPT, forget_stems, stemmed_terms, stems_kept
 from apps.search.pipeline.reads.weights import learned_weights
 
 pytestmark = pytest.mark.django_db
 
 
 def test_a_repeated_query_is_stemmed_once_with_the_same_terms():
-    stemmed_terms.cache_clear()
+    forget_stems()
     with CaptureQueriesContext(connection) as first:
         terms = stemmed_terms("Which databases were running slowly?")
     with CaptureQueriesContext(connection) as again:
@@ -27,11 +27,10 @@ def test_a_repeated_query_is_stemmed_once_with_the_same_terms():
 
 
 def test_the_remembered_stems_are_bounded():
-    stemmed_terms.cache_clear()
-    size = stemmed_terms.cache_info().maxsize
-    for i in range(size + 10):
+    forget_stems()
+    for i in range(STEMS_KEPT + 10):
         stemmed_terms(f"query number {i}")
-    assert stemmed_terms.cache_info().currsize == size
+    assert stems_kept() == STEMS_KEPT
 
 
 def test_dialog_ids_sort_the_same_from_the_remembered_keys():

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from threading import Lock
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from cachetools import LRUCache
 
 from apps.search.types import Hit
 
@@ -147,7 +148,7 @@ def lexical_plan(
     that the stemmer does not join (pipeline/wordforms.py), matched too; they do not count in
     what the confidence estimate reads (query_idf, missing_idf). With the search's `scope`,
     a namespace kept in the process gives the terms' counts (_frequencies)."""
-    lexemes = stemmed_terms(text)
+    lexemes = _stemmed(text, scope)
     total, avgdl = namespace_stats(namespace_id)
     if not lexemes:
         return LexicalPlan((), (), avgdl)
@@ -222,17 +223,63 @@ def _within_budget(
     return tuple(taken), sample, max(pool, row_budget - rows), tuple(pairs[:MAX_PAIRS])
 
 
-@lru_cache(maxsize=4096)
+STEMMED_SQL = (
+    "SELECT coalesce(array_agg(lexeme ORDER BY lexeme), '{}') "
+    "FROM unnest(to_tsvector('english', %s))"
+)
+
+
+# A query's stems, by its text: a repeated query (an assistant asking again, a retry) needs no
+# round trip. Bounded: the least recently used go first.
+STEMS_KEPT = 4096
+_stems: LRUCache[str, tuple[str, ...]] = LRUCache(maxsize=STEMS_KEPT)
+_stems_lock = Lock()
+
+
 def stemmed_terms(text: str) -> tuple[str, ...]:
-    """The query's terms as the english stemmer stores them, sorted, at most 32. Cached by
-    text: a repeated query (an assistant asking again, a retry) needs no round trip."""
+    """The query's terms as the english stemmer stores them, sorted, at most 32 (kept by
+    text, STEMS_KEPT of them)."""
+    with _stems_lock:
+        terms = _stems.get(text)
+    if terms is None:
+        with connection.cursor() as cursor:
+            cursor.execute(STEMMED_SQL, [text])
+            terms = _remember(text, cursor.fetchone()[0])
+    return terms
+
+
+def forget_stems() -> None:
+    with _stems_lock:
+        _stems.clear()
+
+
+def stems_kept() -> int:
+    return len(_stems)
+
+
+def _remember(text: str, terms: list[str]) -> tuple[str, ...]:
+    kept = tuple(terms[:MAX_QUERY_TERMS])
+    with _stems_lock:
+        _stems[text] = kept
+    return kept
+
+
+def _stemmed(text: str, scope: Scope | None) -> tuple[str, ...]:
+    """stemmed_terms(text). When the text is not cached and the search has yet to check its
+    namespace's kept vectors, the statement that stems it reads that check's fingerprint too
+    (namespace_vectors.fingerprint_beside): one round trip where there were two."""
+    beside = namespace_vectors.fingerprint_beside(scope)
+    with _stems_lock:
+        known = _stems.get(text)
+    if beside is None or known is not None:
+        return known if known is not None else stemmed_terms(text)
+    table, params = beside
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT coalesce(array_agg(lexeme ORDER BY lexeme), '{}') "
-            "FROM unnest(to_tsvector('english', %s))",
-            [text],
-        )
-        return tuple(cursor.fetchone()[0][:MAX_QUERY_TERMS])
+        cursor.execute(f"SELECT s.*, f.* FROM ({STEMMED_SQL}) s, {table} f", [text, *params])
+        terms, count, largest = cursor.fetchone()
+    assert scope is not None  # fingerprint_beside reads none without one
+    namespace_vectors.noted_beside(scope, count, largest)
+    return _remember(text, terms)
 
 
 def lexical_search(scope: Scope, plan: LexicalPlan, limit: int) -> list[Hit]:

@@ -392,6 +392,9 @@ class _Search:
     # (namespace id, "memories" or "passages", the query's bytes) -> every row's cosine: the
     # scans' products, which the row fetch reads its candidates' cosines from
     products: dict[tuple[int, str, bytes], npt.NDArray[np.float64]] = field(default_factory=dict)
+    # namespace id -> its fingerprint, read by another statement of this search before the
+    # first use (fingerprint_beside): the check then sends none of its own
+    read_beside: dict[int, Fingerprint] = field(default_factory=dict)
 
 
 _search: ContextVar[_Search | None] = ContextVar("namespace_vectors_search", default=None)
@@ -407,6 +410,32 @@ def checked_once() -> Iterator[None]:
         yield
     finally:
         _search.reset(token)
+
+
+def fingerprint_beside(scope: Scope | None) -> tuple[str, list[int]] | None:
+    """A derived table (its count and largest id) that reads the fingerprint of the scope's
+    namespace, for a statement the search sends anyway before its first use of the kept
+    vectors (the query's stemming, reads/lexical.py): one round trip fewer. None when this
+    search has no check left to make there (outside checked_once(), already checked, or a
+    scope left to SQL). The caller hands the pair read to noted_beside()."""
+    search = _search.get()
+    if (
+        scope is None
+        or search is None
+        or scope.filtered
+        or int(settings.SEARCH_VECTOR_CACHE_ROWS) <= 0
+        or scope.namespace_id in search.checked
+    ):
+        return None
+    return f"({FINGERPRINT_SQL})", [scope.namespace_id]
+
+
+def noted_beside(scope: Scope, count: int, largest: int) -> None:
+    """The fingerprint that fingerprint_beside()'s table read: the search's check of the
+    namespace, at its first use, takes it instead of reading it again."""
+    search = _search.get()
+    if search is not None:
+        search.read_beside[scope.namespace_id] = (int(count), int(largest))
 
 
 def nearest(
@@ -677,7 +706,8 @@ def _kept_for(scope: Scope) -> _Kept | None:
     if search is not None and scope.namespace_id in search.checked:
         kept = search.checked[scope.namespace_id]
     else:
-        kept = _current(scope.namespace_id, budget)
+        noted = search.read_beside.pop(scope.namespace_id, None) if search is not None else None
+        kept = _current(scope.namespace_id, budget, noted)
         if search is not None:
             search.checked[scope.namespace_id] = kept
     if kept is None:
@@ -686,10 +716,13 @@ def _kept_for(scope: Scope) -> _Kept | None:
     return _Kept(kept.memories, kept.passages)
 
 
-def _current(namespace_id: int, budget: int) -> NamespaceVectors | None:
+def _current(
+    namespace_id: int, budget: int, noted: Fingerprint | None = None
+) -> NamespaceVectors | None:
     """The namespace's vectors as the database holds them now, read again when its log moved;
-    None when this search scans in SQL (too many rows, or the namespace changing meanwhile)."""
-    now = _fingerprint(namespace_id)
+    None when this search scans in SQL (too many rows, or the namespace changing meanwhile).
+    `noted`: the fingerprint this search already read (fingerprint_beside)."""
+    now = noted if noted is not None else _fingerprint(namespace_id)
     with _lock:
         kept = _kept.get(namespace_id)
         if kept is not None:
