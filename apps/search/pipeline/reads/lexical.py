@@ -268,11 +268,13 @@ def _stemmed(text: str, scope: Scope | None) -> tuple[str, ...]:
     """stemmed_terms(text). When the text is not cached and the search has yet to check its
     namespace's kept vectors, the statement that stems it reads that check's fingerprint too
     (namespace_vectors.fingerprint_beside): one round trip where there were two."""
-    beside = namespace_vectors.fingerprint_beside(scope)
     with _stems_lock:
         known = _stems.get(text)
-    if beside is None or known is not None:
-        return known if known is not None else stemmed_terms(text)
+    if known is not None:
+        return known
+    beside = namespace_vectors.fingerprint_beside(scope)
+    if beside is None:
+        return stemmed_terms(text)
     table, params = beside
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT s.*, f.* FROM ({STEMMED_SQL}) s, {table} f", [text, *params])

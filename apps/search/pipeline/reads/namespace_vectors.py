@@ -21,7 +21,8 @@ namespace's memories (a column a search reads), passages or links adds a row to 
 triggers in the writer's own transaction (migrations memories 0029 to 0033, model
 NamespaceChange; the text, the full-text vector, the external id, the row fetch's columns, the
 tag links and names and the links count, the usage counts do not). Before each use,
-one statement reads the count and the largest id of the namespace's log rows, from an index.
+one statement reads the count and the largest id of the namespace's log rows, from an index
+(for a query not stemmed before, the statement that stems it: fingerprint_beside).
 A change committed since the vectors were read has added a row, whatever the order in which
 transactions commit, so the pair moved and the vectors are read again (the prune that bounds
 the log moves the namespace's newest row to a new id whenever it deletes others,
