@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from apps.memories.natural_order import natural_key
 from apps.search.models import StrategyWeights
-from apps.search.pipeline.reads.lexical import STEMS_KEPT, forget_stems, stemmed_terms, stems_kept
+from apps.search.pipeline.reads.lexical import STEMS_KEPT, forget_stems, stemmed_terms
 from apps.search.pipeline.reads.weights import learned_weights
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +30,11 @@ def test_the_remembered_stems_are_bounded():
     forget_stems()
     for i in range(STEMS_KEPT + 10):
         stemmed_terms(f"query number {i}")
-    assert stems_kept() == STEMS_KEPT
+    with CaptureQueriesContext(connection) as newest:
+        stemmed_terms(f"query number {STEMS_KEPT + 9}")
+    with CaptureQueriesContext(connection) as oldest:  # gone first: stemmed again
+        stemmed_terms("query number 0")
+    assert len(newest.captured_queries) == 0 and len(oldest.captured_queries) == 1
 
 
 def test_dialog_ids_sort_the_same_from_the_remembered_keys():

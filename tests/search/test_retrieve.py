@@ -339,8 +339,10 @@ def test_a_walk_the_graph_cannot_lead_to_the_namespace_is_answered_by_the_exact_
     rows. Here the stranding is built, not left to chance (CI met graphs that linked copies to
     the namespace's rows): the namespace's rows lie opposite the query, behind 200 rows of other
     directions, so none of the 400 closer rows takes them among its nearest when linked; and
-    the iterative scan's budget (hnsw.max_scan_tuples) ends the walk after its first pass, which
-    those 400 fill (the search's candidate list is 100 for a namespace this small)."""
+    the iterative scan's budget (hnsw.max_scan_tuples) ends the walk after its first pass (the
+    search's candidate list, 100 for a namespace this small), which visits only the closer rows
+    and their links: pgvector then hands back what that pass visited, none of them the
+    namespace's."""
     probe, at_cosine = _probe_and_neighbours()  # fresh each run: no dead copies of earlier runs'
     settings.VECTOR_INDEX_BEHIND_MIN = 1_000
     _store_vectors(other_namespace, [at_cosine(0.0) for _ in range(200)], "elsewhere")

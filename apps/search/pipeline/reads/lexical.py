@@ -148,7 +148,7 @@ def lexical_plan(
     that the stemmer does not join (pipeline/wordforms.py), matched too; they do not count in
     what the confidence estimate reads (query_idf, missing_idf). With the search's `scope`,
     a namespace kept in the process gives the terms' counts (_frequencies)."""
-    lexemes = _stemmed(text, scope)
+    lexemes = stemmed_terms(text, scope)
     total, avgdl = namespace_stats(namespace_id)
     if not lexemes:
         return LexicalPlan((), (), avgdl)
@@ -236,52 +236,36 @@ _stems: LRUCache[str, tuple[str, ...]] = LRUCache(maxsize=STEMS_KEPT)
 _stems_lock = Lock()
 
 
-def stemmed_terms(text: str) -> tuple[str, ...]:
+def stemmed_terms(text: str, scope: Scope | None = None) -> tuple[str, ...]:
     """The query's terms as the english stemmer stores them, sorted, at most 32 (kept by
-    text, STEMS_KEPT of them)."""
+    text, STEMS_KEPT of them). With the search's `scope`, a statement that stems the text
+    while the search has yet to check its namespace's kept vectors reads that check's
+    fingerprint too (namespace_vectors.fingerprint_beside): one round trip where there were
+    two."""
     with _stems_lock:
-        terms = _stems.get(text)
-    if terms is None:
-        with connection.cursor() as cursor:
-            cursor.execute(STEMMED_SQL, [text])
-            terms = _remember(text, cursor.fetchone()[0])
-    return terms
-
-
-def forget_stems() -> None:
-    with _stems_lock:
-        _stems.clear()
-
-
-def stems_kept() -> int:
-    return len(_stems)
-
-
-def _remember(text: str, terms: list[str]) -> tuple[str, ...]:
+        known = _stems.get(text)
+    if known is not None:
+        return known
+    beside = namespace_vectors.fingerprint_beside(scope)
+    sql, params = STEMMED_SQL, list[Any]([text])
+    if beside is not None:
+        table, table_params = beside
+        sql = f"SELECT s.*, f.* FROM ({STEMMED_SQL}) s, {table} f"
+        params += table_params
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        terms, *fingerprint = cursor.fetchone()
+    if beside is not None and scope is not None:
+        namespace_vectors.noted_beside(scope, *fingerprint)
     kept = tuple(terms[:MAX_QUERY_TERMS])
     with _stems_lock:
         _stems[text] = kept
     return kept
 
 
-def _stemmed(text: str, scope: Scope | None) -> tuple[str, ...]:
-    """stemmed_terms(text). When the text is not cached and the search has yet to check its
-    namespace's kept vectors, the statement that stems it reads that check's fingerprint too
-    (namespace_vectors.fingerprint_beside): one round trip where there were two."""
+def forget_stems() -> None:
     with _stems_lock:
-        known = _stems.get(text)
-    if known is not None:
-        return known
-    beside = namespace_vectors.fingerprint_beside(scope)
-    if beside is None:
-        return stemmed_terms(text)
-    table, params = beside
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT s.*, f.* FROM ({STEMMED_SQL}) s, {table} f", [text, *params])
-        terms, count, largest = cursor.fetchone()
-    assert scope is not None  # fingerprint_beside reads none without one
-    namespace_vectors.noted_beside(scope, count, largest)
-    return _remember(text, terms)
+        _stems.clear()
 
 
 def lexical_search(scope: Scope, plan: LexicalPlan, limit: int) -> list[Hit]:

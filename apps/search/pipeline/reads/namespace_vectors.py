@@ -423,8 +423,7 @@ def fingerprint_beside(scope: Scope | None) -> tuple[str, list[int]] | None:
     if (
         scope is None
         or search is None
-        or scope.filtered
-        or int(settings.SEARCH_VECTOR_CACHE_ROWS) <= 0
+        or _left_to_sql(scope)
         or scope.namespace_id in search.checked
     ):
         return None
@@ -700,9 +699,9 @@ class _Products:
 def _kept_for(scope: Scope) -> _Kept | None:
     """The kept vectors of an unfiltered scope's namespace, checked once inside
     checked_once(); None when this scope or namespace is left to SQL."""
-    budget = int(settings.SEARCH_VECTOR_CACHE_ROWS)
-    if budget <= 0 or scope.filtered:
+    if _left_to_sql(scope):
         return None
+    budget = int(settings.SEARCH_VECTOR_CACHE_ROWS)
     search = _search.get()
     if search is not None and scope.namespace_id in search.checked:
         kept = search.checked[scope.namespace_id]
@@ -715,6 +714,11 @@ def _kept_for(scope: Scope) -> _Kept | None:
         return None
     assert kept.memories is not None and kept.passages is not None  # _current returns these
     return _Kept(kept.memories, kept.passages)
+
+
+def _left_to_sql(scope: Scope) -> bool:
+    """A filtered scope, or a process that keeps no namespace: every read goes to SQL."""
+    return scope.filtered or int(settings.SEARCH_VECTOR_CACHE_ROWS) <= 0
 
 
 def _current(
